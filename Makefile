@@ -1,0 +1,35 @@
+# Two commands do all the set-up on a fresh machine:
+#   make reproduce   -> builds .venv, runs the main job (semi-core reproduce --quick) into ./report
+#   make test        -> builds .venv, runs the fast test tier with the compiled kernels and again
+#                       with the NumPy twins forced (SEMI_CORE_FORCE_TWIN=1)
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: reproduce test test-slow bench lint clean
+
+$(STAMP): pyproject.toml setup.py constraints.txt $(wildcard semi_core_ext/*.pyx)
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -c constraints.txt -e '.[all]'
+	touch $(STAMP)
+
+reproduce: $(STAMP)
+	$(VENV)/bin/semi-core reproduce --quick --out report
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+	SEMI_CORE_FORCE_TWIN=1 $(PY) -m pytest -q -m "not slow and twin"
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -q -m slow
+
+bench: $(STAMP)
+	$(PY) -m benchmarks
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check semi_core tests benchmarks analysis
+
+clean:
+	rm -rf $(VENV) build report *.egg-info semi_core_ext/*.c semi_core_ext/*.so

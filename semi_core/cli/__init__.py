@@ -1,0 +1,53 @@
+"""``semi-core`` command line: one module per subcommand, each with ``--json``.
+
+A subcommand module defines ``register(subparsers)``; its handler returns a
+:class:`~semi_core.cli._common.Result`, printed as exactly one JSON object under ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from ._common import emit
+
+# Order is the order shown in --help.
+COMMAND_MODULES = [
+    "power",
+    "simulate",
+    "derive",
+    "reproduce",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="semi-core",
+        description="Sequential membership inference and privacy auditing.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"semi_core.cli.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``semi-core`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        result = args.func(args)
+    except (ValueError, TypeError, FileNotFoundError) as exc:
+        if getattr(args, "json", False):
+            emit({"error": f"{type(exc).__name__}: {exc}"}, as_json=True)
+        else:
+            print(f"semi-core {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    emit(result, as_json=getattr(args, "json", False))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
