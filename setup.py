@@ -10,10 +10,7 @@ import sys
 import numpy as np
 from setuptools import Extension, setup
 
-try:
-    from Cython.Build import cythonize
-except ImportError:  # pragma: no cover - build requirement
-    cythonize = None
+from Cython.Build import cythonize  # a build requirement (pyproject.toml)
 
 if sys.platform == "darwin":
     omp_compile, omp_link = ["-Xpreprocessor", "-fopenmp"], ["-lomp"]
@@ -37,5 +34,5 @@ extensions = [
 ]
 
 setup(
-    ext_modules=cythonize(extensions, language_level=3) if cythonize else [],
+    ext_modules=cythonize(extensions, language_level=3),
 )

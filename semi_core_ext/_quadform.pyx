@@ -1,21 +1,23 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Batched quadratic forms through a whitened (triangular) factor.
+"""Batched quadratic forms through a Cholesky-whitened factor.
 
 For each row N_i of ``N`` (m x d) compute
 
-    q_i = c0 + b^T (A N_i) + s * ||A N_i||^2
+    q_i = c0 + b^T w_i + s * ||w_i||^2
 
-where ``A`` is upper triangular (d x d). With C2 = s A^T A and c1 = A^T b this equals
-c0 + c1^T N_i + N_i^T C2 N_i. nogil scalar kernel -> prange loop; the NumPy twin lives in
-``semi_core.kernels._twins.quadform_whitened``.
+with the whitened vector either ``w_i = L^{-1} N_i`` (``quadform_cholsolve``: L lower
+triangular, the Cholesky factor of a covariance; forward substitution, no inverse formed) or
+``w_i = A N_i`` (``quadform_whitened``: A upper triangular). nogil scalar kernels -> prange
+loops; the NumPy twins live in ``semi_core.kernels._twins``.
 """
 
-from cython.parallel cimport prange
+from cython.parallel cimport parallel, prange
+from libc.stdlib cimport free, malloc
 
 
-cdef inline double _row_quadform(const double[:, ::1] N, Py_ssize_t i,
-                                 const double[:, ::1] A, const double[::1] b,
-                                 double c0, double s) noexcept nogil:
+cdef inline double _row_upper(const double[:, ::1] N, Py_ssize_t i,
+                              const double[:, ::1] A, const double[::1] b,
+                              double c0, double s) noexcept nogil:
     cdef Py_ssize_t d = N.shape[1]
     cdef Py_ssize_t j, k
     cdef double w, lin = 0.0, sq = 0.0
@@ -28,15 +30,57 @@ cdef inline double _row_quadform(const double[:, ::1] N, Py_ssize_t i,
     return c0 + lin + s * sq
 
 
+cdef inline double _row_solve(const double[:, ::1] N, Py_ssize_t i,
+                              const double[:, ::1] L, const double[::1] b,
+                              double c0, double s, double* w) noexcept nogil:
+    cdef Py_ssize_t d = N.shape[1]
+    cdef Py_ssize_t j, k
+    cdef double acc, lin = 0.0, sq = 0.0
+    for j in range(d):
+        acc = N[i, j]
+        for k in range(j):
+            acc = acc - L[j, k] * w[k]
+        w[j] = acc / L[j, j]
+        lin = lin + b[j] * w[j]
+        sq = sq + w[j] * w[j]
+    return c0 + lin + s * sq
+
+
 def quadform_whitened(const double[:, ::1] N, const double[:, ::1] A, const double[::1] b,
                       double c0, double s, double[::1] out, int num_threads=0):
-    """Fill ``out[i] = c0 + b.(A N_i) + s |A N_i|^2`` for every row (A upper triangular)."""
+    """Fill ``out[i] = c0 + b.(A N_i) + s |A N_i|^2`` (A upper triangular)."""
     cdef Py_ssize_t m = N.shape[0]
     cdef Py_ssize_t i
-    if num_threads <= 0:
-        for i in prange(m, nogil=True, schedule="static"):
-            out[i] = _row_quadform(N, i, A, b, c0, s)
+    cdef int nt = num_threads if num_threads > 0 else 0
+    if nt > 0:
+        for i in prange(m, nogil=True, schedule="static", num_threads=nt):
+            out[i] = _row_upper(N, i, A, b, c0, s)
     else:
-        for i in prange(m, nogil=True, schedule="static", num_threads=num_threads):
-            out[i] = _row_quadform(N, i, A, b, c0, s)
+        for i in prange(m, nogil=True, schedule="static"):
+            out[i] = _row_upper(N, i, A, b, c0, s)
+    return out
+
+
+def quadform_cholsolve(const double[:, ::1] N, const double[:, ::1] L, const double[::1] b,
+                       double c0, double s, double[::1] out, int num_threads=0):
+    """Fill ``out[i] = c0 + b.w_i + s |w_i|^2`` with ``L w_i = N_i`` (L lower triangular)."""
+    cdef Py_ssize_t m = N.shape[0]
+    cdef Py_ssize_t d = N.shape[1]
+    cdef Py_ssize_t i
+    cdef double* w
+    cdef int nt = num_threads if num_threads > 0 else 0
+    if m == 0:
+        return out
+    if nt > 0:
+        with nogil, parallel(num_threads=nt):
+            w = <double*> malloc(max(d, 1) * sizeof(double))
+            for i in prange(m, schedule="static"):
+                out[i] = _row_solve(N, i, L, b, c0, s, w)
+            free(w)
+    else:
+        with nogil, parallel():
+            w = <double*> malloc(max(d, 1) * sizeof(double))
+            for i in prange(m, schedule="static"):
+                out[i] = _row_solve(N, i, L, b, c0, s, w)
+            free(w)
     return out

@@ -13,7 +13,13 @@ import numpy as np
 
 from . import _twins
 
-__all__ = ["BACKEND", "QuadraticForm", "quadform_whitened", "compiled_available"]
+__all__ = [
+    "BACKEND",
+    "QuadraticForm",
+    "quadform_whitened",
+    "quadform_cholsolve",
+    "compiled_available",
+]
 
 
 def _load_compiled():
@@ -35,19 +41,35 @@ def compiled_available() -> bool:
     return _compiled is not None
 
 
+def _prep(N, M, b, mname: str):
+    N = np.asarray(N, dtype=np.float64)
+    if N.ndim == 1:
+        N = N[:, None]
+    if N.ndim != 2:
+        raise ValueError(f"N must be 2-D (m, d), got shape {N.shape}")
+    d = N.shape[1]
+    M = np.ascontiguousarray(np.asarray(M, dtype=np.float64))
+    b = np.ascontiguousarray(np.asarray(b, dtype=np.float64).reshape(-1))
+    if M.shape != (d, d):
+        raise ValueError(f"{mname} must have shape ({d}, {d}) to match N, got {M.shape}")
+    if b.shape != (d,):
+        raise ValueError(f"b must have shape ({d},), got {b.shape}")
+    return N, M, b
+
+
 def quadform_whitened(N, A, b, c0: float, s: float, *, num_threads: int = 0) -> np.ndarray:
-    """Evaluate ``c0 + b.(A N_i) + s |A N_i|^2`` for each row of ``N``.
+    """Evaluate ``c0 + b.(A N_i) + s |A N_i|^2`` for each row of ``N`` (A upper triangular).
 
     Parameters
     ----------
     N : array_like, shape (m, d)
         Rows to evaluate; any float dtype and memory layout (copied to C-contiguous float64).
     A : array_like, shape (d, d)
-        Upper-triangular whitening factor (entries below the diagonal are ignored).
+        Upper-triangular factor (entries below the diagonal are ignored).
     b : array_like, shape (d,)
         Linear coefficients in whitened coordinates.
     c0, s : float
-        Constant and the sign/scale of the squared norm.
+        Constant and the scale of the squared norm.
     num_threads : int
         OpenMP threads for the compiled kernel (0 = runtime default).
 
@@ -55,32 +77,59 @@ def quadform_whitened(N, A, b, c0: float, s: float, *, num_threads: int = 0) -> 
     -------
     ndarray, shape (m,)
     """
-    N = np.asarray(N, dtype=np.float64)
-    if N.ndim == 1:
-        N = N[:, None]
-    if N.ndim != 2:
-        raise ValueError(f"N must be 2-D (m, d), got shape {N.shape}")
-    d = N.shape[1]
-    A = np.ascontiguousarray(np.triu(np.asarray(A, dtype=np.float64)))
-    b = np.ascontiguousarray(np.asarray(b, dtype=np.float64).reshape(-1))
-    if A.shape != (d, d):
-        raise ValueError(f"A must have shape ({d}, {d}) to match N, got {A.shape}")
-    if b.shape != (d,):
-        raise ValueError(f"b must have shape ({d},), got {b.shape}")
+    N, A, b = _prep(N, A, b, "A")
+    A = np.ascontiguousarray(np.triu(A))
     if _compiled is None or N.shape[0] == 0:
         return _twins.quadform_whitened(N, A, b, float(c0), float(s))
-    N = np.ascontiguousarray(N)
     out = np.empty(N.shape[0], dtype=np.float64)
-    _compiled.quadform_whitened(N, A, b, float(c0), float(s), out, int(num_threads))
+    _compiled.quadform_whitened(np.ascontiguousarray(N), A, b, float(c0), float(s), out,
+                                int(num_threads))
+    return out
+
+
+def quadform_cholsolve(N, L, b, c0: float, s: float, *, num_threads: int = 0) -> np.ndarray:
+    r"""Evaluate :math:`c_0 + b^\top w_i + s\|w_i\|^2` with :math:`L w_i = N_i` for each row.
+
+    ``L`` is the lower Cholesky factor of a covariance :math:`\Sigma = LL^\top`, so
+    :math:`\|w_i\|^2 = N_i^\top\Sigma^{-1}N_i` without forming :math:`\Sigma^{-1}`
+    (forward substitution per row).
+
+    Parameters
+    ----------
+    N : array_like, shape (m, d)
+    L : array_like, shape (d, d)
+        Lower-triangular with positive diagonal (entries above the diagonal are ignored).
+    b : array_like, shape (d,)
+    c0, s : float
+    num_threads : int
+        OpenMP threads for the compiled kernel (0 = runtime default).
+
+    Returns
+    -------
+    ndarray, shape (m,)
+    """
+    N, L, b = _prep(N, L, b, "L")
+    L = np.ascontiguousarray(np.tril(L))
+    if not np.all(np.diag(L) > 0):
+        raise ValueError("L must have a strictly positive diagonal (a Cholesky factor)")
+    if _compiled is None or N.shape[0] == 0:
+        return _twins.quadform_cholsolve(N, L, b, float(c0), float(s))
+    out = np.empty(N.shape[0], dtype=np.float64)
+    _compiled.quadform_cholsolve(np.ascontiguousarray(N), L, b, float(c0), float(s), out,
+                                 int(num_threads))
     return out
 
 
 class QuadraticForm:
-    r"""A quadratic form :math:`q(N) = c_0 + c_1^\top N + N^\top C_2 N` with definite ``C2``.
+    r"""A quadratic form :math:`q(N) = c_0 + c_1^\top N + N^\top C_2 N` with definite :math:`C_2`.
 
-    ``C2`` is factored once by Cholesky, :math:`C_2 = s\,A^\top A` with :math:`s=\pm1` and
-    ``A`` upper triangular, so evaluation never forms an inverse:
-    :math:`q = c_0 + b^\top (A N) + s\|A N\|^2` with :math:`b = A^{-\top} c_1`.
+    Two factored representations, both evaluated by compiled kernels without inverses:
+
+    * from coefficients (``QuadraticForm(c0, c1, C2)``): :math:`\pm C_2 = R R^\top` (Cholesky),
+      :math:`A = R^\top`, :math:`q = c_0 + b^\top(AN) + s\|AN\|^2`, :math:`b = A^{-\top}c_1`;
+    * from a covariance (``QuadraticForm.from_covariance``): :math:`C_2 = s\,\Sigma^{-1}`,
+      :math:`\Sigma = LL^\top`, :math:`w = L^{-1}N` by forward substitution,
+      :math:`q = c_0 + b^\top w + s\|w\|^2` — the form of every SeMI log-LR (seed Cor. B.3).
 
     Parameters
     ----------
@@ -91,34 +140,51 @@ class QuadraticForm:
     """
 
     def __init__(self, c0: float, c1, C2):
+        from scipy.linalg import solve_triangular
+
         C2 = np.atleast_2d(np.asarray(C2, dtype=np.float64))
         c1 = np.asarray(c1, dtype=np.float64).reshape(-1)
         if C2.shape != (c1.size, c1.size):
             raise ValueError(f"C2 must be {c1.size}x{c1.size} to match c1, got {C2.shape}")
         if not np.allclose(C2, C2.T, rtol=1e-10, atol=0):
             raise ValueError("C2 must be symmetric")
-        self.sign = -1.0 if np.trace(C2) < 0 else 1.0
+        sign = -1.0 if np.trace(C2) < 0 else 1.0
         try:
-            L = np.linalg.cholesky(self.sign * C2)
+            R = np.linalg.cholesky(sign * C2)
         except np.linalg.LinAlgError:
             raise ValueError("C2 must be positive or negative definite") from None
-        self.A = np.ascontiguousarray(L.T)
-        from scipy.linalg import solve_triangular
-
-        self.b = solve_triangular(self.A, c1, trans="T", lower=False)
-        self.c0 = float(c0)
-        self.c1 = c1
-        self.C2 = C2
+        self._mode = "upper"
+        self.factor = np.ascontiguousarray(R.T)
+        self.b = solve_triangular(self.factor, c1, trans="T", lower=False)
+        self.c0, self.scale = float(c0), sign
+        self.c1, self.C2 = c1, C2
 
     @classmethod
-    def from_whitened(cls, c0: float, b, A, sign: float) -> QuadraticForm:
-        """Build directly from the whitened parts (A upper triangular)."""
-        A = np.ascontiguousarray(np.triu(np.asarray(A, dtype=np.float64)))
+    def from_covariance(cls, c0: float, b, L, scale: float) -> QuadraticForm:
+        r"""Build :math:`q(N) = c_0 + b^\top L^{-1}N + s\|L^{-1}N\|^2` from a Cholesky factor.
+
+        Parameters
+        ----------
+        c0 : float
+        b : array_like, shape (d,)
+            Linear coefficients in whitened coordinates.
+        L : array_like, shape (d, d)
+            Lower Cholesky factor of the covariance.
+        scale : float
+            :math:`s`; :math:`C_2 = s\,\Sigma^{-1}`.
+        """
+        from scipy.linalg import solve_triangular
+
+        L = np.ascontiguousarray(np.tril(np.atleast_2d(np.asarray(L, dtype=np.float64))))
         b = np.asarray(b, dtype=np.float64).reshape(-1)
+        if L.shape != (b.size, b.size):
+            raise ValueError(f"L must be {b.size}x{b.size} to match b, got {L.shape}")
         obj = cls.__new__(cls)
-        obj.A, obj.b, obj.c0, obj.sign = A, b, float(c0), float(sign)
-        obj.c1 = A.T @ b
-        obj.C2 = sign * (A.T @ A)
+        obj._mode = "lower"
+        obj.factor, obj.b, obj.c0, obj.scale = L, b, float(c0), float(scale)
+        obj.c1 = solve_triangular(L, b, trans="T", lower=True)
+        Linv = solve_triangular(L, np.eye(b.size), lower=True)  # for inspection only
+        obj.C2 = scale * (Linv.T @ Linv)
         return obj
 
     @property
@@ -127,13 +193,14 @@ class QuadraticForm:
         return self.b.size
 
     def __call__(self, N, *, num_threads: int = 0) -> np.ndarray:
-        """Evaluate on rows of ``N`` (shape (m, d), or (m,) when d = 1)."""
+        """Evaluate on the last axis of ``N`` (shape (..., d); for d = 1 also shape (...))."""
         N = np.asarray(N, dtype=np.float64)
-        shape = N.shape[:-1] if (N.ndim >= 2 and N.shape[-1] == self.dim) else N.shape
         if self.dim == 1 and (N.ndim == 0 or N.shape[-1] != 1):
-            flat = N.reshape(-1, 1)
-            shape = N.shape
+            shape, flat = N.shape, N.reshape(-1, 1)
         else:
-            flat = N.reshape(-1, self.dim)
-        out = quadform_whitened(flat, self.A, self.b, self.c0, self.sign, num_threads=num_threads)
+            if N.shape[-1] != self.dim:
+                raise ValueError(f"N must have last axis {self.dim}, got shape {N.shape}")
+            shape, flat = N.shape[:-1], N.reshape(-1, self.dim)
+        kernel = quadform_cholsolve if self._mode == "lower" else quadform_whitened
+        out = kernel(flat, self.factor, self.b, self.c0, self.scale, num_threads=num_threads)
         return out.reshape(shape)
