@@ -17,6 +17,10 @@ COMMAND_MODULES = [
     "power",
     "simulate",
     "derive",
+    "audit",
+    "epsilon",
+    "audit_game",
+    "audit_dpsgd",
     "reproduce",
 ]
 

@@ -121,7 +121,8 @@ def play_game(mech, rounds: int, seed=0, *, p_member: float = 0.5, tau=None,
     tau : None, "uniform", int or array_like
         Insertion-time law :math:`\\nu_\\tau` of the Crafter.
     unif_pmf : array_like, optional
-        Prior used by the SeMI-Unif statistic (defaults to the Crafter's :math:`\\nu_\\tau`).
+        Prior of the SeMI-Unif statistic; uniform on 1..T by default (the seed's SeMI-Unif).
+        Pass the Crafter's :math:`\\nu_\\tau` to get the Neyman-Pearson test for that law.
     chunk_size : int
         Rounds per chunk (memory is O(chunk_size * n * d)).
 
@@ -133,7 +134,7 @@ def play_game(mech, rounds: int, seed=0, *, p_member: float = 0.5, tau=None,
     chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
     p_member = check_probability(p_member, "p_member")
     pmf = resolve_tau_pmf(mech.T, tau)
-    upmf = pmf if unif_pmf is None else check_pmf(unif_pmf, "unif_pmf", size=mech.T)
+    upmf = None if unif_pmf is None else check_pmf(unif_pmf, "unif_pmf", size=mech.T)
     bounds = chunk_bounds(rounds, chunk_size)
     parts = []
     for (lo, hi), rng in zip(bounds, chunk_generators(seed, len(bounds))):

@@ -40,7 +40,7 @@ def test_alpha_beta_against_numerical_acceptance_interval(rng):
         mech = EmpiricalMean(n, 1, mu=0.0, cov=1.0, target=z)
         g = float(E.gamma_max(n, z * z) - rng.exponential(2.0))
         q = mech.quadratic_form(1)
-        f = lambda x: float(q(np.array([x]))) - g  # noqa: E731
+        f = lambda x, q=q, g=g: float(q(np.array([x]))) - g  # noqa: E731
         r1 = optimize.brentq(f, z - 100, z, xtol=1e-14)  # log-LR peaks at Xbar = z*
         r2 = optimize.brentq(f, z, z + 100, xtol=1e-14)
         s0, s1 = 1 / np.sqrt(n), np.sqrt(n - 1) / n
