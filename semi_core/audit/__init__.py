@@ -1,0 +1,45 @@
+"""Privacy auditing: epsilon lower bounds from MI games, ground-truth epsilon, ROC metrics.
+
+- :mod:`semi_core.audit.bounds`: :func:`epsilon_lower_bound` (``dkw``, ``cp``, ``gdp``),
+  :func:`epsilon_lower_bound_from_counts`, vectorised :func:`audit_batch`.
+- :mod:`semi_core.audit.ground_truth`: exact :math:`\\varepsilon(\\delta)` of mu-GDP and of the
+  Gaussian mechanism (:func:`gdp_delta`, :func:`gdp_epsilon`).
+- :mod:`semi_core.audit.roc`: :func:`roc_metrics` (TPR at FPR, AUC, advantage, intervals).
+"""
+
+from semi_core.audit.bounds import (
+    AuditResult,
+    audit_batch,
+    clopper_pearson_lower,
+    clopper_pearson_upper,
+    dkw_margin,
+    epsilon_lower_bound,
+    epsilon_lower_bound_from_counts,
+)
+from semi_core.audit.ground_truth import (
+    gaussian_mechanism_epsilon,
+    gdp_delta,
+    gdp_epsilon,
+    gdp_log_delta,
+)
+from semi_core.audit.roc import RocMetrics, advantage, auc, roc_curve, roc_metrics, tpr_at_fpr
+
+__all__ = [
+    "AuditResult",
+    "audit_batch",
+    "clopper_pearson_lower",
+    "clopper_pearson_upper",
+    "dkw_margin",
+    "epsilon_lower_bound",
+    "epsilon_lower_bound_from_counts",
+    "gaussian_mechanism_epsilon",
+    "gdp_delta",
+    "gdp_epsilon",
+    "gdp_log_delta",
+    "RocMetrics",
+    "advantage",
+    "auc",
+    "roc_curve",
+    "roc_metrics",
+    "tpr_at_fpr",
+]

@@ -1,0 +1,646 @@
+r"""High-probability lower bounds on :math:`\varepsilon` from membership-inference scores.
+
+Every bound here starts from Lemma 2.1 of the SeMI seed (Kairouz et al., 2015): if the
+mechanism is :math:`(\varepsilon,\delta)`-DP, any test with Type I error :math:`\alpha` (FPR) and
+Type II error :math:`\beta` (FNR) satisfies both
+
+.. math::
+
+    \alpha + e^{\varepsilon}\beta \ge 1-\delta, \qquad \beta + e^{\varepsilon}\alpha \ge 1-\delta,
+
+so with simultaneous upper confidence bounds :math:`\bar\alpha\ge\alpha`, :math:`\bar\beta\ge\beta`
+(holding with probability :math:`\ge 1-\xi`)
+
+.. math::
+
+    \varepsilon \ge \underline\varepsilon = \log\max\left[
+        \frac{1-\delta-\bar\alpha}{\bar\beta},\ \frac{1-\delta-\bar\beta}{\bar\alpha}\right]
+
+(both inequalities: ``sides="two"``; only the second, i.e. :math:`(\mathrm{TPR}-\delta)/\mathrm{FPR}`,
+``sides="one"``). Tests are :math:`\hat B = \mathbb 1(\text{score} > \gamma)`; higher scores mean
+"member". Reported bounds are clipped below at 0 (:math:`\varepsilon\ge0` always holds).
+
+Methods
+-------
+``dkw``
+    SeMI seed §5.1, Lemma 5.1 / App. G, corrected. Uniform (one-sided, Massart 1990) DKW bands
+    on both error CDFs let the threshold be optimised over *all* values at no extra cost:
+    :math:`P(\sup_\gamma (F(\gamma)-\hat F_N(\gamma))>\lambda)\le e^{-2N\lambda^2}` for
+    :math:`e^{-2N\lambda^2}\le 1/2`. Splitting :math:`\xi` over the two CDFs gives the margin
+    :math:`\lambda_i=\sqrt{\log(2/\xi)/(2N_i)}`.
+    **Seed discrepancy:** the seed prints :math:`\sqrt{\log(\xi/4)/(2N)}`, the square root of a
+    negative number for every :math:`\xi<4`; its proof (two-sided DKW, :math:`\xi/2` per CDF) gives
+    :math:`\sqrt{\log(4/\xi)/(2N)}`, valid but looser than the one-sided margin used here (only
+    upper bounds on :math:`\alpha,\beta` are needed).
+``cp``
+    Exact Clopper-Pearson upper bounds on :math:`\alpha` and :math:`\beta` at level
+    :math:`\xi/(2K)` each, for ``K`` pre-registered thresholds (Bonferroni; ``K = 1`` when one
+    threshold is given). With ``thresholds=None`` the scores are split at random: the threshold
+    is chosen on one part and certified on the other with the full :math:`\xi` (no correction
+    needed because the certifying part is independent of the choice).
+``gdp``
+    Assumes the mechanism is :math:`\mu`-GDP and that its privacy profile *is* the GDP curve
+    (true for the Gaussian mechanism; a CLT approximation for DP-SGD; **false** e.g. for
+    randomised response, where this method over-claims). Under :math:`\mu`-GDP every test has
+    :math:`\beta\ge\Phi(\Phi^{-1}(1-\alpha)-\mu)`, so on the DKW event
+    :math:`\mu\ge\max_\gamma[\Phi^{-1}(1-\bar\alpha(\gamma))-\Phi^{-1}(\bar\beta(\gamma))]
+    =\underline\mu` and :math:`\underline\varepsilon=\varepsilon_{\mathrm{GDP}}(\underline\mu,\delta)`
+    (Nasr et al. 2023 use the same conversion). The point fit
+    :math:`\hat\mu=\sqrt2\,\Phi^{-1}(\mathrm{AUC})` (equal-variance binormal ROC) is reported too.
+    ``gdp_fit="gaussian"`` further assumes equal-variance Gaussian *scores* and bounds
+    :math:`\mu` by inverting the noncentral t law of the standardised mean difference: far
+    tighter (no band margin), but only as valid as that parametric assumption.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy.special import betaincinv, ndtri
+
+from semi_core._validation import check_int
+from semi_core.audit.ground_truth import check_delta, gdp_epsilon
+
+__all__ = [
+    "AuditResult",
+    "epsilon_lower_bound",
+    "epsilon_lower_bound_from_counts",
+    "dkw_margin",
+    "clopper_pearson_upper",
+    "clopper_pearson_lower",
+    "check_failure_prob",
+    "check_scores",
+    "METHODS",
+]
+
+METHODS = ("dkw", "cp", "gdp")
+SIDES = ("one", "two")
+GDP_FITS = ("tradeoff", "gaussian")
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    r"""Outcome of one audit.
+
+    Attributes
+    ----------
+    epsilon_lower_bound : float
+        Certified :math:`\underline\varepsilon\ge0` (holds with probability
+        ``>= 1 - failure_prob``; for ``gdp`` under the GDP assumption).
+    threshold : float
+        The test is ``score > threshold``: the threshold attaining the maximum (even when the
+        bound is clipped to 0); ``nan`` from counts.
+    tpr, fpr : float
+        Empirical rates of the test on the scores used for certification.
+    tpr_lower, fpr_upper : float
+        Confidence bounds (``1 - beta_upper`` and ``alpha_upper``).
+    fnr_upper, tnr_lower : float
+        ``beta_upper`` and ``1 - alpha_upper``.
+    direction : str
+        ``"tpr/fpr"`` (second inequality of Lemma 2.1) or ``"tnr/fnr"`` (first), whichever
+        attains the bound.
+    """
+
+    epsilon_lower_bound: float
+    threshold: float
+    tpr: float
+    fpr: float
+    tpr_lower: float
+    fpr_upper: float
+    fnr_upper: float
+    tnr_lower: float
+    method: str
+    sides: str
+    direction: str
+    delta: float
+    failure_prob: float
+    n_member: int
+    n_nonmember: int
+    margin_member: float | None = None
+    margin_nonmember: float | None = None
+    n_thresholds: int | None = None
+    mu_lower: float | None = None
+    mu_hat: float | None = None
+
+    def to_dict(self) -> dict:
+        """Plain ``dict`` (for JSON)."""
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------- validation
+def check_failure_prob(failure_prob, name: str = "failure_prob") -> float:
+    r"""Failure probability :math:`\xi` in ``(0, 0.5]``."""
+    if isinstance(failure_prob, bool) or not isinstance(failure_prob, numbers.Real):
+        raise TypeError(f"{name} must be a real number in (0, 0.5], got "
+                        f"{type(failure_prob).__name__}")
+    xi = float(failure_prob)
+    if not (math.isfinite(xi) and 0.0 < xi <= 0.5):
+        raise ValueError(f"{name} must be in (0, 0.5], got {xi}")
+    return xi
+
+
+def check_scores(scores, name: str) -> np.ndarray:
+    """1-D, non-empty float array without NaN (``+-inf`` allowed: e.g. infinite log-LRs)."""
+    try:
+        arr = np.asarray(scores, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a numeric 1-D array: {exc}") from None
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty: both member and non-member scores are needed "
+                         "(at least 1 each)")
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} contains NaN ({int(np.isnan(arr).sum())} values)")
+    return arr
+
+
+def _check_choice(value, name, allowed):
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    return value
+
+
+# --------------------------------------------------------------------------- building blocks
+def dkw_margin(n, failure_prob) -> np.ndarray:
+    r"""One-sided DKW-Massart margin for an empirical CDF of ``n`` i.i.d. values.
+
+    .. math::
+
+        P\Big(\sup_\gamma\,(F(\gamma)-\hat F_n(\gamma))>\lambda\Big)\le e^{-2n\lambda^2}
+        \;\Rightarrow\; \lambda=\sqrt{\frac{\log(1/p)}{2n}},
+
+    valid for :math:`p\le1/2` (Massart, 1990). Here ``failure_prob`` is the *per-CDF*
+    probability :math:`p`; :func:`epsilon_lower_bound` uses :math:`p=\xi/2`.
+    (SeMI seed §5.1 prints :math:`\sqrt{\log(\xi/4)/(2N)}`: sign error, see module docstring.)
+
+    Parameters
+    ----------
+    n : int or array_like of int
+        Sample sizes, ``>= 1``.
+    failure_prob : float
+        In ``(0, 0.5]``.
+
+    Returns
+    -------
+    ndarray
+    """
+    p = check_failure_prob(failure_prob)
+    n = np.asarray(n, dtype=float)
+    if (n < 1).any():
+        raise ValueError("n must be >= 1")
+    return np.sqrt(np.log(1.0 / p) / (2.0 * n))
+
+
+def clopper_pearson_upper(k, n, failure_prob) -> np.ndarray:
+    r"""One-sided Clopper-Pearson upper bound :math:`p_U` on a binomial proportion.
+
+    .. math::
+
+        P_{p_U}(\mathrm{Bin}(n,p_U)\le k)=q \iff p_U=\mathrm{Beta}^{-1}(1-q;\,k+1,\,n-k),
+        \qquad p_U=1 \text{ if } k=n.
+
+    Parameters
+    ----------
+    k, n : array_like of int
+        Successes and trials, ``0 <= k <= n``, ``n >= 1``.
+    failure_prob : float or array_like
+        :math:`q\in(0,1)`.
+    """
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    q = np.asarray(failure_prob, dtype=float)
+    if (k < 0).any() or (k > n).any() or (n < 1).any():
+        raise ValueError("need 0 <= k <= n and n >= 1")
+    if ((q <= 0) | (q >= 1)).any():
+        raise ValueError("failure_prob must be in (0, 1)")
+    full = k >= n
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = betaincinv(k + 1.0, np.where(full, 1.0, n - k), 1.0 - q)
+    return np.where(full, 1.0, out)
+
+
+def clopper_pearson_lower(k, n, failure_prob) -> np.ndarray:
+    r"""One-sided Clopper-Pearson lower bound: :math:`p_L = 1 - p_U(n-k, n)`.
+
+    .. math::
+
+        p_L=\mathrm{Beta}^{-1}(q;\,k,\,n-k+1),\qquad p_L=0 \text{ if } k=0.
+    """
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    return 1.0 - clopper_pearson_upper(n - k, n, failure_prob)
+
+
+def _log_ratio_bound(alpha_up, beta_up, delta, sides):
+    """log of the Lemma 2.1 ratios; returns (value, direction index 0=tpr/fpr, 1=tnr/fnr)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        num2 = 1.0 - delta - beta_up
+        r2 = np.where(num2 > 0, np.log(np.maximum(num2, 1e-300)) - np.log(alpha_up), -np.inf)
+        if sides == "one":
+            return r2, np.zeros(np.shape(r2), dtype=int)
+        num1 = 1.0 - delta - alpha_up
+        r1 = np.where(num1 > 0, np.log(np.maximum(num1, 1e-300)) - np.log(beta_up), -np.inf)
+    return np.maximum(r1, r2), (r1 > r2).astype(int)
+
+
+def _threshold_counts(member, nonmember):
+    """For every candidate threshold v (rows may be batches): members <= v, non-members <= v.
+
+    ``member`` (B, N1), ``nonmember`` (B, N0). Returns sorted pooled values (B, M), counts
+    of members and non-members at or below each value, and a mask of valid thresholds (the
+    last element of each tie group: thresholds must not split tied scores).
+    """
+    pooled = np.concatenate([member, nonmember], axis=1)
+    is_mem = np.concatenate([np.ones_like(member, dtype=np.int64),
+                             np.zeros_like(nonmember, dtype=np.int64)], axis=1)
+    order = np.argsort(pooled, axis=1, kind="stable")
+    vals = np.take_along_axis(pooled, order, axis=1)
+    lab = np.take_along_axis(is_mem, order, axis=1)
+    mem_le = np.cumsum(lab, axis=1)
+    non_le = np.arange(1, pooled.shape[1] + 1)[None, :] - mem_le
+    valid = np.ones_like(vals, dtype=bool)
+    valid[:, :-1] = vals[:, 1:] != vals[:, :-1]
+    return vals, mem_le, non_le, valid
+
+
+def _pick(arr, idx):
+    return np.take_along_axis(arr, idx[:, None], axis=1)[:, 0]
+
+
+# --------------------------------------------------------------------------- batch engines
+def _batch_dkw(member, nonmember, delta, xi, sides, *, gdp=False):
+    """Vectorised DKW (or DKW + GDP) audit of B independent score sets (rows)."""
+    n1, n0 = member.shape[1], nonmember.shape[1]
+    e1 = float(dkw_margin(n1, xi / 2))
+    e0 = float(dkw_margin(n0, xi / 2))
+    vals, mem_le, non_le, valid = _threshold_counts(member, nonmember)
+    alpha_hat = (n0 - non_le) / n0
+    beta_hat = mem_le / n1
+    a_up = np.minimum(1.0, alpha_hat + e0)
+    b_up = np.minimum(1.0, beta_hat + e1)
+    if gdp:
+        with np.errstate(invalid="ignore"):
+            crit = -ndtri(a_up) - ndtri(b_up)
+        crit = np.where(valid & np.isfinite(crit), crit, -np.inf)
+        direction = np.zeros(crit.shape, dtype=int)
+    else:
+        crit, direction = _log_ratio_bound(a_up, b_up, delta, sides)
+        crit = np.where(valid, crit, -np.inf)
+    best = np.argmax(crit, axis=1)
+    out = {
+        "crit": _pick(crit, best), "threshold": _pick(vals, best),
+        "alpha_hat": _pick(alpha_hat, best), "beta_hat": _pick(beta_hat, best),
+        "alpha_up": _pick(a_up, best), "beta_up": _pick(b_up, best),
+        "direction": _pick(direction, best), "e0": e0, "e1": e1,
+    }
+    return out
+
+
+def _gaussian_mu_lower(member, nonmember, xi):
+    r"""Exact lower confidence bound on :math:`\mu` for equal-variance Gaussian scores (rows).
+
+    :math:`t=(\bar s_1-\bar s_0)/(s_p\sqrt{1/N_1+1/N_0})` is noncentral-t with
+    :math:`N_1+N_0-2` degrees of freedom and noncentrality :math:`\mu/\sqrt{1/N_1+1/N_0}`;
+    :math:`\underline\mu` solves :math:`P_{\underline\mu}(T\ge t)=\xi` (vectorised bisection).
+    """
+    from scipy.stats import nct
+
+    n1, n0 = member.shape[1], nonmember.shape[1]
+    df = n1 + n0 - 2
+    if df < 1:
+        raise ValueError("gdp_fit='gaussian' needs at least 3 scores in total (2 in one class)")
+    k = math.sqrt(1.0 / n1 + 1.0 / n0)
+    ss = member.var(axis=1, ddof=0) * n1 + nonmember.var(axis=1, ddof=0) * n0
+    sp = np.sqrt(ss / df)
+    diff = member.mean(axis=1) - nonmember.mean(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(sp > 0, diff / (sp * k), np.sign(diff) * np.inf)
+    if not np.all(np.isfinite(t)):
+        raise ValueError("gdp_fit='gaussian' needs finite scores with positive pooled variance")
+    mu_hat = diff / sp
+    lo = np.zeros_like(t)
+    pos = nct.sf(t, df, 0.0) <= xi  # else the bound is <= 0
+    hi = np.maximum(t, 1.0) * 2.0 + 10.0
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        ok = nct.sf(t, df, mid) <= xi  # the bound lies above mid
+        lo = np.where(ok, mid, lo)
+        hi = np.where(ok, hi, mid)
+    return np.where(pos, lo * k, 0.0), mu_hat
+
+
+def _gaussian_summary(member, nonmember, mu_lb, eps, xi):
+    r"""Threshold of the certified GDP curve's optimal test, with empirical rates and CP bounds.
+
+    The threshold is :math:`\bar s_0+s_p(\underline\varepsilon/\underline\mu+\underline\mu/2)`
+    (where the likelihood ratio of the fitted curve crosses :math:`e^{\underline\varepsilon}`);
+    the rates and their Clopper-Pearson bounds (at :math:`\xi/2` each) are informational: the
+    bound itself comes from :math:`\underline\mu`.
+    """
+    n1, n0 = member.shape[1], nonmember.shape[1]
+    df = max(n1 + n0 - 2, 1)
+    sp = np.sqrt((member.var(axis=1) * n1 + nonmember.var(axis=1) * n0) / df)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = np.where(mu_lb > 0, np.where(np.isfinite(eps), eps, 0.0) / mu_lb + mu_lb / 2, np.inf)
+    th = nonmember.mean(axis=1) + sp * x
+    fn = (member <= th[:, None]).sum(axis=1)
+    fp = (nonmember > th[:, None]).sum(axis=1)
+    return {"threshold": th, "alpha_hat": fp / n0, "beta_hat": fn / n1,
+            "alpha_up": clopper_pearson_upper(fp, n0, xi / 2),
+            "beta_up": clopper_pearson_upper(fn, n1, xi / 2),
+            "direction": np.zeros(th.shape, dtype=int)}
+
+
+def _cp_at_thresholds(member, nonmember, thresholds, delta, per_bound_fail, sides):
+    """CP bounds at each threshold (B rows x K thresholds); best per row."""
+    n1, n0 = member.shape[1], nonmember.shape[1]
+    th = np.asarray(thresholds, dtype=float)
+    ms = np.sort(member, axis=1)
+    ns = np.sort(nonmember, axis=1)
+    fn = np.stack([np.searchsorted(r, th, side="right") for r in ms])  # members <= gamma
+    tn = np.stack([np.searchsorted(r, th, side="right") for r in ns])
+    fp = n0 - tn
+    a_up = clopper_pearson_upper(fp, n0, per_bound_fail)
+    b_up = clopper_pearson_upper(fn, n1, per_bound_fail)
+    crit, direction = _log_ratio_bound(a_up, b_up, delta, sides)
+    best = np.argmax(crit, axis=1)
+    return {
+        "crit": _pick(crit, best), "threshold": th[best],
+        "alpha_hat": _pick(fp, best) / n0, "beta_hat": _pick(fn, best) / n1,
+        "alpha_up": _pick(a_up, best), "beta_up": _pick(b_up, best),
+        "direction": _pick(direction, best),
+    }
+
+
+def _batch_cp_split(member, nonmember, delta, xi, sides, rng, select_fraction):
+    """Choose the threshold on a random part, certify it with CP on the rest."""
+    n1, n0 = member.shape[1], nonmember.shape[1]
+    s1 = int(math.floor(select_fraction * n1))
+    s0 = int(math.floor(select_fraction * n0))
+    if min(s1, s0, n1 - s1, n0 - s0) < 1:
+        raise ValueError("split mode needs >= 1 member and non-member score in each part; "
+                         f"got {n1} member / {n0} non-member scores with select_fraction="
+                         f"{select_fraction}: pass a pre-registered threshold instead")
+    mp = rng.permuted(member, axis=1)
+    npm = rng.permuted(nonmember, axis=1)
+    msel, mcert = mp[:, :s1], mp[:, s1:]
+    nsel, ncert = npm[:, :s0], npm[:, s0:]
+    # selection: maximise the CP-bounded ratio on the selection part (any rule is valid)
+    vals, mem_le, non_le, valid = _threshold_counts(msel, nsel)
+    a_up = clopper_pearson_upper(s0 - non_le, s0, xi / 2)
+    b_up = clopper_pearson_upper(mem_le, s1, xi / 2)
+    crit, _ = _log_ratio_bound(a_up, b_up, delta, sides)
+    crit = np.where(valid, crit, -np.inf)
+    gamma = _pick(vals, np.argmax(crit, axis=1))
+    c1, c0 = n1 - s1, n0 - s0
+    fn = (mcert <= gamma[:, None]).sum(axis=1)
+    fp = (ncert > gamma[:, None]).sum(axis=1)
+    a_c = clopper_pearson_upper(fp, c0, xi / 2)
+    b_c = clopper_pearson_upper(fn, c1, xi / 2)
+    crit_c, direction = _log_ratio_bound(a_c, b_c, delta, sides)
+    return {"crit": crit_c, "threshold": gamma, "alpha_hat": fp / c0, "beta_hat": fn / c1,
+            "alpha_up": a_c, "beta_up": b_c, "direction": direction, "n1": c1, "n0": c0}
+
+
+def _as_generator(seed):
+    if isinstance(seed, np.random.Generator):
+        return seed
+    from semi_core._rng import as_seed_sequence
+
+    return np.random.Generator(np.random.PCG64(as_seed_sequence(seed)))
+
+
+def audit_batch(member, nonmember, *, delta, failure_prob=0.05, method="dkw", sides="two",
+                thresholds=None, select_fraction=0.5, seed=0,
+                gdp_fit="tradeoff") -> np.ndarray:
+    r"""Vectorised :math:`\underline\varepsilon` for ``B`` independent audits (rows).
+
+    Same bounds as :func:`epsilon_lower_bound`, applied row by row (used by the soundness
+    tests and the audit game). ``member`` is (B, N1) and ``nonmember`` (B, N0).
+
+    Returns
+    -------
+    ndarray, shape (B,)
+        :math:`\underline\varepsilon\ge0` per audit.
+    """
+    member = np.atleast_2d(np.asarray(member, dtype=float))
+    nonmember = np.atleast_2d(np.asarray(nonmember, dtype=float))
+    if member.shape[0] != nonmember.shape[0]:
+        raise ValueError("member and nonmember must have the same number of rows")
+    return _run(member, nonmember, delta=check_delta(delta), xi=check_failure_prob(failure_prob),
+                method=_check_choice(method, "method", METHODS),
+                sides=_check_choice(sides, "sides", SIDES), thresholds=thresholds,
+                select_fraction=select_fraction, seed=seed, gdp_fit=gdp_fit)["eps"]
+
+
+def _run(member, nonmember, *, delta, xi, method, sides, thresholds, select_fraction, seed,
+         gdp_fit="tradeoff"):
+    if method in ("dkw", "gdp"):
+        if thresholds is not None:
+            raise ValueError("thresholds is only used by method='cp' (dkw and gdp optimise over "
+                             "all thresholds)")
+        _check_choice(gdp_fit, "gdp_fit", GDP_FITS)
+        if method == "gdp" and gdp_fit == "gaussian":
+            mu_lb, mu_hat = _gaussian_mu_lower(member, nonmember, xi)
+            eps = np.array([gdp_epsilon(float(m), delta) for m in mu_lb])
+            res = _gaussian_summary(member, nonmember, mu_lb, eps, xi)
+            res.update(mu_lower=mu_lb, mu_hat=mu_hat, eps=eps,
+                       n1=member.shape[1], n0=nonmember.shape[1])
+            return res
+        res = _batch_dkw(member, nonmember, delta, xi, sides, gdp=(method == "gdp"))
+        if method == "gdp":
+            mu_lb = np.maximum(res["crit"], 0.0)
+            res["mu_lower"] = mu_lb
+            res["eps"] = np.array([gdp_epsilon(float(m), delta) for m in mu_lb])
+            res["direction"] = np.zeros(mu_lb.shape, dtype=int)
+        else:
+            res["eps"] = np.maximum(res["crit"], 0.0)
+        res["n1"], res["n0"] = member.shape[1], nonmember.shape[1]
+        return res
+    if thresholds is None:
+        sf = float(select_fraction)
+        if not (0.0 < sf < 1.0):
+            raise ValueError(f"select_fraction must be in (0, 1), got {select_fraction}")
+        res = _batch_cp_split(member, nonmember, delta, xi, sides, _as_generator(seed), sf)
+    else:
+        th = np.atleast_1d(np.asarray(thresholds, dtype=float))
+        if th.ndim != 1 or th.size == 0 or np.isnan(th).any():
+            raise ValueError("thresholds must be a non-empty 1-D array without NaN")
+        res = _cp_at_thresholds(member, nonmember, th, delta, xi / (2 * th.size), sides)
+        res["n_thresholds"] = th.size
+        res["n1"], res["n0"] = member.shape[1], nonmember.shape[1]
+    res["eps"] = np.maximum(res["crit"], 0.0)
+    return res
+
+
+# --------------------------------------------------------------------------- public API
+def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
+                        failure_prob: float = 0.05, method: str = "dkw", sides: str = "two",
+                        thresholds=None, select_fraction: float = 0.5,
+                        seed=0, gdp_fit: str = "tradeoff") -> AuditResult:
+    r"""High-probability lower bound on :math:`\varepsilon` from MI scores (SeMI seed §2, §5.1).
+
+    With probability at least :math:`1-\xi` over the scores (``xi = failure_prob``),
+
+    .. math::
+
+        \varepsilon \ge \underline\varepsilon = \max_\gamma \log\max\left[
+            \frac{1-\delta-\bar\alpha(\gamma)}{\bar\beta(\gamma)},
+            \frac{1-\delta-\bar\beta(\gamma)}{\bar\alpha(\gamma)}\right]\vee 0,
+
+    for the tests :math:`\mathbb 1(\text{score}>\gamma)`; see the module docstring for the three
+    ways (``dkw``, ``cp``, ``gdp``) of making :math:`\bar\alpha,\bar\beta` valid even though
+    :math:`\gamma` is chosen from the data.
+
+    Parameters
+    ----------
+    member_scores, nonmember_scores : array_like, 1-D
+        Scores of runs with the target in (``B = 1``) and out (``B = 0``); higher = member.
+        Each needs at least one value; NaN is rejected.
+    delta : float
+        In ``[0, 1)``.
+    failure_prob : float
+        :math:`\xi \in (0, 0.5]`, split equally over the bounds on :math:`\alpha` and
+        :math:`\beta`.
+    method : {"dkw", "cp", "gdp"}
+    sides : {"two", "one"}
+        ``"two"`` uses both inequalities of Lemma 2.1, ``"one"`` only
+        :math:`(\mathrm{TPR}-\delta)/\mathrm{FPR}`. The confidence bounds are one-sided in
+        both cases; the choice costs no extra failure probability.
+    thresholds : None, float or array_like
+        ``cp`` only: pre-registered thresholds (chosen without looking at these scores);
+        Bonferroni over their number. ``None``: split mode.
+    select_fraction : float
+        ``cp`` split mode: fraction of each class used to choose the threshold.
+    seed : int, SeedSequence or Generator
+        ``cp`` split mode: randomness of the split.
+    gdp_fit : {"tradeoff", "gaussian"}
+        ``gdp`` only. ``"tradeoff"`` (default): :math:`\underline\mu` from the DKW bands on the
+        empirical trade-off curve; needs only the GDP assumption on the mechanism and is
+        invariant to monotone transforms of the scores. ``"gaussian"``: additionally assumes
+        the *scores* are Gaussian with equal variances in both classes (as for the Gaussian
+        mechanism's LR or a linear canary statistic); :math:`\underline\mu` is the exact
+        noncentral-t lower confidence bound on the standardised mean difference
+        (:math:`\hat\mu=(\bar s_1-\bar s_0)/s_p`). Much tighter; can over-claim when the
+        scores are not equal-variance Gaussian. ``sides`` is ignored by ``gdp`` (the GDP
+        trade-off curve is symmetric).
+
+    Returns
+    -------
+    AuditResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = epsilon_lower_bound(np.ones(500), np.zeros(500), delta=0.0, failure_prob=0.01,
+    ...                         method="cp", thresholds=0.5)
+    >>> round(r.epsilon_lower_bound, 6)
+    4.541916
+    """
+    m = check_scores(member_scores, "member_scores")
+    nm = check_scores(nonmember_scores, "nonmember_scores")
+    delta = check_delta(delta)
+    xi = check_failure_prob(failure_prob)
+    method = _check_choice(method, "method", METHODS)
+    sides = _check_choice(sides, "sides", SIDES)
+    res = _run(m[None, :], nm[None, :], delta=delta, xi=xi, method=method, sides=sides,
+               thresholds=thresholds, select_fraction=select_fraction, seed=seed,
+               gdp_fit=gdp_fit)
+    eps = float(res["eps"][0])
+    a_up, b_up = float(res["alpha_up"][0]), float(res["beta_up"][0])
+    extra = {}
+    if method == "dkw" or (method == "gdp" and gdp_fit == "tradeoff"):
+        extra = {"margin_member": res["e1"], "margin_nonmember": res["e0"]}
+    if method == "gdp":
+        extra["mu_lower"] = float(res["mu_lower"][0])
+        extra["mu_hat"] = (float(res["mu_hat"][0]) if gdp_fit == "gaussian"
+                           else _binormal_mu_hat(m, nm))
+    if method == "cp" and thresholds is not None:
+        extra["n_thresholds"] = int(res["n_thresholds"])
+    return AuditResult(
+        epsilon_lower_bound=eps, threshold=float(res["threshold"][0]),
+        tpr=1.0 - float(res["beta_hat"][0]), fpr=float(res["alpha_hat"][0]),
+        tpr_lower=1.0 - b_up, fpr_upper=a_up, fnr_upper=b_up, tnr_lower=1.0 - a_up,
+        method=method, sides=sides,
+        direction=("tnr/fnr" if int(res["direction"][0]) == 1 else "tpr/fpr"),
+        delta=delta, failure_prob=xi, n_member=int(res["n1"]), n_nonmember=int(res["n0"]),
+        **extra,
+    )
+
+
+def _binormal_mu_hat(member, nonmember) -> float:
+    r"""Equal-variance binormal fit :math:`\hat\mu=\sqrt2\,\Phi^{-1}(\mathrm{AUC})` (clipped)."""
+    from semi_core.audit.roc import auc as _auc
+
+    a = _auc(member, nonmember)
+    a = min(max(a, 0.5 / (member.size * nonmember.size)), 1 - 0.5 / (member.size * nonmember.size))
+    return float(max(0.0, math.sqrt(2.0) * ndtri(a)))
+
+
+def epsilon_lower_bound_from_counts(tp, fn, fp, tn, *, delta: float, failure_prob: float = 0.05,
+                                    method: str = "cp", sides: str = "two") -> AuditResult:
+    r"""Lower bound on :math:`\varepsilon` from the confusion counts of one pre-registered test.
+
+    ``tp + fn`` member runs and ``fp + tn`` non-member runs of a test fixed in advance
+    (SeMI seed Lemma 2.1, Eq. 2):
+
+    .. math::
+
+        \underline\varepsilon=\log\max\left[\frac{1-\delta-\bar\alpha}{\bar\beta},
+            \frac{1-\delta-\bar\beta}{\bar\alpha}\right]\vee0,\quad
+        \bar\alpha\ge\frac{fp}{fp+tn},\ \bar\beta\ge\frac{fn}{tp+fn}
+
+    Parameters
+    ----------
+    tp, fn, fp, tn : int
+        Counts, ``>= 0``; ``tp + fn >= 1`` and ``fp + tn >= 1``.
+    delta, failure_prob, sides
+        As in :func:`epsilon_lower_bound`.
+    method : {"cp", "dkw", "gdp"}
+        ``cp``: Clopper-Pearson at :math:`\xi/2` each; ``dkw``: Hoeffding/DKW margin
+        :math:`\sqrt{\log(2/\xi)/(2N)}`; ``gdp``: CP bounds, then
+        :math:`\underline\mu=\Phi^{-1}(1-\bar\alpha)-\Phi^{-1}(\bar\beta)` converted with
+        :func:`~semi_core.audit.ground_truth.gdp_epsilon` (GDP assumption).
+
+    Returns
+    -------
+    AuditResult
+        ``threshold`` is ``nan`` (unknown to this function).
+    """
+    tp = check_int(tp, "tp", minimum=0)
+    fn = check_int(fn, "fn", minimum=0)
+    fp = check_int(fp, "fp", minimum=0)
+    tn = check_int(tn, "tn", minimum=0)
+    n1, n0 = tp + fn, fp + tn
+    if n1 < 1 or n0 < 1:
+        raise ValueError(f"need at least one member (tp+fn={n1}) and one non-member "
+                         f"(fp+tn={n0}) run")
+    delta = check_delta(delta)
+    xi = check_failure_prob(failure_prob)
+    method = _check_choice(method, "method", METHODS)
+    sides = _check_choice(sides, "sides", SIDES)
+    extra = {}
+    if method == "dkw":
+        e1, e0 = float(dkw_margin(n1, xi / 2)), float(dkw_margin(n0, xi / 2))
+        a_up, b_up = min(1.0, fp / n0 + e0), min(1.0, fn / n1 + e1)
+        extra = {"margin_member": e1, "margin_nonmember": e0}
+    else:
+        a_up = float(clopper_pearson_upper(fp, n0, xi / 2))
+        b_up = float(clopper_pearson_upper(fn, n1, xi / 2))
+    if method == "gdp":
+        mu_lb = max(0.0, float(-ndtri(a_up) - ndtri(b_up))) if a_up < 1 and b_up < 1 else 0.0
+        eps, direction = gdp_epsilon(mu_lb, delta), 0
+        extra["mu_lower"] = mu_lb
+    else:
+        crit, d = _log_ratio_bound(np.array(a_up), np.array(b_up), delta, sides)
+        eps, direction = max(0.0, float(crit)), int(d)
+    return AuditResult(
+        epsilon_lower_bound=eps, threshold=math.nan, tpr=tp / n1, fpr=fp / n0,
+        tpr_lower=1.0 - b_up, fpr_upper=a_up, fnr_upper=b_up, tnr_lower=1.0 - a_up,
+        method=method, sides=sides, direction=("tnr/fnr" if direction == 1 else "tpr/fpr"),
+        delta=delta, failure_prob=xi, n_member=n1, n_nonmember=n0, **extra,
+    )

@@ -1,0 +1,249 @@
+r"""ROC metrics of membership-inference scores: TPR at FPR, AUC, advantage, with intervals.
+
+Conventions: higher score = member; the test at threshold :math:`\gamma` is
+:math:`\mathbb 1(\text{score}>\gamma)`, evaluated at every distinct score (ties never split).
+
+TPR at FPR rules
+----------------
+``"step"`` (default, conservative)
+    :math:`\mathrm{TPR}@f=\max\{\widehat{\mathrm{TPR}}(\gamma):\ \widehat{\mathrm{FPR}}(\gamma)\le f\}`:
+    the best deterministic threshold test whose empirical FPR does not exceed ``f``.
+``"hull"``
+    The ROC convex hull (upper concave envelope of the empirical points, including
+    (0, 0) and (1, 1)) linearly interpolated at ``f``: achievable by randomising between two
+    thresholds (SeMI seed App. H ROC curves; Fawcett 2006).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy.stats import rankdata
+
+from semi_core._validation import check_int, check_probability
+from semi_core.audit.bounds import check_scores, clopper_pearson_lower, clopper_pearson_upper
+
+__all__ = ["roc_curve", "auc", "advantage", "tpr_at_fpr", "roc_metrics", "RocMetrics"]
+
+
+def roc_curve(member_scores, nonmember_scores):
+    r"""Empirical ROC points of the tests :math:`\mathbb 1(\text{score}>\gamma)`.
+
+    Parameters
+    ----------
+    member_scores, nonmember_scores : array_like, 1-D, non-empty, no NaN
+
+    Returns
+    -------
+    fpr, tpr, thresholds : ndarray
+        Increasing FPR/TPR, starting at (0, 0) (threshold = the largest score) and ending at
+        (1, 1) (threshold ``-inf``).
+
+    Notes
+    -----
+    .. math::
+
+        \widehat{\mathrm{TPR}}(\gamma)=\frac1{N_1}\sum_i \mathbb 1(s^1_i>\gamma),\quad
+        \widehat{\mathrm{FPR}}(\gamma)=\frac1{N_0}\sum_j \mathbb 1(s^0_j>\gamma).
+    """
+    m = np.sort(check_scores(member_scores, "member_scores"))
+    n = np.sort(check_scores(nonmember_scores, "nonmember_scores"))
+    th = np.unique(np.concatenate([m, n]))[::-1]
+    tpr = (m.size - np.searchsorted(m, th, side="right")) / m.size
+    fpr = (n.size - np.searchsorted(n, th, side="right")) / n.size
+    return (np.concatenate([fpr, [1.0]]), np.concatenate([tpr, [1.0]]),
+            np.concatenate([th, [-np.inf]]))
+
+
+def auc(member_scores, nonmember_scores) -> float:
+    r"""Area under the ROC curve, ties counted one half (Mann-Whitney).
+
+    .. math::
+
+        \mathrm{AUC}=P(S_1>S_0)+\tfrac12P(S_1=S_0)
+        =\frac{\sum_i r_i - N_1(N_1+1)/2}{N_1N_0},
+
+    with :math:`r_i` the mid-ranks of the member scores in the pooled sample.
+    """
+    m = check_scores(member_scores, "member_scores")
+    n = check_scores(nonmember_scores, "nonmember_scores")
+    r = rankdata(np.concatenate([m, n]))[: m.size]
+    return float((r.sum() - m.size * (m.size + 1) / 2.0) / (m.size * n.size))
+
+
+def advantage(member_scores, nonmember_scores) -> float:
+    r"""Membership advantage :math:`\max_\gamma(\widehat{\mathrm{TPR}}-\widehat{\mathrm{FPR}})\ge0`.
+
+    .. math::
+
+        \mathrm{Adv}=\max_\gamma\big(\widehat{\mathrm{TPR}}(\gamma)-\widehat{\mathrm{FPR}}(\gamma)\big)
+    """
+    fpr, tpr, _ = roc_curve(member_scores, nonmember_scores)
+    return float(max(0.0, np.max(tpr - fpr)))
+
+
+def _hull(fpr, tpr):
+    """Upper concave envelope of points sorted by (fpr, tpr) (monotone chain)."""
+    pts = sorted(set(zip(fpr.tolist(), tpr.tolist(), strict=True)))
+    hull: list[tuple[float, float]] = []
+    for p in pts:
+        while len(hull) >= 2:
+            (x1, y1), (x2, y2) = hull[-2], hull[-1]
+            if (x2 - x1) * (p[1] - y1) - (y2 - y1) * (p[0] - x1) >= 0:  # not a right turn
+                hull.pop()
+            else:
+                break
+        hull.append(p)
+    h = np.array(hull)
+    return h[:, 0], h[:, 1]
+
+
+def tpr_at_fpr(member_scores, nonmember_scores, fpr, *, rule: str = "step"):
+    r"""TPR at the given FPR level(s) (see the module docstring for the two rules).
+
+    .. math::
+
+        \mathrm{TPR}_{\text{step}}(f)=\max_{\gamma:\ \widehat{\mathrm{FPR}}(\gamma)\le f}
+            \widehat{\mathrm{TPR}}(\gamma)
+
+    Parameters
+    ----------
+    member_scores, nonmember_scores : array_like
+    fpr : float or array_like
+        Levels in ``[0, 1]``.
+    rule : {"step", "hull"}
+
+    Returns
+    -------
+    ndarray
+        Same shape as ``fpr``.
+    """
+    f = np.asarray(fpr, dtype=float)
+    if np.isnan(f).any() or (f < 0).any() or (f > 1).any():
+        raise ValueError("fpr must lie in [0, 1]")
+    if rule not in ("step", "hull"):
+        raise ValueError(f"rule must be 'step' or 'hull', got {rule!r}")
+    x, y, _ = roc_curve(member_scores, nonmember_scores)
+    if rule == "hull":
+        hx, hy = _hull(x, y)
+        return np.interp(f, hx, hy)
+    # x is non-decreasing; the last index with x <= f has the largest tpr among them
+    idx = np.searchsorted(x, f, side="right") - 1
+    return y[idx]
+
+
+@dataclass(frozen=True)
+class RocMetrics:
+    """ROC summary with intervals at level ``confidence``."""
+
+    auc: float
+    auc_interval: tuple[float, float] | None
+    advantage: float
+    advantage_interval: tuple[float, float]
+    fpr_levels: tuple[float, ...]
+    tpr_at_fpr: tuple[float, ...]
+    tpr_at_fpr_interval: tuple[tuple[float, float], ...]
+    rule: str
+    interval: str
+    confidence: float
+    n_member: int
+    n_nonmember: int
+
+    def to_dict(self) -> dict:
+        """Plain ``dict`` (for JSON)."""
+        return asdict(self)
+
+
+def _step_thresholds(m, n, levels):
+    """Thresholds of the step rule (the test attaining TPR@FPR) for each level."""
+    x, _, th = roc_curve(m, n)
+    return th[np.searchsorted(x, levels, side="right") - 1]
+
+
+def roc_metrics(member_scores, nonmember_scores, *, fpr=(0.001, 0.01, 0.1), rule="step",
+                interval="bootstrap", confidence=0.95, n_bootstrap=200, seed=0) -> RocMetrics:
+    r"""AUC, advantage and TPR at FPR with bootstrap or exact binomial intervals.
+
+    .. math::
+
+        \mathrm{AUC}=P(S_1>S_0)+\tfrac12P(S_1=S_0),\quad
+        \mathrm{Adv}=\max_\gamma(\mathrm{TPR}-\mathrm{FPR}),\quad
+        \mathrm{TPR}@f\ \text{(rule ``step`` or ``hull``)}
+
+    Parameters
+    ----------
+    member_scores, nonmember_scores : array_like
+        Higher = member.
+    fpr : sequence of float
+        FPR levels in ``[0, 1]``.
+    rule : {"step", "hull"}
+    interval : {"bootstrap", "binomial"}
+        ``bootstrap``: percentile intervals from ``n_bootstrap`` resamples drawn within each
+        class. ``binomial``: exact two-sided Clopper-Pearson intervals *conditional on the
+        selected threshold* (step rule only): the TPR at that threshold, and for the
+        advantage :math:`[\mathrm{TPR}_L-\mathrm{FPR}_U,\ \mathrm{TPR}_U-\mathrm{FPR}_L]`
+        (Bonferroni over the 4 ends); no AUC interval.
+    confidence : float
+        In ``(0, 1)``.
+    n_bootstrap : int
+        ``>= 10`` for bootstrap.
+    seed : int or SeedSequence
+
+    Returns
+    -------
+    RocMetrics
+    """
+    m = check_scores(member_scores, "member_scores")
+    n = check_scores(nonmember_scores, "nonmember_scores")
+    conf = check_probability(confidence, "confidence")
+    levels = np.atleast_1d(np.asarray(fpr, dtype=float))
+    if levels.ndim != 1 or np.isnan(levels).any() or (levels < 0).any() or (levels > 1).any():
+        raise ValueError("fpr must be a 1-D sequence of levels in [0, 1]")
+    if rule not in ("step", "hull"):
+        raise ValueError(f"rule must be 'step' or 'hull', got {rule!r}")
+    if interval not in ("bootstrap", "binomial"):
+        raise ValueError(f"interval must be 'bootstrap' or 'binomial', got {interval!r}")
+    a = auc(m, n)
+    adv = advantage(m, n)
+    tpr = tpr_at_fpr(m, n, levels, rule=rule)
+    lo_q, hi_q = (1 - conf) / 2, 1 - (1 - conf) / 2
+    if interval == "bootstrap":
+        B = check_int(n_bootstrap, "n_bootstrap", minimum=10)
+        from semi_core._rng import as_seed_sequence
+
+        rng = np.random.Generator(np.random.PCG64(as_seed_sequence(seed)))
+        boot = np.empty((B, 2 + levels.size))
+        for b in range(B):
+            mb = m[rng.integers(0, m.size, m.size)]
+            nb = n[rng.integers(0, n.size, n.size)]
+            boot[b, 0] = auc(mb, nb)
+            boot[b, 1] = advantage(mb, nb)
+            boot[b, 2:] = tpr_at_fpr(mb, nb, levels, rule=rule)
+        q = np.quantile(boot, [lo_q, hi_q], axis=0)
+        auc_iv = (float(q[0, 0]), float(q[1, 0]))
+        adv_iv = (float(q[0, 1]), float(q[1, 1]))
+        tpr_iv = tuple((float(q[0, 2 + i]), float(q[1, 2 + i])) for i in range(levels.size))
+    else:
+        if rule != "step":
+            raise ValueError("interval='binomial' needs rule='step' (a single threshold per level)")
+        auc_iv = None
+        th = _step_thresholds(m, n, levels)
+        k = (m[None, :] > th[:, None]).sum(axis=1)
+        tl = clopper_pearson_lower(k, m.size, lo_q)
+        tu = clopper_pearson_upper(k, m.size, lo_q)
+        tpr_iv = tuple((float(x), float(y)) for x, y in zip(tl, tu, strict=True))
+        x, y, th_all = roc_curve(m, n)
+        i = int(np.argmax(y - x))
+        k1 = int(round(y[i] * m.size))
+        k0 = int(round(x[i] * n.size))
+        q4 = (1 - conf) / 4
+        adv_iv = (float(clopper_pearson_lower(k1, m.size, q4) - clopper_pearson_upper(k0, n.size, q4)),
+                  float(clopper_pearson_upper(k1, m.size, q4) - clopper_pearson_lower(k0, n.size, q4)))
+    return RocMetrics(
+        auc=a, auc_interval=auc_iv, advantage=adv, advantage_interval=adv_iv,
+        fpr_levels=tuple(float(v) for v in levels), tpr_at_fpr=tuple(float(v) for v in tpr),
+        tpr_at_fpr_interval=tpr_iv, rule=rule, interval=interval, confidence=conf,
+        n_member=int(m.size), n_nonmember=int(n.size),
+    )
+

@@ -1,0 +1,388 @@
+r"""Noisy empirical-mean mechanism: a DP version of the SeMI seed's running mean (§3, §5).
+
+Data :math:`X_{t,k}\sim\mathcal N(m_{\mathcal D},\sigma_{\mathcal D}^2 I_d)` are clipped to the
+L2 ball of radius :math:`C` (for :math:`d=1` this is :math:`[-C,C]`), and every running mean is
+released with fresh Gaussian noise:
+
+.. math::
+
+    o_t = \hat\mu_t + \xi_t,\qquad \hat\mu_t=\frac1{N_t}\sum_{j\le t}n_j\bar X_j,\qquad
+    \xi_t\sim\mathcal N(0,s^2I_d),\qquad N_t=\sum_{j\le t}n_j .
+
+Neighbouring relation and sensitivity
+-------------------------------------
+Replace-one: two datasets with the same batch sizes that differ in one record of batch
+:math:`\tau`. Replacing :math:`x` by :math:`x'` (both clipped, :math:`\|x'-x\|_2\le2C`) moves
+:math:`\hat\mu_t` by :math:`(x'-x)/N_t` for every :math:`t\ge\tau` and leaves earlier releases
+unchanged, so the release vector :math:`(o_1,\dots,o_T)\in\mathbb R^{Td}` is a Gaussian mechanism
+with noise :math:`s^2I_{Td}` and L2 sensitivity
+
+.. math::
+
+    \Delta_\tau = 2C\Big(\sum_{t=\tau}^{T}N_t^{-2}\Big)^{1/2}
+    \quad\Big(=\tfrac{2C}{n}\big(\textstyle\sum_{t\ge\tau}t^{-2}\big)^{1/2}\text{ for } n_t\equiv n\Big),
+
+hence exactly :math:`\mu_\tau`-GDP with :math:`\mu_\tau=\Delta_\tau/s` for neighbours differing at
+step :math:`\tau`, and :math:`\mu_1`-GDP overall (the bound is attained by :math:`x=-Cu`,
+:math:`x'=Cu`). Ground truth :math:`\varepsilon(\delta)` is
+:func:`semi_core.audit.gdp_epsilon`. The SeMI game (Alg. 1-2) mixes over the replaced record,
+which by joint convexity of the hockey-stick divergence cannot exceed :math:`\varepsilon_\tau`.
+
+Tests
+-----
+The noise breaks the isolation property (Remark 3.3: :math:`\tau o_\tau-(\tau-1)o_{\tau-1}`
+now carries noise from two releases, correlated with neighbouring steps), so the optimal test
+is the likelihood ratio of the whole release vector. With the clipped batch mean approximated
+by :math:`\mathcal N(m, V/n_t)` (:math:`m, V` the exact clipped moments), the release vector is
+Gaussian under both hypotheses:
+
+.. math::
+
+    H_0:\ o\sim\mathcal N(\mathbf 1\otimes m,\ \Sigma_0),\quad
+    \Sigma_0=(A\otimes I)\,\mathrm{diag}(V/n_j)\,(A\otimes I)^\top+s^2I,\quad A_{tj}=\frac{n_j}{N_t}\mathbb 1(j\le t),
+
+    H_1^\tau:\ o\sim\mathcal N\big(\mathbf 1\otimes m+a_\tau\otimes\tfrac{z^*-m}{n_\tau},\
+    \Sigma_0-a_\tau a_\tau^\top\otimes\tfrac{V}{n_\tau^2}\big),\quad a_\tau=A_{:,\tau},
+
+(one of the :math:`n_\tau` records is the canary :math:`z^*` instead of a random draw) and the log
+LR is a difference of Gaussian log-densities evaluated with Cholesky solves. SeMI* uses the
+known :math:`\tau`; SeMI-max :math:`\max_t\log\mathrm{LR}_t`; SeMI-Unif
+:math:`\log\frac1T\sum_t\mathrm{LR}_t`; Final Observation the marginal law of :math:`o_T`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import cho_factor, solve_triangular
+from scipy.special import logsumexp, ndtr
+
+from semi_core._rng import chunk_bounds, chunk_generators
+from semi_core._validation import (
+    check_batch_size,
+    check_finite_array,
+    check_int,
+    check_positive,
+    check_probability,
+    check_tau,
+)
+
+__all__ = ["NoisyMean", "NoisyGameResult", "play_noisy_game", "audit_noisy_game",
+           "clipped_normal_moments"]
+
+TESTS = ("semi-star", "semi-max", "semi-unif", "final")
+
+
+def clipped_normal_moments(mean: float, std: float, clip: float) -> tuple[float, float]:
+    r"""Mean and variance of :math:`\min(\max(Y,-C),C)`, :math:`Y\sim\mathcal N(m,s^2)`.
+
+    With :math:`a=(-C-m)/s`, :math:`b=(C-m)/s`, :math:`P=\Phi(b)-\Phi(a)`:
+
+    .. math::
+
+        E X = -C\Phi(a)+C(1-\Phi(b))+mP+s(\varphi(a)-\varphi(b)),
+
+        E X^2 = C^2(\Phi(a)+1-\Phi(b))+(m^2+s^2)P+2ms(\varphi(a)-\varphi(b))
+                +s^2(a\varphi(a)-b\varphi(b)).
+
+    Returns
+    -------
+    (float, float)
+        Mean and variance.
+    """
+    m, s, C = float(mean), check_positive(std, "std"), check_positive(clip, "clip")
+    a, b = (-C - m) / s, (C - m) / s
+    pa, pb = float(ndtr(a)), float(ndtr(b))
+    phia = math.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
+    phib = math.exp(-0.5 * b * b) / math.sqrt(2 * math.pi)
+    P = pb - pa
+    ex = -C * pa + C * (1 - pb) + m * P + s * (phia - phib)
+    ex2 = (C * C * (pa + 1 - pb) + (m * m + s * s) * P + 2 * m * s * (phia - phib)
+           + s * s * (a * phia - b * phib))
+    return ex, max(ex2 - ex * ex, 0.0)
+
+
+def _clip_ball(x: np.ndarray, C: float) -> np.ndarray:
+    norm = np.linalg.norm(x, axis=-1, keepdims=True)
+    return x * np.minimum(1.0, C / np.maximum(norm, 1e-300))
+
+
+class NoisyMean:
+    r"""Clipped empirical-mean mechanism with Gaussian noise on every release.
+
+    Parameters
+    ----------
+    n : int or sequence of int
+        Batch size (``>= 2``) or the ``T`` per-step batch sizes.
+    T : int
+        Number of releases, ``>= 1``.
+    noise : float
+        Noise standard deviation :math:`s>0` added to each coordinate of each release.
+    clip : float
+        Clipping radius :math:`C>0` (L2 ball; :math:`[-C,C]` for ``d = 1``).
+    data_mean : float or array_like (d,)
+        Mean of the (unclipped) Gaussian data.
+    data_std : float
+        Standard deviation per coordinate of the data, ``> 0``.
+    target : float or array_like (d,), optional
+        Canary :math:`z^*` with :math:`\|z^*\|\le C`; default :math:`C e_1` (on the boundary).
+    d : int, optional
+        Dimension (inferred from ``data_mean``/``target`` otherwise; default 1).
+    moment_samples : int
+        Reference draws for the clipped moments when ``d > 1`` (``d = 1`` is exact).
+    moment_seed : int
+        Seed of those draws.
+
+    Notes
+    -----
+    See the module docstring for the sensitivity :math:`\Delta_\tau` and the test statistics.
+    """
+
+    def __init__(self, n, T: int, *, noise: float, clip: float = 1.0, data_mean=0.0,
+                 data_std: float = 1.0, target=None, d: int | None = None,
+                 moment_samples: int = 200_000, moment_seed: int = 12345):
+        self.T = check_int(T, "T", minimum=1)
+        if np.ndim(n) == 0:
+            self.n_t = np.full(self.T, check_batch_size(n, "n"), dtype=np.int64)
+        else:
+            nt = [check_batch_size(v, "n") for v in np.asarray(n).reshape(-1).tolist()]
+            if len(nt) != self.T:
+                raise ValueError(f"n must be an int or have T={self.T} entries, got {len(nt)}")
+            self.n_t = np.asarray(nt, dtype=np.int64)
+        self.noise = check_positive(noise, "noise")
+        self.clip = check_positive(clip, "clip")
+        self.data_std = check_positive(data_std, "data_std")
+        dm = check_finite_array(data_mean, "data_mean", ndim=(0, 1))
+        tg = None if target is None else check_finite_array(target, "target", ndim=(0, 1))
+        dims = [a.size for a in (dm, tg) if a is not None and a.ndim == 1]
+        if d is None:
+            d = dims[0] if dims else 1
+        self.d = check_int(d, "d", minimum=1)
+        if any(k != self.d for k in dims):
+            raise ValueError(f"data_mean/target must have d={self.d} entries")
+        self.data_mean = np.broadcast_to(dm, (self.d,)).astype(float).copy()
+        if tg is None:
+            tg = np.zeros(self.d)
+            tg[0] = self.clip
+        self.target = np.broadcast_to(tg, (self.d,)).astype(float).copy()
+        if np.linalg.norm(self.target) > self.clip * (1 + 1e-12):
+            raise ValueError(f"target must lie in the clipping ball (norm <= clip={self.clip}), "
+                             f"got norm {np.linalg.norm(self.target)}")
+        self.cum_n = np.cumsum(self.n_t)
+        t_idx = np.arange(self.T)
+        self.A = np.where(t_idx[None, :] <= t_idx[:, None],
+                          self.n_t[None, :] / self.cum_n[:, None], 0.0)
+        self._moments(check_int(moment_samples, "moment_samples", minimum=1000), moment_seed)
+        self._cache: dict = {}
+
+    # ------------------------------------------------------------------ privacy
+    def sensitivity(self, tau: int = 1) -> float:
+        r""":math:`\Delta_\tau=2C(\sum_{t\ge\tau}N_t^{-2})^{1/2}` (replace-one at step ``tau``)."""
+        tau = check_tau(tau, self.T)
+        return float(2.0 * self.clip * np.sqrt(np.sum(1.0 / self.cum_n[tau - 1:] ** 2.0)))
+
+    def mu(self, tau: int = 1) -> float:
+        r"""GDP parameter :math:`\mu_\tau=\Delta_\tau/s` (``tau = 1``: the whole mechanism)."""
+        return self.sensitivity(tau) / self.noise
+
+    def epsilon(self, delta: float, tau: int = 1) -> float:
+        r"""Exact :math:`\varepsilon(\delta)` of the release sequence (:math:`\mu_\tau`-GDP)."""
+        from semi_core.audit.ground_truth import gdp_epsilon
+
+        return gdp_epsilon(self.mu(tau), delta)
+
+    # ------------------------------------------------------------------ Gaussian laws
+    def _moments(self, samples: int, seed: int) -> None:
+        if self.d == 1:
+            m, v = clipped_normal_moments(self.data_mean[0], self.data_std, self.clip)
+            self.clipped_mean, self.clipped_cov = np.array([m]), np.array([[v]])
+            return
+        rng = np.random.Generator(np.random.PCG64(seed))
+        x = _clip_ball(rng.normal(self.data_mean, self.data_std, (samples, self.d)), self.clip)
+        self.clipped_mean = x.mean(axis=0)
+        self.clipped_cov = np.cov(x, rowvar=False)
+
+    def gaussian_law(self, tau: int | None):
+        r"""Mean (Td,) and covariance (Td, Td) of the release vector (``tau=None``: :math:`H_0`).
+
+        .. math::
+
+            \Sigma_0=(A\otimes I)\mathrm{diag}(V/n_j)(A\otimes I)^\top+s^2I,\qquad
+            \Sigma_1^\tau=\Sigma_0-a_\tau a_\tau^\top\otimes V/n_\tau^2
+        """
+        m, V, d = self.clipped_mean, self.clipped_cov, self.d
+        AI = np.kron(self.A, np.eye(d))
+        D = np.kron(np.diag(1.0 / self.n_t), V)
+        mean = np.tile(m, self.T)
+        cov = AI @ D @ AI.T + self.noise ** 2 * np.eye(self.T * d)
+        if tau is not None:
+            tau = check_tau(tau, self.T)
+            a = self.A[:, tau - 1]
+            nt = float(self.n_t[tau - 1])
+            mean = mean + np.kron(a, (self.target - m) / nt)
+            cov = cov - np.kron(np.outer(a, a), V / nt ** 2)
+        return mean, 0.5 * (cov + cov.T)
+
+    def _factor(self, tau, rows):
+        key = (tau, rows)
+        if key not in self._cache:
+            mean, cov = self.gaussian_law(tau)
+            idx = np.arange(self.T * self.d) if rows is None else np.asarray(rows)
+            L = cho_factor(cov[np.ix_(idx, idx)], lower=True)[0]
+            L = np.tril(L)
+            self._cache[key] = (mean[idx], L, float(np.sum(np.log(np.diag(L)))))
+        return self._cache[key]
+
+    def _logpdf(self, x, tau, rows=None):
+        mean, L, logdet_half = self._factor(tau, rows)
+        z = solve_triangular(L, (x - mean).T, lower=True)
+        return -0.5 * np.sum(z * z, axis=0) - logdet_half
+
+    def _flat(self, releases) -> np.ndarray:
+        r = np.asarray(releases, dtype=float)
+        if r.shape[-2:] != (self.T, self.d):
+            raise ValueError(f"releases must have shape (..., T={self.T}, d={self.d}), "
+                             f"got {r.shape}")
+        return r.reshape(-1, self.T * self.d)
+
+    def log_lr(self, releases, tau: int) -> np.ndarray:
+        r"""SeMI* statistic: full-sequence log LR of :math:`H_1^\tau` vs :math:`H_0`, shape (R,)."""
+        x = self._flat(releases)
+        tau = check_tau(tau, self.T)
+        return self._logpdf(x, tau) - self._logpdf(x, None)
+
+    def log_lr_steps(self, releases) -> np.ndarray:
+        r"""Log LR for every candidate :math:`t=1..T`, shape (R, T)."""
+        x = self._flat(releases)
+        base = self._logpdf(x, None)
+        return np.stack([self._logpdf(x, t) - base for t in range(1, self.T + 1)], axis=1)
+
+    def final_log_lr(self, releases, tau: int) -> np.ndarray:
+        r"""Final Observation statistic: log LR of the marginal law of :math:`o_T` alone."""
+        x = self._flat(releases)
+        tau = check_tau(tau, self.T)
+        rows = tuple(range((self.T - 1) * self.d, self.T * self.d))
+        xs = x[:, list(rows)]
+        return self._logpdf(xs, tau, rows) - self._logpdf(xs, None, rows)
+
+    # ------------------------------------------------------------------ simulation
+    def simulate(self, member, tau: int, rng: np.random.Generator) -> np.ndarray:
+        """Noisy releases (R, T, d) of rounds with the canary in (``member``) or out.
+
+        Every datum is drawn, clipped, and (for members) one record of batch ``tau`` is
+        replaced by the canary (Alg. 1 of the SeMI seed; which record is immaterial for a mean).
+        """
+        member = np.asarray(member, dtype=bool)
+        tau = check_tau(tau, self.T)
+        R = member.size
+        sums = np.empty((R, self.T, self.d))
+        for t in range(self.T):
+            x = _clip_ball(rng.normal(self.data_mean, self.data_std,
+                                      (R, int(self.n_t[t]), self.d)), self.clip)
+            if t == tau - 1:
+                x[member, 0, :] = self.target
+            sums[:, t, :] = x.sum(axis=1)
+        running = np.cumsum(sums, axis=1) / self.cum_n[None, :, None]
+        return running + rng.normal(0.0, self.noise, running.shape)
+
+    def __repr__(self) -> str:
+        return (f"NoisyMean(T={self.T}, n={self.n_t.tolist()}, d={self.d}, noise={self.noise}, "
+                f"clip={self.clip}, mu_1={self.mu(1):.4g})")
+
+
+@dataclass
+class NoisyGameResult:
+    """Outcome of :func:`play_noisy_game`: membership bits and one score array per test."""
+
+    member: np.ndarray
+    tau: int
+    stats: dict[str, np.ndarray]
+
+
+def play_noisy_game(mech: NoisyMean, rounds: int, seed, *, tau: int, p_member: float = 0.5,
+                    chunk_size: int = 4096) -> NoisyGameResult:
+    r"""SeMI game (Alg. 1-2 of the SeMI seed) on the noisy mean with insertion time ``tau``.
+
+    Chunk ``k`` of ``chunk_size`` rounds draws from the ``k``-th child of ``seed``, so results
+    depend only on ``(seed, chunk_size)``.
+
+    .. math::
+
+        \text{scores: } \log\mathrm{LR}_\tau,\ \max_t\log\mathrm{LR}_t,\
+        \log\tfrac1T\textstyle\sum_t\mathrm{LR}_t,\ \log\mathrm{LR}^{\text{final}}_\tau
+
+    Parameters
+    ----------
+    mech : NoisyMean
+    rounds : int
+        ``>= 2``.
+    seed : int or SeedSequence
+    tau : int
+        Insertion time in ``1..T`` (known to SeMI* and Final Observation).
+    p_member : float
+        Probability of inserting the canary, in ``(0, 1)``.
+    chunk_size : int
+
+    Returns
+    -------
+    NoisyGameResult
+        ``stats`` keys: ``"semi-star"``, ``"semi-max"``, ``"semi-unif"``, ``"final"``.
+    """
+    if not isinstance(mech, NoisyMean):
+        raise TypeError(f"mech must be a NoisyMean, got {type(mech).__name__}")
+    rounds = check_int(rounds, "rounds", minimum=2)
+    tau = check_tau(tau, mech.T)
+    p = check_probability(p_member, "p_member")
+    chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
+    bounds = chunk_bounds(rounds, chunk_size)
+    gens = chunk_generators(seed, len(bounds))
+    member = np.empty(rounds, dtype=bool)
+    out = {k: np.empty(rounds) for k in TESTS}
+    for (a, b), g in zip(bounds, gens, strict=True):
+        mem = g.random(b - a) < p
+        rel = mech.simulate(mem, tau, g)
+        steps = mech.log_lr_steps(rel)
+        member[a:b] = mem
+        out["semi-star"][a:b] = steps[:, tau - 1]
+        out["semi-max"][a:b] = steps.max(axis=1)
+        out["semi-unif"][a:b] = logsumexp(steps, axis=1) - math.log(mech.T)
+        out["final"][a:b] = mech.final_log_lr(rel, tau)
+    return NoisyGameResult(member=member, tau=tau, stats=out)
+
+
+def audit_noisy_game(mech: NoisyMean, rounds: int, seed, *, tau: int = 1, delta: float = 1e-5,
+                     failure_prob: float = 0.05, method: str = "dkw",
+                     tests=("semi-star", "semi-max", "final"), **audit_kwargs) -> dict:
+    r"""Play the game and certify :math:`\underline\varepsilon` per test, next to the ground truth.
+
+    .. math::
+
+        \underline\varepsilon_{\text{test}}\ \text{(see semi_core.audit)}\quad\text{vs}\quad
+        \varepsilon_\tau(\delta)=\varepsilon_{\mathrm{GDP}}(\Delta_\tau/s,\delta)\le
+        \varepsilon_1(\delta)
+
+    Returns
+    -------
+    dict
+        ``epsilon_true`` (whole mechanism), ``epsilon_true_tau`` (neighbours at step ``tau``),
+        ``mu``, ``mu_tau``, and ``tests``: {name: AuditResult as dict}.
+    """
+    from semi_core.audit.bounds import epsilon_lower_bound
+
+    res = play_noisy_game(mech, rounds, seed, tau=tau)
+    if res.member.all() or not res.member.any():
+        raise ValueError("the game produced one class only; increase rounds")
+    table = {}
+    for name in tests:
+        if name not in TESTS:
+            raise ValueError(f"tests must be drawn from {TESTS}, got {name!r}")
+        s = res.stats[name]
+        table[name] = epsilon_lower_bound(
+            s[res.member], s[~res.member], delta=delta, failure_prob=failure_prob,
+            method=method, **audit_kwargs).to_dict()
+    return {"noise": mech.noise, "mu": mech.mu(1), "mu_tau": mech.mu(tau),
+            "epsilon_true": mech.epsilon(delta, 1), "epsilon_true_tau": mech.epsilon(delta, tau),
+            "rounds": rounds, "tau": tau, "delta": delta, "failure_prob": failure_prob,
+            "method": method, "tests": table}
