@@ -1,0 +1,152 @@
+"""Registry of the seeds' claims, the checks that decide them, verdicts, errata and LaTeX.
+
+One module per seed (``semi_sequential_mi``, ``per_datum_leakage``, ``sequential_dp_auditing``,
+``combining_mi_updates``) defines ``CLAIMS``, a list of :class:`Claim` records. Use
+
+>>> from semi_core.claims import all_claims, verify
+>>> results = verify(seed="combining_mi_updates")          # doctest: +SKIP
+>>> [r.verdict for r in results]                            # doctest: +SKIP
+
+``semi-core verify`` is the command-line front end; :func:`errata_markdown` renders
+``docs/errata.md`` and :func:`to_latex` a standalone LaTeX document.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import Counter
+
+from ._core import (
+    FAILS,
+    HOLDS,
+    HOLDS_UNDER,
+    CheckContext,
+    Claim,
+    ClaimResult,
+    Outcome,
+    perturb_forms,
+    verify_claim,
+)
+from ._render import errata_markdown, to_latex
+
+__all__ = [
+    "SEED_MODULES",
+    "HOLDS",
+    "FAILS",
+    "HOLDS_UNDER",
+    "Claim",
+    "ClaimResult",
+    "CheckContext",
+    "Outcome",
+    "all_claims",
+    "get_claim",
+    "select_claims",
+    "verify",
+    "verify_claim",
+    "perturb_forms",
+    "summary",
+    "errata_markdown",
+    "to_latex",
+    "write_errata",
+]
+
+#: Seed name -> module holding its ``CLAIMS`` (the seed files live in ``shared/seeds``).
+SEED_MODULES = {
+    "semi_sequential_mi": "semi_core.claims.semi_sequential_mi",
+    "per_datum_leakage": "semi_core.claims.per_datum_leakage",
+    "sequential_dp_auditing": "semi_core.claims.sequential_dp_auditing",
+    "combining_mi_updates": "semi_core.claims.combining_mi_updates",
+}
+
+
+def all_claims(seed: str | None = None) -> list[Claim]:
+    """Every registered claim, or those of one seed (``seed`` as in :data:`SEED_MODULES`)."""
+    if seed is not None and seed not in SEED_MODULES:
+        raise ValueError(f"seed must be one of {sorted(SEED_MODULES)}, got {seed!r}")
+    names = [seed] if seed else list(SEED_MODULES)
+    out: list[Claim] = []
+    for name in names:
+        out.extend(importlib.import_module(SEED_MODULES[name]).CLAIMS)
+    return out
+
+
+def get_claim(claim_id: str) -> Claim:
+    """Look a claim up by its full id (``"seed:label"``) or, if unambiguous, by its label."""
+    if not isinstance(claim_id, str):
+        raise TypeError(f"claim_id must be a string, got {type(claim_id).__name__}")
+    claims = all_claims()
+    hits = [c for c in claims if c.id == claim_id] or [c for c in claims if c.label == claim_id]
+    if len(hits) != 1:
+        what = "ambiguous" if hits else "unknown"
+        raise ValueError(f"claim_id {claim_id!r} is {what}; use one of the ids listed by "
+                         "`semi-core verify --list` (format seed:label)")
+    return hits[0]
+
+
+def select_claims(seed: str | None = None, claim: str | None = None) -> list[Claim]:
+    """Claims filtered by seed and/or claim id (both optional)."""
+    if claim is not None:
+        c = get_claim(claim)
+        if seed is not None and c.seed != seed:
+            raise ValueError(f"claim {claim!r} belongs to seed {c.seed!r}, not {seed!r}")
+        return [c]
+    return all_claims(seed)
+
+
+def verify(seed: str | None = None, claim: str | None = None, *, quick: bool = True,
+           rng_seed: int = 0, progress=None) -> list[ClaimResult]:
+    """Run the checks and return one :class:`ClaimResult` per selected claim.
+
+    Parameters
+    ----------
+    seed : str, optional
+        Restrict to one seed paper (see :data:`SEED_MODULES`).
+    claim : str, optional
+        Restrict to one claim id.
+    quick : bool
+        Smaller Monte Carlo sizes (tolerances are still a fixed number of standard errors).
+    rng_seed : int
+        Root seed of the Monte Carlo checks (results are reproducible for a given value).
+    progress : callable, optional
+        Called with each claim id before it is checked.
+    """
+    if isinstance(rng_seed, bool) or not isinstance(rng_seed, int) or rng_seed < 0:
+        raise ValueError(f"rng_seed must be a non-negative integer, got {rng_seed!r}")
+    results = []
+    for c in select_claims(seed, claim):
+        if progress is not None:
+            progress(c.id)
+        results.append(verify_claim(c, quick=quick, seed=rng_seed))
+    return results
+
+
+def summary(results: list[ClaimResult]) -> dict:
+    """Counts per seed and verdict kind, plus the list of failures and conditional claims."""
+    per_seed: dict[str, Counter] = {}
+    for r in results:
+        seed = r.id.split(":", 1)[0]
+        kind = FAILS if r.verdict == FAILS else (HOLDS if r.verdict == HOLDS else HOLDS_UNDER)
+        per_seed.setdefault(seed, Counter())[kind] += 1
+    tot = Counter()
+    for cnt in per_seed.values():
+        tot.update(cnt)
+    return {
+        "total": len(results),
+        "holds": tot[HOLDS],
+        "fails": tot[FAILS],
+        "holds_only_under": tot[HOLDS_UNDER],
+        "per_seed": {s: {"registered": sum(c.values()), "holds": c[HOLDS], "fails": c[FAILS],
+                         "holds_only_under": c[HOLDS_UNDER]} for s, c in per_seed.items()},
+        "failures": [r.id for r in results if r.verdict == FAILS],
+        "conditional": [r.id for r in results if r.verdict.startswith(HOLDS_UNDER)],
+    }
+
+
+def write_errata(path, results: list[ClaimResult] | None = None) -> str:
+    """Run every check (unless ``results`` are given) and write the errata Markdown to ``path``."""
+    from pathlib import Path
+
+    results = verify() if results is None else results
+    text = errata_markdown(results)
+    Path(path).write_text(text)
+    return text
