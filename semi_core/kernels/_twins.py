@@ -119,7 +119,8 @@ def semi_chunk(gen, rounds, exact, code, fparam, scale, n_t, u, llr_c0, llr_k, l
         top = x.max(axis=1)
         with np.errstate(invalid="ignore"):
             tot = np.exp(x - np.where(np.isfinite(top), top, 0.0)[:, None]).sum(axis=1)
-        stats_out[1, r0:r1] = np.where(np.isfinite(top), top + np.log(tot), -np.inf)
+        stats_out[1, r0:r1] = np.where(np.isnan(top), np.nan,
+                                       np.where(np.isfinite(top), top + np.log(tot), -np.inf))
         if fo_stationary:
             N = float(fo_N)
             Wf = np.einsum("t,rtd->rd", n_t.astype(float), W) / N

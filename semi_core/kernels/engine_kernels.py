@@ -63,6 +63,39 @@ def _draw(gen, code, fparam, scale):
     return gen.standard_exponential() - 1.0
 
 
+@jit(inline="always")
+def _batch_sum(gen, code, fparam, scale, nt, skip, acc):
+    # acc = sum over the batch's data (datum ``skip`` drawn and discarded); the family branch
+    # is hoisted out of the loops so the Gaussian path is a plain ziggurat loop.
+    d = acc.shape[0]
+    for i in range(d):
+        acc[i] = 0.0
+    if code == 0 and d == 1:
+        # scalar accumulator: keeps the d = 1 sum in a register
+        a = 0.0
+        for k in range(nt):
+            x = gen.standard_normal()
+            if k != skip:
+                a += x
+        acc[0] = a
+    elif code == 0:
+        for k in range(nt):
+            if k == skip:
+                for _ in range(d):
+                    gen.standard_normal()
+            else:
+                for i in range(d):
+                    acc[i] += gen.standard_normal()
+    else:
+        for k in range(nt):
+            if k == skip:
+                for _ in range(d):
+                    _draw(gen, code, fparam, scale)
+            else:
+                for i in range(d):
+                    acc[i] += _draw(gen, code, fparam, scale)
+
+
 @jit
 def _forward_solve(L, x, out):
     # out = L^{-1} x for lower-triangular L (forward substitution, no inverse formed).
@@ -111,15 +144,7 @@ def semi_chunk(gen, rounds, exact, code, fparam, scale, n_t, u, llr_c0, llr_k, l
             nt = n_t[t]
             hit = member and t == tau
             if exact:
-                for i in range(d):
-                    acc[i] = 0.0
-                for k in range(nt):
-                    if hit and k == j:
-                        for _ in range(d):
-                            _draw(gen, code, fparam, scale)  # the replaced datum
-                    else:
-                        for i in range(d):
-                            acc[i] += _draw(gen, code, fparam, scale)
+                _batch_sum(gen, code, fparam, scale, nt, j if hit else -1, acc)
                 for i in range(d):
                     add = u[t, i] if hit else 0.0
                     w[i] = (acc[i] + add) / nt
@@ -150,17 +175,21 @@ def semi_chunk(gen, rounds, exact, code, fparam, scale, n_t, u, llr_c0, llr_k, l
                     s[i] += a
         # SeMI*, SeMI-max, SeMI-Unif (log-sum-exp with the unif weights)
         stats_out[0, r] = llr[tau]
-        mx = llr[0]
-        for t in range(1, T):
-            if llr[t] > mx:
-                mx = llr[t]
-        stats_out[2, r] = mx
+        mx = -np.inf
         top = -np.inf
+        nan_seen = False  # NaN propagates to SeMI-max and SeMI-Unif, as in NumPy
         for t in range(T):
+            if math.isnan(llr[t]):
+                nan_seen = True
+            elif llr[t] > mx:
+                mx = llr[t]
             v = llr[t] + log_w_unif[t]
             if v > top:
                 top = v
-        if top == -np.inf:
+        stats_out[2, r] = np.nan if nan_seen else mx
+        if nan_seen:
+            stats_out[1, r] = np.nan
+        elif top == -np.inf:
             stats_out[1, r] = -np.inf
         else:
             tot = 0.0

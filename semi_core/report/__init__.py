@@ -20,6 +20,10 @@ __all__ = ["ReportContext", "Section", "SECTION_MODULES", "build_report"]
 
 SECTION_MODULES = [
     "semi_core.report.power_section",
+    "semi_core.report.robustness_section",
+    "semi_core.report.audit_section",
+    "semi_core.report.dpsgd_section",
+    "semi_core.report.claims_section",
 ]
 
 
