@@ -14,6 +14,9 @@ loops; the NumPy twins live in ``semi_core.kernels._twins``.
 from cython.parallel cimport parallel, prange
 from libc.stdlib cimport free, malloc
 
+# Below this many scalar operations an OpenMP region costs more than it saves.
+DEF SERIAL_WORK = 65536
+
 
 cdef inline double _row_upper(const double[:, ::1] N, Py_ssize_t i,
                               const double[:, ::1] A, const double[::1] b,
@@ -52,7 +55,11 @@ def quadform_whitened(const double[:, ::1] N, const double[:, ::1] A, const doub
     cdef Py_ssize_t m = N.shape[0]
     cdef Py_ssize_t i
     cdef int nt = num_threads if num_threads > 0 else 0
-    if nt > 0:
+    if nt == 1 or m * N.shape[1] * N.shape[1] < SERIAL_WORK:
+        with nogil:
+            for i in range(m):
+                out[i] = _row_upper(N, i, A, b, c0, s)
+    elif nt > 0:
         for i in prange(m, nogil=True, schedule="static", num_threads=nt):
             out[i] = _row_upper(N, i, A, b, c0, s)
     else:
@@ -71,7 +78,15 @@ def quadform_cholsolve(const double[:, ::1] N, const double[:, ::1] L, const dou
     cdef int nt = num_threads if num_threads > 0 else 0
     if m == 0:
         return out
-    if nt > 0:
+    if nt == 1 or m * d * d < SERIAL_WORK:
+        w = <double*> malloc(max(d, 1) * sizeof(double))
+        if w == NULL:
+            raise MemoryError()
+        with nogil:
+            for i in range(m):
+                out[i] = _row_solve(N, i, L, b, c0, s, w)
+        free(w)
+    elif nt > 0:
         with nogil, parallel(num_threads=nt):
             w = <double*> malloc(max(d, 1) * sizeof(double))
             for i in prange(m, schedule="static"):
