@@ -1,0 +1,440 @@
+r"""Type I/II errors of the quadratic log-LR tests (SeMI seed Lemmas 3.5-3.8, B.4-B.6).
+
+The acceptance region :math:`\{\log\mathrm{LR} \ge \gamma\}` is solved symbolically:
+
+* **d-dim.** The derived Theorem 3.1 is completed to a square,
+  :math:`\log\mathrm{LR} = \gamma_{\max} - k\,(\mathbf N-\boldsymbol\delta)^\top\Sigma^{-1}
+  (\mathbf N-\boldsymbol\delta)` with :math:`k = -\partial \log\mathrm{LR}/\partial q`, so the
+  region is the ellipsoid :math:`\{u \le R^2(\gamma)\}`, :math:`R^2 = (\gamma_{\max}-\gamma)/k`.
+  Under :math:`H_h`, :math:`\mathbf N \sim \mathcal N(a_h\boldsymbol\delta, s_h\Sigma)`
+  (:math:`a_0=0, s_0=1/n`; :math:`a_1=1/n, s_1=(n-1)/n^2`, seed Lemma B.4); whitening with the
+  Cholesky factor of :math:`\Sigma` gives :math:`u/s_h \sim \chi^2_d((a_h-1)^2 m^*/s_h)` for any
+  positive-definite :math:`\Sigma` (not only diagonal, as the seed's Cor B.6 states).
+* **1-D.** The two roots of the quadratic in :math:`\bar X_\tau` are solved for and the normal
+  probabilities of the interval taken (the seed's :math:`\Phi` form).
+
+Final Observation with stationary :math:`(\mu, \Sigma)` uses the same formulas with
+:math:`n \to N_T = \sum_t n_t` (``nT`` for a fixed batch size), see ``fo_*`` and
+``em_final_log_lr``; with per-step parameters use ``em_log_lr_step`` (errors depend only on
+:math:`(n_\tau, m^*_\tau)`).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import sympy as sp
+
+from . import _symbols as S
+from ._core import Derivation, NcChi2CDF, NcChi2PPF, NcChi2SF, Phi, group_log_ratio, register
+from .empirical_mean import (
+    _batch_mean_laws,
+    affine_moments,
+    em_final_log_lr_1d,
+    em_log_lr,
+    em_log_lr_1d,
+    final_conditionals_1d,
+)
+
+__all__ = [
+    "complete_square",
+    "interval_errors_1d",
+    "em_gamma_max",
+    "em_R2",
+    "em_alpha",
+    "em_beta",
+    "em_threshold",
+    "em_alpha_1d",
+    "em_beta_1d",
+    "em_gamma_max_1d",
+    "em_root_lo_1d",
+    "em_root_hi_1d",
+    "fo_alpha_1d",
+    "fo_beta_1d",
+    "fo_gamma_max_1d",
+    "fo_root_lo_1d",
+    "fo_root_hi_1d",
+]
+
+_pos = sp.Symbol("s_pos", positive=True)   # |z* - mu| for the sign cases
+_n1 = sp.Symbol("n_1", positive=True)       # n = 1 + n_1 (n > 1)
+_g = sp.Symbol("g_pos", positive=True)      # gamma = gamma_max - g (below the maximum)
+
+
+def _cases(nn):
+    """Proof cases: sign of z* - mu, n > 1, gamma < gamma_max (nn is n or N_T)."""
+    out = []
+    for sign in (1, -1):
+        gmax = (_pos**2 / S.sigma**2 - sp.log(_n1 / (1 + _n1))) / 2
+        out.append({S.z: S.mu + sign * _pos, nn: 1 + _n1, S.gamma: gmax - _g})
+    return tuple(out)
+
+
+SIGN_CASES = _cases(S.n)
+FO_CASES = _cases(S.N_T)
+
+
+# ---------------------------------------------------------------------------------------------
+# d-dim: complete the square
+# ---------------------------------------------------------------------------------------------
+
+
+def complete_square(llr=None):
+    r"""Return ``(k, gamma_max)`` with ``llr = gamma_max - k * (q - 2 ell + m)``.
+
+    Raises if the remainder still depends on ``q`` or ``ell`` (i.e. the square is not complete).
+    """
+    llr = em_log_lr().expr if llr is None else llr
+    k = sp.factor(-sp.diff(llr, S.q))
+    rest = sp.simplify(llr + k * (S.q - 2 * S.ell + S.m))
+    if rest.has(S.q) or rest.has(S.ell):
+        raise AssertionError(f"square not complete: remainder {rest}")
+    return k, rest
+
+
+def _hypothesis_laws():
+    r"""``(a_h, s_h)`` with :math:`\mathbf N \mid H_h \sim \mathcal N(a_h\delta, s_h\Sigma)`."""
+    (x0, law0), (x1, law1) = _batch_mean_laws(S.n, S.mu, sp.Integer(1), S.z)
+    out = []
+    for x, law in ((x0, law0), (x1, law1)):
+        mean, var = affine_moments(x - S.mu, law)
+        a = sp.factor(sp.simplify(mean.subs(S.z, S.mu + 1)))  # mean per unit of delta
+        out.append((a, var))
+    return out
+
+
+def _gamma_max_expr():
+    return _tidy_gmax(complete_square()[1])
+
+
+def _tidy_gmax(expr):
+    from ._core import tidy
+
+    return tidy(expr, [S.m])
+
+
+@register("em_gamma_max")
+def em_gamma_max() -> Derivation:
+    r""":math:`\gamma_{\max} = \max_{\mathbf N}\log\mathrm{LR}_\tau` (errors vanish above it)."""
+    seed = (S.m - S.d * sp.log((S.n - 1) / S.n)) / 2
+    return Derivation(
+        name="em_gamma_max",
+        expr=_gamma_max_expr(),
+        symbols=(S.m, S.n, S.d),
+        source="semi_sequential_mi App. B.3 Lemma B.5 (Lemma 3.5 for d = 1)",
+        assumptions=("n >= 2",),
+        seed_form=seed,
+        note="Constant left after completing the square in the derived Thm 3.1.",
+        lhs=r"\gamma_{\max}",
+    )
+
+
+@register("em_R2")
+def em_R2() -> Derivation:
+    r"""Radius :math:`R^2(\gamma)` of the acceptance ellipsoid in the :math:`\Sigma^{-1}` metric."""
+    k, gmax = complete_square()
+    expr = group_log_ratio((gmax - S.gamma) / k, S.n - 1, S.n)
+    expr = sp.collect(expr, [S.gamma, S.m, S.d], func=lambda c: sp.factor(c, deep=False))
+    seed = 2 * (S.n - 1) / S.n * (S.n**2 * S.m / 2 - S.gamma - S.d / 2 * sp.log((S.n - 1) / S.n))
+    return Derivation(
+        name="em_R2",
+        expr=expr,
+        symbols=(S.gamma, S.m, S.n, S.d),
+        source="semi_sequential_mi App. B.3 Lemma B.5",
+        assumptions=("gamma <= gamma_max", "n >= 2"),
+        seed_form=seed,
+        note="SEED ERRATUM: Lemma B.5 prints R^2 = 2(n-1)/n [n^2 m*/2 - gamma - d/2 log((n-1)/n)];"
+             " completing the square gives m*/2, not n^2 m*/2 (the seed's own proof drops the "
+             "1/4 c1' C2^-1 c1 = -n m*/(2(n-1)) term incorrectly). The seed's gamma_max is right"
+             " and is inconsistent with its own R^2 (R^2(gamma_max) != 0).",
+        lhs=r"R^{2}(\gamma)",
+    )
+
+
+def _alpha_beta_exprs():
+    R2 = em_R2().expr
+    (a0, s0), (a1, s1) = _hypothesis_laws()
+    lam0 = sp.factor((a0 - 1) ** 2 * S.m / s0)
+    lam1 = sp.factor((a1 - 1) ** 2 * S.m / s1)
+    arg0 = sp.collect(group_log_ratio(R2 / s0, S.n - 1, S.n), [S.gamma, S.m, S.d], func=sp.factor)
+    arg1 = sp.collect(group_log_ratio(R2 / s1, S.n - 1, S.n), [S.gamma, S.m, S.d], func=sp.factor)
+    alpha = NcChi2CDF(arg0, S.d, lam0)
+    beta = NcChi2SF(arg1, S.d, lam1)
+    return alpha, beta, (s0, lam0), (s1, lam1)
+
+
+@register("em_alpha")
+def em_alpha() -> Derivation:
+    r"""Type I error :math:`\alpha(\gamma) = F_{\chi^2_d(n m^*)}(n R^2(\gamma))`."""
+    alpha = _alpha_beta_exprs()[0]
+    seed_R2 = em_R2().seed_form
+    seed = NcChi2CDF(S.n * seed_R2, S.d, S.n * S.m)
+    return Derivation(
+        name="em_alpha",
+        expr=alpha,
+        symbols=(S.gamma, S.m, S.n, S.d),
+        source="semi_sequential_mi App. B.3 Lemma B.5 / Cor B.6 (Lemma 3.5 for d = 1)",
+        assumptions=("gamma <= gamma_max (alpha = 0 above)", "any positive-definite Sigma"),
+        seed_form=seed,
+        note="Holds for every positive-definite Sigma by Cholesky whitening (the seed states "
+             "Cor B.6 for diagonal Sigma only). Mismatch with the seed comes from its R^2 "
+             "erratum (Lemma B.5); Cor B.6 also cites 'R^2 as in Lemma 3.5', which defines no "
+             "R^2 (it is Lemma B.5's).",
+        lhs=r"\alpha(\gamma)",
+    )
+
+
+@register("em_beta")
+def em_beta() -> Derivation:
+    r"""Type II error :math:`\beta(\gamma) = 1 - F_{\chi^2_d((n-1)m^*)}(n^2R^2/(n-1))`."""
+    beta = _alpha_beta_exprs()[1]
+    return Derivation(
+        name="em_beta",
+        expr=beta,
+        symbols=(S.gamma, S.m, S.n, S.d),
+        source="semi_sequential_mi App. B.3 (Lemma B.4; Lemma 3.6 for d = 1)",
+        assumptions=("gamma <= gamma_max (beta = 1 above)", "any positive-definite Sigma"),
+        seed_form=None,
+        note="Not stated by the seed for d > 1; derived from Lemma B.4's H1 law of N. "
+             "Evaluated as the ncx2 survival function (tail), not 1 - CDF.",
+        lhs=r"\beta(\gamma)",
+    )
+
+
+@register("em_threshold")
+def em_threshold() -> Derivation:
+    r"""Threshold :math:`\gamma(p)` with :math:`\alpha(\gamma) = p` (closed form via the quantile)."""
+    (a0, s0), _ = _hypothesis_laws()
+    R2 = em_R2().expr
+    Q = sp.Symbol("Q", nonnegative=True)
+    sol = sp.solve(sp.Eq(R2 / s0, Q), S.gamma)
+    if len(sol) != 1:
+        raise AssertionError(f"expected one threshold, got {sol}")
+    lam0 = sp.factor((a0 - 1) ** 2 * S.m / s0)
+    solved = sol[0].subs(Q, NcChi2PPF(S.p, S.d, lam0))
+    # Display as gamma_max + coef * quantile, proven equal to the solved form.
+    coef = sp.factor(sp.diff(sol[0], Q))
+    expr = _gamma_max_expr() + coef * NcChi2PPF(S.p, S.d, lam0)
+    from ._core import is_zero
+
+    if not is_zero(expr - solved):
+        raise AssertionError("threshold display form differs from the solved threshold")
+    return Derivation(
+        name="em_threshold",
+        expr=expr,
+        symbols=(S.p, S.m, S.n, S.d),
+        source="semi_sequential_mi App. B.3 (inverse of Cor B.6)",
+        assumptions=("0 < p < 1",),
+        seed_form=None,
+        note="alpha is decreasing in gamma, so alpha(gamma(p)) = p; gamma(p) <= gamma_max.",
+        lhs=r"\gamma(p)",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# 1-D: roots and Phi form
+# ---------------------------------------------------------------------------------------------
+
+
+def interval_errors_1d(llr, x, center, law0, law1):
+    r"""Roots and Phi-form errors of a concave quadratic log-LR in a scalar ``x``.
+
+    Parameters
+    ----------
+    llr : sympy.Expr
+        Quadratic in ``x`` with negative leading coefficient.
+    x : sympy.Symbol
+    center : sympy.Expr
+        Where the deviation is measured from (roots are returned as ``x - center``).
+    law0, law1 : tuple
+        ``(mean, variance)`` of ``x`` under H0 and H1.
+
+    Returns
+    -------
+    dict with ``lo``, ``hi`` (roots minus center), ``gamma_max``, ``alpha``, ``beta``.
+    """
+    from ._core import is_zero, tidy
+
+    t = sp.Symbol("t_dev", real=True)
+    poly = sp.Poly(sp.expand(llr.subs(x, center + t)), t)
+    c2, c1, c0 = poly.all_coeffs()
+    vertex = sp.factor(sp.simplify(-c1 / (2 * c2)))
+    gmax = sp.simplify(llr.subs(x, center + vertex))
+    roots = sp.solve(sp.Eq(c2 * t**2 + c1 * t + c0, S.gamma), t)
+    if len(roots) != 2:
+        raise AssertionError(f"expected two roots, got {roots}")
+    # Readable half-width sqrt((gamma_max - gamma) / (-c2)), proven equal to the solved one
+    # (squares compared, both non-negative), and the midpoint equal to the vertex.
+    gmax_tidy = tidy(sp.expand(sp.expand_log(gmax, force=True)), [S.z], center={S.z: S.mu})
+    root_k = sp.sqrt(sp.factor(-1 / c2))
+    slack = sp.sqrt(gmax_tidy - S.gamma)
+    half = root_k * slack
+    half_solved = (roots[1] - roots[0]) / 2
+    if not is_zero(sp.expand(half**2 - half_solved**2)):
+        raise AssertionError("half-width of the acceptance interval does not match the roots")
+    if not is_zero(sp.expand((roots[1] + roots[0]) / 2 - vertex)):
+        raise AssertionError("midpoint of the roots is not the vertex")
+    lo, hi = vertex - half, vertex + half
+    (mean0, var0), (mean1, var1) = law0, law1
+    sd0, sd1 = sp.sqrt(var0), sp.sqrt(var1)
+
+    def arg(shift, sign, sd):
+        # standardized root: (centre + vertex +/- half - mean) / sd, kept in two readable parts
+        return sp.factor(sp.simplify(shift / sd)) + sign * sp.simplify(root_k / sd) * slack
+
+    alpha = (Phi(arg(center + vertex - mean0, 1, sd0))
+             - Phi(arg(center + vertex - mean0, -1, sd0)))
+    beta = (Phi(arg(center + vertex - mean1, -1, sd1))
+            + Phi(-arg(center + vertex - mean1, 1, sd1)))
+    return {"lo": lo, "hi": hi, "gamma_max": gmax, "alpha": alpha, "beta": beta}
+
+
+@functools.cache
+def _em_1d():
+    n, mu, sigma, z = S.n, S.mu, S.sigma, S.z
+    (x0, law0), (x1, law1) = _batch_mean_laws(n, mu, sigma, z)
+    l0 = affine_moments(x0, law0)
+    l1 = affine_moments(x1, law1)
+    return interval_errors_1d(em_log_lr_1d().expr, S.xbar, mu, l0, l1)
+
+
+@functools.cache
+def _fo_1d():
+    m0, v0, m1, v1 = final_conditionals_1d(stationary=True)
+    return interval_errors_1d(em_final_log_lr_1d().expr, S.W, S.mu, (m0, v0), (m1, v1))
+
+
+def _seed_1d(nn):
+    """Seed Lemmas 3.5/3.6 (nn = n) and 3.7/3.8 (nn = nT = N_T), transcribed."""
+    m = (S.z - S.mu) ** 2 / S.sigma**2
+    a = sp.sqrt(m * nn)
+    b = sp.sqrt((nn - 1) * (m - sp.log(1 - 1 / nn) - 2 * S.gamma))
+    alpha = Phi(a + b) - Phi(a - b)
+    beta = (Phi(a * sp.sqrt((nn - 1) / nn) - b * sp.sqrt(nn / (nn - 1)))
+            + Phi(-a * sp.sqrt((nn - 1) / nn) - b * sp.sqrt(nn / (nn - 1))))
+    gmax = (m - sp.log((nn - 1) / nn)) / 2
+    return alpha, beta, gmax
+
+
+_SYMS_1D = (S.gamma, S.n, S.mu, S.sigma, S.z)
+_SYMS_FO = (S.gamma, S.N_T, S.mu, S.sigma, S.z)
+
+
+def _d1(name, expr, syms, source, seed, note, lhs, assumptions=()):
+    cases = FO_CASES if S.N_T in syms else SIGN_CASES
+    return Derivation(name=name, expr=expr, symbols=tuple(s for s in syms
+                                                          if s in expr.free_symbols),
+                      source=source, assumptions=("stationary N(mu, sigma^2)", *assumptions),
+                      seed_form=seed, note=note, lhs=lhs, cases=cases)
+
+
+@register("em_alpha_1d")
+def em_alpha_1d() -> Derivation:
+    r"""Lemma 3.5: :math:`\alpha(\gamma) = \Phi(a+b) - \Phi(a-b)` from the roots of Thm 3.4."""
+    return _d1("em_alpha_1d", _em_1d()["alpha"], _SYMS_1D, "semi_sequential_mi §3.1 Lemma 3.5",
+               _seed_1d(S.n)[0], "Normal mass of the root interval under H0; equals em_alpha at "
+               "d = 1.", r"\alpha(\gamma)", ("gamma <= gamma_max",))
+
+
+@register("em_beta_1d")
+def em_beta_1d() -> Derivation:
+    r"""Lemma 3.6: Type II error from the roots of Thm 3.4 under H1."""
+    return _d1("em_beta_1d", _em_1d()["beta"], _SYMS_1D, "semi_sequential_mi §3.1 Lemma 3.6",
+               _seed_1d(S.n)[1], "Normal mass outside the root interval under H1; equals "
+               "em_beta at d = 1.", r"\beta(\gamma)", ("gamma <= gamma_max",))
+
+
+@register("em_gamma_max_1d")
+def em_gamma_max_1d() -> Derivation:
+    r"""Lemma 3.5: maximum of the 1-D log-LR over :math:`\bar X_\tau`."""
+    return _d1("em_gamma_max_1d", _tidy_1d(_em_1d()["gamma_max"]), _SYMS_1D,
+               "semi_sequential_mi §3.1 Lemma 3.5", _seed_1d(S.n)[2],
+               "Value of Thm 3.4 at its vertex.", r"\gamma_{\max}")
+
+
+def _tidy_1d(expr):
+    from ._core import tidy
+
+    return tidy(sp.expand(sp.expand_log(expr, force=True)), [S.z], center={S.z: S.mu})
+
+
+def _seed_roots(nn, scale_center, scale_half):
+    S_ = (S.z - S.mu) ** 2 / S.sigma**2 - sp.log((nn - 1) / nn) - 2 * S.gamma
+    return ((S.z - S.mu) * scale_center - scale_half * sp.sqrt(S_),
+            (S.z - S.mu) * scale_center + scale_half * sp.sqrt(S_))
+
+
+@register("em_root_lo_1d")
+def em_root_lo_1d() -> Derivation:
+    r"""Lower root of :math:`\log\mathrm{LR}_\tau = \gamma` in :math:`\bar X_\tau - \mu`."""
+    # Seed App. A.3 gives roots in N = (Xbar - mu)/tau; multiplied by tau here.
+    seed = _seed_roots(S.n, 1, S.sigma * sp.sqrt(S.n - 1) / sp.sqrt(S.n))[0]
+    return _d1("em_root_lo_1d", _em_1d()["lo"], _SYMS_1D,
+               "semi_sequential_mi App. A.3 (proof of Lemma 3.5)", seed,
+               "Seed roots N_{1,2} are for N = (Xbar - mu)/tau; compared after multiplying by tau.",
+               r"\bar{X}_{\tau}^{(1)} - \mu")
+
+
+@register("em_root_hi_1d")
+def em_root_hi_1d() -> Derivation:
+    r"""Upper root of :math:`\log\mathrm{LR}_\tau = \gamma` in :math:`\bar X_\tau - \mu`."""
+    seed = _seed_roots(S.n, 1, S.sigma * sp.sqrt(S.n - 1) / sp.sqrt(S.n))[1]
+    return _d1("em_root_hi_1d", _em_1d()["hi"], _SYMS_1D,
+               "semi_sequential_mi App. A.3 (proof of Lemma 3.5)", seed,
+               "Seed roots N_{1,2} are for N = (Xbar - mu)/tau; compared after multiplying by tau.",
+               r"\bar{X}_{\tau}^{(2)} - \mu")
+
+
+@register("fo_alpha_1d")
+def fo_alpha_1d() -> Derivation:
+    r"""Lemma 3.7: Final Observation Type I error (n -> N_T)."""
+    return _d1("fo_alpha_1d", _fo_1d()["alpha"], _SYMS_FO, "semi_sequential_mi §3.1 Lemma 3.7",
+               _seed_1d(S.N_T)[0], "Same as Lemma 3.5 with n -> N_T = sum_t n_t (nT).",
+               r"\alpha_{\mathrm{FO}}(\gamma)", ("gamma <= gamma_max^(T)",))
+
+
+@register("fo_beta_1d")
+def fo_beta_1d() -> Derivation:
+    r"""Lemma 3.8: Final Observation Type II error (n -> N_T)."""
+    return _d1("fo_beta_1d", _fo_1d()["beta"], _SYMS_FO, "semi_sequential_mi §3.1 Lemma 3.8",
+               _seed_1d(S.N_T)[1], "Same as Lemma 3.6 with n -> N_T = sum_t n_t (nT).",
+               r"\beta_{\mathrm{FO}}(\gamma)", ("gamma <= gamma_max^(T)",))
+
+
+@register("fo_gamma_max_1d")
+def fo_gamma_max_1d() -> Derivation:
+    r"""Lemma 3.7: :math:`\gamma_{\max}^{(T)}`."""
+    return _d1("fo_gamma_max_1d", _tidy_fo(_fo_1d()["gamma_max"]), _SYMS_FO,
+               "semi_sequential_mi §3.1 Lemma 3.7", _seed_1d(S.N_T)[2],
+               "Value of the Final Observation log-LR at its vertex.", r"\gamma_{\max}^{(T)}")
+
+
+def _tidy_fo(expr):
+    from ._core import tidy
+
+    return tidy(sp.expand(sp.expand_log(expr, force=True)), [S.z], center={S.z: S.mu})
+
+
+@register("fo_root_lo_1d")
+def fo_root_lo_1d() -> Derivation:
+    r"""Lower root of the Final Observation quadratic in :math:`W = \hat\mu_T - \mu`."""
+    seed = _seed_roots(S.N_T, 1 / S.N_T, S.sigma * sp.sqrt(S.N_T - 1) / S.N_T)[0]
+    return _d1("fo_root_lo_1d", _fo_1d()["lo"], _SYMS_FO,
+               "semi_sequential_mi App. A.5 (proof of Lemma 3.7)", seed, _FO_ROOT_NOTE,
+               r"W^{(1)}")
+
+
+@register("fo_root_hi_1d")
+def fo_root_hi_1d() -> Derivation:
+    r"""Upper root of the Final Observation quadratic in :math:`W = \hat\mu_T - \mu`."""
+    seed = _seed_roots(S.N_T, 1 / S.N_T, S.sigma * sp.sqrt(S.N_T - 1) / S.N_T)[1]
+    return _d1("fo_root_hi_1d", _fo_1d()["hi"], _SYMS_FO,
+               "semi_sequential_mi App. A.5 (proof of Lemma 3.7)", seed, _FO_ROOT_NOTE,
+               r"W^{(2)}")
+
+
+_FO_ROOT_NOTE = (
+    "SEED ERRATUM (proof only): App. A.5 prints W_{1,2} = (z*-mu)/(nT) -/+ sigma sqrt(nT-1)/(nT)"
+    " sqrt(...); the roots of its own c^(T) coefficients are (z*-mu) -/+ sigma sqrt((nT-1)/(nT))"
+    " sqrt(...) (centre off by 1/(nT), half-width by 1/sqrt(nT)). Lemma 3.7's stated alpha is "
+    "nevertheless correct.")
