@@ -6,6 +6,7 @@ Prints rows/s and the ratio to the NumPy twin (the reference measured in the sam
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import numpy as np
 
@@ -33,10 +34,11 @@ def main(quick: bool = False) -> list[dict]:
         L = np.linalg.cholesky(M @ M.T + d * np.eye(d))
         b = rng.standard_normal(d)
         N = rng.standard_normal((m // max(1, d // 5), d))
+        args = (N, L, b, 0.1, -0.5)
         impls = {
-            "numpy twin": lambda: _twins.quadform_cholsolve(N, L, b, 0.1, -0.5),
-            "cython 1 thread": lambda: kernels.quadform_cholsolve(N, L, b, 0.1, -0.5, num_threads=1),
-            "cython 2 threads": lambda: kernels.quadform_cholsolve(N, L, b, 0.1, -0.5, num_threads=2),
+            "numpy twin": partial(_twins.quadform_cholsolve, *args),
+            "cython 1 thread": partial(kernels.quadform_cholsolve, *args, num_threads=1),
+            "cython 2 threads": partial(kernels.quadform_cholsolve, *args, num_threads=2),
         }
         ref = None
         for name, fn in impls.items():
