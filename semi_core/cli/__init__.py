@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "epsilon",
     "audit_game",
     "audit_dpsgd",
+    "verify",
     "reproduce",
 ]
 

@@ -1,0 +1,135 @@
+"""Ground-truth privacy of the audited DP-SGD run (seed ``semi_sequential_mi`` §4.2, §5.2).
+
+Neighbouring relation realised by the SeMI game: **one record replaced**. Under
+:math:`H_1^\\tau` the Crafter replaces one uniformly chosen element of batch :math:`D_\\tau` by
+the canary :math:`z^*`; under :math:`H_0` that slot holds a fresh record. Each record is used in
+exactly one step (fresh batches, no subsampling), so only step :math:`\\tau` sees the differing
+record; the other steps are adaptive post-processing with a privacy loss of zero.
+
+Derivation. Step :math:`\\tau` releases :math:`\\sum_i \\mathrm{clip}_C(g_i) + \\mathcal N(0,
+\\sigma_{DP}^2 C^2 I)` (equivalently noise :math:`\\sigma_{DP} C/n` on the clipped mean). Replacing
+one record moves the clipped sum by at most :math:`\\|g - g'\\|_2 \\le 2C`, so the step is a
+Gaussian mechanism with sensitivity :math:`2C` and noise :math:`\\sigma_{DP}C`, i.e.
+:math:`\\mu`-GDP with :math:`\\mu = 2/\\sigma_{DP}`; adaptive composition with :math:`T-1`
+steps that are :math:`0`-GDP keeps :math:`\\mu`. The tight privacy profile is
+
+.. math::
+
+   \\delta(\\varepsilon) = \\Phi\\!\\left(-\\frac{\\varepsilon}{\\mu} + \\frac{\\mu}{2}\\right)
+   - e^{\\varepsilon}\\,\\Phi\\!\\left(-\\frac{\\varepsilon}{\\mu} - \\frac{\\mu}{2}\\right).
+
+Cross-check: ``dp_accounting`` PLD accountant with ``NeighboringRelation.REPLACE_ONE`` and a
+``GaussianDpEvent(noise_multiplier=sigma_DP)`` (it uses sensitivity 2 for replace-one).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize, special
+
+from semi_core._validation import check_positive, check_probability
+
+__all__ = [
+    "gdp_mu_from_sigma",
+    "gdp_delta",
+    "gdp_epsilon",
+    "dpsgd_epsilon",
+    "calibrate_sigma",
+    "dp_accounting_epsilon",
+]
+
+
+def gdp_mu_from_sigma(sigma_dp: float) -> float:
+    """GDP parameter of one DP-SGD step under replace-one: :math:`\\mu = 2/\\sigma_{DP}`.
+
+    Parameters
+    ----------
+    sigma_dp : float
+        Noise multiplier (noise std :math:`\\sigma_{DP}C` on the clipped sum), > 0.
+
+    Returns
+    -------
+    float
+        :math:`\\mu = 2/\\sigma_{DP}` (sensitivity :math:`2C` over noise :math:`\\sigma_{DP} C`).
+    """
+    return 2.0 / check_positive(sigma_dp, "sigma_dp")
+
+
+def gdp_delta(epsilon, mu: float) -> np.ndarray:
+    """Tight :math:`\\delta(\\varepsilon)` of a :math:`\\mu`-GDP mechanism, computed in log space.
+
+    .. math::
+
+       \\delta = \\Phi(-\\varepsilon/\\mu + \\mu/2)
+       - e^{\\varepsilon}\\Phi(-\\varepsilon/\\mu - \\mu/2)
+
+    evaluated as :math:`e^{a}(1 - e^{b-a})` with :math:`a, b` from ``log_ndtr`` (stable when
+    both terms are tiny).
+    """
+    mu = check_positive(mu, "mu")
+    eps = np.asarray(epsilon, dtype=float)
+    if np.any(eps < 0) or np.any(np.isnan(eps)):
+        raise ValueError("epsilon must be >= 0")
+    a = special.log_ndtr(-eps / mu + mu / 2)
+    b = eps + special.log_ndtr(-eps / mu - mu / 2)
+    diff = np.minimum(b - a, 0.0)
+    return np.exp(a) * -np.expm1(diff)
+
+
+def gdp_epsilon(mu: float, delta: float) -> float:
+    """Smallest :math:`\\varepsilon \\ge 0` with :math:`\\delta_{\\mu}(\\varepsilon) \\le \\delta`.
+
+    Root of the monotone decreasing :func:`gdp_delta` (Brent's method on a bracket).
+    """
+    mu = check_positive(mu, "mu")
+    delta = check_probability(delta, "delta")
+    if float(gdp_delta(0.0, mu)) <= delta:
+        return 0.0
+    hi = max(1.0, mu * mu / 2 + 2 * mu * math.sqrt(2 * math.log(1 / delta)) + 1.0)
+    while float(gdp_delta(hi, mu)) > delta:
+        hi *= 2
+    return float(optimize.brentq(lambda e: float(gdp_delta(e, mu)) - delta, 0.0, hi,
+                                 xtol=1e-12, rtol=1e-12))
+
+
+def dpsgd_epsilon(sigma_dp: float, delta: float) -> float:
+    """Exact :math:`\\varepsilon(\\delta)` of the audited run (one record replaced, used once).
+
+    Returns ``inf`` for ``sigma_dp == 0`` (plain SGD, no privacy).
+    """
+    if sigma_dp == 0:
+        return math.inf
+    return gdp_epsilon(gdp_mu_from_sigma(sigma_dp), delta)
+
+
+def calibrate_sigma(epsilon: float, delta: float) -> float:
+    """Noise multiplier :math:`\\sigma_{DP}` whose run is exactly :math:`(\\varepsilon,\\delta)`-DP.
+
+    Solves :math:`\\varepsilon_{2/\\sigma}(\\delta) = \\varepsilon` for :math:`\\mu` by Brent's
+    method (``gdp_epsilon`` is increasing in :math:`\\mu`) and returns :math:`2/\\mu`.
+    """
+    epsilon = check_positive(epsilon, "epsilon")
+    delta = check_probability(delta, "delta")
+    lo, hi = 1e-6, 1.0
+    while gdp_epsilon(hi, delta) < epsilon:
+        hi *= 2
+    mu = optimize.brentq(lambda m: gdp_epsilon(m, delta) - epsilon, lo, hi, xtol=1e-13)
+    return 2.0 / mu
+
+
+def dp_accounting_epsilon(sigma_dp: float, delta: float, *, steps: int = 1) -> float:
+    """Cross-check with ``dp_accounting`` (PLD, replace-one, one Gaussian step per record).
+
+    ``steps`` > 1 composes that many Gaussian events (what a record used in several steps
+    would cost); the audited run uses each record once, so ``steps=1`` is the ground truth.
+    """
+    import dp_accounting as dpa
+    from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
+
+    sigma_dp = check_positive(sigma_dp, "sigma_dp")
+    delta = check_probability(delta, "delta")
+    acc = PLDAccountant(dpa.NeighboringRelation.REPLACE_ONE, value_discretization_interval=1e-3)
+    acc.compose(dpa.GaussianDpEvent(sigma_dp), int(steps))
+    return float(acc.get_epsilon(delta))

@@ -1,0 +1,162 @@
+"""Per-sample gradients, clipping and a functional view of a torch model (seed §4, §4.2).
+
+:class:`FunctionalModel` flattens the *trainable* parameters of an ``nn.Module`` into one vector
+:math:`\\theta\\in\\mathbb R^d` (frozen parameters and buffers stay constants), so that DP-SGD,
+gradient statistics and the SeMI-SGD statistic all work on flat vectors.
+
+Per-sample gradients are computed with ``torch.func`` (``vmap`` over ``grad``);
+:meth:`FunctionalModel.per_sample_grads_loop` is the slow, obviously correct oracle (one
+``torch.autograd.grad`` call per sample) that the tests compare against.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.func import functional_call, grad, vmap
+
+from semi_core._validation import check_positive
+
+__all__ = ["FunctionalModel", "clip_rows", "clip_factors"]
+
+
+class FunctionalModel:
+    """Flat-parameter functional wrapper of an ``nn.Module`` with a cross-entropy loss.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        Maps a batch of inputs ``(B, ...)`` to logits ``(B, K)``. Parameters with
+        ``requires_grad=False`` are frozen (the frozen-backbone setting of seed §5.2).
+    loss : {"cross_entropy", "mse"}
+        Per-sample loss :math:`\\ell(\\theta; x, y)`; ``"mse"`` is
+        :math:`\\tfrac12 (y - f_\\theta(x))^2` for a scalar output (linear regression, App. F).
+
+    Raises
+    ------
+    ValueError
+        If the module has no trainable parameter, or ``loss`` is unknown.
+    """
+
+    def __init__(self, module: nn.Module, *, loss: str = "cross_entropy"):
+        if not isinstance(module, nn.Module):
+            raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
+        if loss not in ("cross_entropy", "mse"):
+            raise ValueError(f"loss must be 'cross_entropy' or 'mse', got {loss!r}")
+        self.module = module
+        self.loss_name = loss
+        named = list(module.named_parameters())
+        self.names = [k for k, p in named if p.requires_grad]
+        if not self.names:
+            raise ValueError("model has no trainable parameters (every parameter has "
+                             "requires_grad=False); at least one is needed for SGD")
+        self.shapes = [tuple(dict(named)[k].shape) for k in self.names]
+        self.sizes = [int(torch.Size(s).numel()) for s in self.shapes]
+        self.d = int(sum(self.sizes))
+        self.frozen = {k: p.detach() for k, p in named if not p.requires_grad}
+        self.frozen.update({k: b.detach() for k, b in module.named_buffers()})
+        self.dtype = dict(named)[self.names[0]].dtype
+
+    # -- flat <-> dict -------------------------------------------------------------------
+    def theta(self) -> torch.Tensor:
+        """Current trainable parameters of the module as a flat vector (a copy)."""
+        params = dict(self.module.named_parameters())
+        return torch.cat([params[k].detach().reshape(-1) for k in self.names]).clone()
+
+    def unflatten(self, theta: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Split a flat vector ``(d,)`` into the named parameter tensors (views)."""
+        out, start = {}, 0
+        for k, shape, size in zip(self.names, self.shapes, self.sizes, strict=True):
+            out[k] = theta[start:start + size].reshape(shape)
+            start += size
+        return out
+
+    def load(self, theta: torch.Tensor) -> None:
+        """Write a flat vector back into the module's trainable parameters."""
+        with torch.no_grad():
+            params = dict(self.module.named_parameters())
+            for k, v in self.unflatten(theta).items():
+                params[k].copy_(v)
+
+    def linear_stack(self):
+        """The :class:`~semi_core.sgd.ghost.LinearStack` of this model, or ``None`` (see
+        :mod:`semi_core.sgd.ghost`: fast clipped gradients and statistics)."""
+        from .ghost import linear_stack
+
+        return linear_stack(self)
+
+    # -- losses and gradients ------------------------------------------------------------
+    def _sample_loss(self, theta: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        params = {**self.frozen, **self.unflatten(theta)}
+        out = functional_call(self.module, params, (x.unsqueeze(0),))
+        if self.loss_name == "cross_entropy":
+            return nn.functional.cross_entropy(out, y.reshape(1))
+        return 0.5 * (out.reshape(()) - y.reshape(())) ** 2
+
+    def losses(self, theta: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """Per-sample losses :math:`\\ell(\\theta; x_i, y_i)`, shape ``(n,)``."""
+        return vmap(self._sample_loss, in_dims=(None, 0, 0))(theta, x, y)
+
+    def per_sample_grads(self, theta: torch.Tensor, x: torch.Tensor,
+                         y: torch.Tensor) -> torch.Tensor:
+        """Per-sample gradients :math:`\\nabla_\\theta \\ell(\\theta; x_i)`, shape ``(n, d)``.
+
+        ``torch.func.vmap(torch.func.grad(loss))`` over the samples.
+        """
+        return vmap(grad(self._sample_loss), in_dims=(None, 0, 0))(theta, x, y)
+
+    def per_sample_grads_batched(self, thetas: torch.Tensor, x: torch.Tensor,
+                                 y: torch.Tensor, *, shared: bool = False) -> torch.Tensor:
+        """Per-sample gradients for ``R`` model replicas at once.
+
+        ``thetas`` is ``(R, d)``; ``x`` is ``(R, n, ...)`` (one batch per replica) or, with
+        ``shared=True``, ``(n, ...)`` (the same samples for every replica). Returns
+        ``(R, n, d)``.
+        """
+        inner = vmap(grad(self._sample_loss), in_dims=(None, 0, 0))
+        if shared:
+            return vmap(inner, in_dims=(0, None, None))(thetas, x, y)
+        return vmap(inner, in_dims=(0, 0, 0))(thetas, x, y)
+
+    def losses_batched(self, thetas: torch.Tensor, x: torch.Tensor,
+                       y: torch.Tensor) -> torch.Tensor:
+        """Losses of ``R`` replicas on shared samples: ``thetas (R, d)``, returns ``(R, n)``."""
+        inner = vmap(self._sample_loss, in_dims=(None, 0, 0))
+        return vmap(inner, in_dims=(0, None, None))(thetas, x, y)
+
+    def per_sample_grads_loop(self, theta: torch.Tensor, x: torch.Tensor,
+                              y: torch.Tensor) -> torch.Tensor:
+        """Oracle: one ``torch.autograd.grad`` call per sample on the module itself."""
+        rows = []
+        for i in range(x.shape[0]):
+            leaves = {k: v.detach().clone().requires_grad_(True)
+                      for k, v in self.unflatten(theta).items()}
+            out = functional_call(self.module, {**self.frozen, **leaves}, (x[i:i + 1],))
+            if self.loss_name == "cross_entropy":
+                loss = nn.functional.cross_entropy(out, y[i:i + 1])
+            else:
+                loss = 0.5 * (out.reshape(()) - y[i].reshape(())) ** 2
+            gs = torch.autograd.grad(loss, [leaves[k] for k in self.names])
+            rows.append(torch.cat([g.reshape(-1) for g in gs]))
+        return torch.stack(rows)
+
+
+def clip_factors(grads: torch.Tensor, clip: float) -> torch.Tensor:
+    """Per-row factors :math:`\\min(1, C/\\|g_i\\|_2)` (last axis is the parameter axis)."""
+    clip = check_positive(clip, "clip")
+    norms = torch.linalg.vector_norm(grads, dim=-1, keepdim=True)
+    return clip / torch.clamp(norms, min=clip)
+
+
+def clip_rows(grads: torch.Tensor, clip: float) -> torch.Tensor:
+    """Per-sample L2 clipping :math:`\\mathrm{clip}_C(g) = g\\,\\min(1, C/\\|g\\|_2)`.
+
+    Parameters
+    ----------
+    grads : torch.Tensor
+        ``(..., d)`` per-sample gradients.
+    clip : float
+        Clipping norm :math:`C > 0`.
+    """
+    return grads * clip_factors(grads, clip)
+
