@@ -14,6 +14,9 @@ Discrepancies found (details in each claim's ``notes`` and in ``docs/errata.md``
 * Lemma 5.1 / App. G: the confidence radius :math:`\\sqrt{\\log(\\xi/4)/(2N)}` is the square
   root of a negative number; DKW-Massart gives :math:`\\log(4/\\xi)` for the two-sided step, and
   one-sided bounds (all the lemma needs) only :math:`\\log(2/\\xi)`.
+* App. A.5: the printed roots of the Final Observation quadratic are wrong (centre and width).
+* App. H.3: power is not constant in d at fixed Mahalanobis distance (it grows with d).
+* §4.2: Theorem 4.1 is the LR of DP-SGD updates only without noise (covariances not proportional).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import numpy as np
 import sympy as sp
 from scipy import stats
 from scipy.special import logsumexp
+from sympy.utilities.lambdify import implemented_function
 
 from . import _reference as ref
 from ._core import (
@@ -740,6 +744,101 @@ def _check_radius(forms, ctx, *, two_sided):
                    {"xi": xi_, "N": N_, "radius": r, "failure": fail, "budget": bound})
 
 
+# ----------------------------------------------------------------------------- App. A.5 roots
+
+def _check_A5_roots(forms, ctx):
+    """The stated roots must solve log LR_FO(W) = gamma; the FO log LR is evaluated independently
+    as a difference of scipy normal log-densities of W = mu_hat_T - mu."""
+    rng = ctx.rng("A5roots")
+    syms = [g, n, T, z, mu, s]
+    f_lo, f_hi = lambdify(forms["W_lo"], syms), lambdify(forms["W_hi"], syms)
+    pts, sv, rv = [], [], []
+    for _ in range(30):
+        n_, T_ = int(rng.integers(2, 30)), int(rng.integers(1, 8))
+        N_ = n_ * T_
+        s_, mu_ = float(np.exp(rng.normal(0, 0.5))), float(rng.normal())
+        z_ = mu_ + s_ * float(rng.uniform(0.3, 4))
+        m_ = ((z_ - mu_) / s_) ** 2
+        g_ = (m_ - np.log((N_ - 1) / N_)) / 2 - float(rng.exponential(2.0))
+        for f in (f_lo, f_hi):
+            W = float(np.real(complex(f(g_, n_, T_, z_, mu_, s_))))
+            lr = (stats.norm.logpdf(W, (z_ - mu_) / N_, s_ * np.sqrt(N_ - 1) / N_)
+                  - stats.norm.logpdf(W, 0.0, s_ / np.sqrt(N_)))
+            pts.append({"n": n_, "T": T_, "z": z_, "mu": mu_, "sigma": s_, "gamma": g_, "W": W})
+            sv.append(lr)
+            rv.append(g_)
+    return numeric_outcome(pts, sv, rv, what="log LR_FO at the stated roots vs gamma",
+                           rtol=1e-8, atol=1e-8, ref_name="the threshold gamma")
+
+
+# ----------------------------------------------------------------------------- App. H.3
+
+def _tpr_d(d_, n_, m_, a_):
+    from semi_core.stats.errors import tpr_quadratic
+
+    return float(tpr_quadratic(a_, n_, m_, int(d_)))
+
+
+_TPRd = implemented_function(sp.Function("TPR_d"), _tpr_d)
+
+
+def _check_H3(forms, ctx):
+    """Monte Carlo of the exact SeMI* test at d = 1 and d = 50 (same Mahalanobis distance 3,
+    n = 10, FPR 1%): batch means drawn exactly, threshold at the empirical null quantile; the
+    ratio TPR_50 / TPR_1 and its delta-method SE are compared with the stated ratio."""
+    rng = ctx.rng("H3")
+    R = 200_000 if ctx.quick else 1_000_000
+    n_, m_, a_ = 10, 9.0, 0.01
+    f = lambdify(forms["tpr_ratio"], [d, n, m, alpha])
+    tprs, ses = [], []
+    for d_ in (1, 50):
+        u = np.zeros(d_)
+        u[0] = np.sqrt(m_)
+        w0 = rng.standard_normal((R, d_)) / np.sqrt(n_)
+        w1 = u / n_ + rng.standard_normal((R, d_)) * np.sqrt(n_ - 1) / n_
+        lr = [-(n_ / (2 * (n_ - 1))) * ((w - u) ** 2).sum(1) for w in (w0, w1)]
+        thr = np.quantile(lr[0], 1 - a_)
+        p = float((lr[1] > thr).mean())
+        tprs.append(p)
+        # binomial SE inflated x2 for the estimated threshold (conservative)
+        ses.append(2 * np.sqrt(p * (1 - p) / R))
+    ratio = tprs[1] / tprs[0]
+    se = ratio * np.hypot(ses[0] / tprs[0], ses[1] / tprs[1])
+    pred = complex(f(50, n_, m_, a_))
+    return mc_outcome([({"d": 50, "n": n_, "m": m_, "fpr": a_}, pred, ratio, se)],
+                      what="TPR(d=50)/TPR(d=1) at equal Mahalanobis distance")
+
+
+# ----------------------------------------------------------------------------- Thm 4.1 + DP-SGD
+
+sdp, Cc = sp.symbols("sigma_DP C", positive=True)
+Nsc, Dsc = sp.symbols("N_1d delta_g", real=True)
+
+
+def _check_thm41_dpsgd(forms, ctx):
+    """Stated log LR vs the exact log-density ratio of the DP-SGD update (1-D coordinates):
+    N | H0 ~ N(0, eta^2 (s^2/n + sigma_DP^2 C^2/n^2)), N | H1 ~ N(-eta delta_g / n,
+    eta^2 ((n-1) s^2/n^2 + sigma_DP^2 C^2/n^2)) (seed §4.2 noise). Restricted: sigma_DP = 0."""
+    rng = ctx.rng("thm41dp")
+    f = lambdify(forms["log_lr"], [Nsc, Dsc, s, n, eta, sdp, Cc])
+    pts, sv, rv = [], [], []
+    for _ in range(40):
+        n_, eta_ = float(rng.integers(2, 100)), float(rng.uniform(0.01, 1))
+        s_, C_ = float(np.exp(rng.normal(0, 0.5))), float(rng.uniform(0.5, 2))
+        sd_ = 0.0 if ctx.restricted else float(rng.uniform(0.3, 3))
+        dg_ = float(rng.normal(0, 2))
+        N_ = float(rng.normal(0, eta_ * s_ / np.sqrt(n_)))
+        v0 = eta_**2 * (s_**2 / n_ + sd_**2 * C_**2 / n_**2)
+        v1 = eta_**2 * ((n_ - 1) * s_**2 / n_**2 + sd_**2 * C_**2 / n_**2)
+        pts.append({"N": N_, "delta_g": dg_, "sigma": s_, "n": n_, "eta": eta_,
+                    "sigma_DP": sd_, "C": C_})
+        sv.append(f(N_, dg_, s_, n_, eta_, sd_, C_))
+        rv.append(stats.norm.logpdf(N_, -eta_ * dg_ / n_, np.sqrt(v1))
+                  - stats.norm.logpdf(N_, 0.0, np.sqrt(v0)))
+    return numeric_outcome(pts, sv, rv, what="log LR of a DP-SGD update", rtol=1e-9, atol=1e-9,
+                           ref_name="the exact Gaussian log-density ratio")
+
+
 # ----------------------------------------------------------------------------- the registry
 
 def _claims() -> list[Claim]:
@@ -895,6 +994,44 @@ def _claims() -> list[Claim]:
         C("thmF.10", "App. F.3, Theorem F.10", "detectability m* at the optimum",
           {"m_star": es**2 / se2**2 * (xs.T * Sx.inv() * xs)[0, 0]}, ("theta = theta*",),
           _check_F10, "symbolic"),
+        C("appA.5.roots", "App. A.5 (proof of Lemma 3.7), roots W_{1,2}",
+          "acceptance-interval endpoints of the Final Observation test",
+          {"W_lo": (z - mu) / (n * T) - s * sp.sqrt(n * T - 1) / (n * T)
+           * sp.sqrt((z - mu) ** 2 / s**2 - sp.log((n * T - 1) / (n * T)) - 2 * g),
+           "W_hi": (z - mu) / (n * T) + s * sp.sqrt(n * T - 1) / (n * T)
+           * sp.sqrt((z - mu) ** 2 / s**2 - sp.log((n * T - 1) / (n * T)) - 2 * g)},
+          ("d = 1", "stationary", "gamma <= gamma_max^(T)"), _check_A5_roots, "numeric",
+          corrected={"W_lo": (z - mu) - s * sp.sqrt((n * T - 1) / (n * T))
+                     * sp.sqrt((z - mu) ** 2 / s**2 - sp.log((n * T - 1) / (n * T)) - 2 * g),
+                     "W_hi": (z - mu) + s * sp.sqrt((n * T - 1) / (n * T))
+                     * sp.sqrt((z - mu) ** 2 / s**2 - sp.log((n * T - 1) / (n * T)) - 2 * g)},
+          perturb_key="W_lo",
+          notes="the printed roots are centred at (z*-mu)/(nT) with half-width "
+                "sigma sqrt(nT-1)/(nT) sqrt(K); the parabola's vertex is at z*-mu and the "
+                "half-width is sigma sqrt((nT-1)/(nT)) sqrt(K). Lemma 3.7 itself is right."),
+        C("appH.3", "App. H.3, Figure 8(b)",
+          "power constant in the dimension d at fixed Mahalanobis distance",
+          {"tpr_ratio": sp.Integer(1)}, ("exact SeMI* test", "n = 10, m* = 9, FPR 1%"),
+          _check_H3, "monte-carlo",
+          corrected={"tpr_ratio": _TPRd(d, n, m, alpha) / _TPRd(1, n, m, alpha)},
+          notes="under H1 the batch-mean covariance shrinks by (n-1)/n in every direction and "
+                "the optimal test detects that too, so power grows with d: TPR at 1% FPR is "
+                "0.073 (d=1), 0.095 (d=50), 0.168 (d=200) for n=10, m*=9. Corrected: "
+                "TPR_d(alpha) = F_{chi2_d((n-1)m*)}(n/(n-1) F^{-1}_{chi2_d(n m*)}(alpha))."),
+        C("thm4.1.dpsgd", "§4.2 'Application to DP-SGD' with Theorem 4.1",
+          "Theorem 4.1's statistic is the LR of DP-SGD updates",
+          {"log_lr": (-sp.log((n - 1) / n) / 2 - n / (2 * (n - 1) * eta**2 * s**2) * Nsc**2
+                      - n / ((n - 1) * eta * s**2) * Nsc * Dsc
+                      - Dsc**2 / (2 * (n - 1) * s**2)) + 0 * sdp * Cc},
+          ("coordinates of Sigma_g's eigenbasis (1-D shown)", "noise N(0, sigma_DP^2 C^2/n^2)"),
+          _check_thm41_dpsgd, "numeric", condition="sigma_DP = 0 (no DP noise)",
+          corrected={"log_lr": _gauss_logpdf(Nsc, -eta * Dsc / n,
+                                             eta**2 * ((n - 1) * s**2 + sdp**2 * Cc**2) / n**2)
+                     - _gauss_logpdf(Nsc, 0, eta**2 * (n * s**2 + sdp**2 * Cc**2) / n**2)},
+          notes="with DP noise the two covariances eta^2(Sigma_g/n + sigma^2C^2I/n^2) and "
+                "eta^2((n-1)Sigma_g/n^2 + sigma^2C^2I/n^2) are not proportional, so Theorem 4.1 "
+                "is no longer the likelihood ratio (it remains a valid, weaker statistic); "
+                "semi_core.sgd.lr.dpsgd_log_lr implements the two-covariance form."),
         C("lem5.1", "§5.1, Lemma 5.1 (upper confidence bounds)",
           "high-probability lower bound on eps: radius of the error UCBs",
           {"radius": sp.sqrt(sp.log(xi / 4) / (2 * Nn))}, ("statistics continuous",),
