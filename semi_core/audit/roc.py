@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy.stats import rankdata
 
 from semi_core._validation import check_int, check_probability
 from semi_core.audit.bounds import check_scores, clopper_pearson_lower, clopper_pearson_upper
@@ -66,10 +65,12 @@ def auc(member_scores, nonmember_scores) -> float:
 
     with :math:`r_i` the mid-ranks of the member scores in the pooled sample.
     """
+    from semi_core.stats.empirical import auc as _auc_with_se
+
     m = check_scores(member_scores, "member_scores")
     n = check_scores(nonmember_scores, "nonmember_scores")
-    r = rankdata(np.concatenate([m, n]))[: m.size]
-    return float((r.sum() - m.size * (m.size + 1) / 2.0) / (m.size * n.size))
+    member = np.concatenate([np.ones(m.size, bool), np.zeros(n.size, bool)])
+    return _auc_with_se(np.concatenate([m, n]), member)[0]
 
 
 def advantage(member_scores, nonmember_scores) -> float:
