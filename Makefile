@@ -1,7 +1,7 @@
 # Two commands do all the set-up on a fresh machine:
 #   make reproduce   -> builds .venv, runs the main job (semi-core reproduce --quick) into ./report
-#   make test        -> builds .venv, runs the fast test tier with the compiled kernels and again
-#                       with the NumPy twins forced (SEMI_CORE_FORCE_TWIN=1)
+#   make test        -> builds .venv, runs the fast test tier with the compiled kernels, then the
+#                       whole tier again with the NumPy twins forced (SEMI_CORE_FORCE_TWIN=1)
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -20,7 +20,7 @@ reproduce: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
-	SEMI_CORE_FORCE_TWIN=1 $(PY) -m pytest -q -m "not slow and twin"
+	SEMI_CORE_FORCE_TWIN=1 $(PY) -m pytest -q
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -m slow

@@ -24,7 +24,7 @@ import numbers
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.special import log_ndtr, ndtr
+from scipy.special import erfcx, log_ndtr, ndtr
 
 from semi_core._validation import check_positive
 
@@ -77,10 +77,20 @@ def gdp_log_delta(eps, mu: float) -> np.ndarray:
     eps = np.asarray(eps, dtype=float)
     if np.isnan(eps).any() or (eps < 0).any():
         raise ValueError("eps must be >= 0 and not NaN")
+    shape = eps.shape
+    eps = np.atleast_1d(eps)
     a = log_ndtr(-eps / mu + mu / 2)
     b = eps + log_ndtr(-eps / mu - mu / 2)
-    with np.errstate(divide="ignore"):
-        return a + np.log(-np.expm1(b - a))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = a + np.log(-np.expm1(b - a))
+        # Tail (eps/mu > mu/2): a and b are huge and nearly equal, so b - a cancels. Use
+        # e^eps phi(x2) = phi(x1) and Phi(-x) = phi(x) erfcx(x/sqrt2) sqrt(pi/2):
+        # delta = exp(-x1^2/2)/2 * (erfcx(x1/sqrt2) - erfcx(x2/sqrt2)).
+        x1, x2 = eps / mu - mu / 2, eps / mu + mu / 2
+        tail = x1 > 0
+        diff = erfcx(x1[tail] / np.sqrt(2)) - erfcx(x2[tail] / np.sqrt(2))
+        out[tail] = -0.5 * x1[tail] ** 2 - np.log(2.0) + np.log(diff)
+    return out.reshape(shape)
 
 
 def gdp_delta(eps, mu: float) -> np.ndarray:
