@@ -157,7 +157,7 @@ class QuadraticForm:
         self.factor = np.ascontiguousarray(R.T)
         self.b = solve_triangular(self.factor, c1, trans="T", lower=False)
         self.c0, self.scale = float(c0), sign
-        self.c1, self.C2 = c1, C2
+        self._c1, self._C2 = c1, C2
 
     @classmethod
     def from_covariance(cls, c0: float, b, L, scale: float) -> QuadraticForm:
@@ -173,8 +173,6 @@ class QuadraticForm:
         scale : float
             :math:`s`; :math:`C_2 = s\,\Sigma^{-1}`.
         """
-        from scipy.linalg import solve_triangular
-
         L = np.ascontiguousarray(np.tril(np.atleast_2d(np.asarray(L, dtype=np.float64))))
         b = np.asarray(b, dtype=np.float64).reshape(-1)
         if L.shape != (b.size, b.size):
@@ -182,10 +180,26 @@ class QuadraticForm:
         obj = cls.__new__(cls)
         obj._mode = "lower"
         obj.factor, obj.b, obj.c0, obj.scale = L, b, float(c0), float(scale)
-        obj.c1 = solve_triangular(L, b, trans="T", lower=True)
-        Linv = solve_triangular(L, np.eye(b.size), lower=True)  # for inspection only
-        obj.C2 = scale * (Linv.T @ Linv)
+        obj._c1 = obj._C2 = None  # formed only on request (evaluation never needs them)
         return obj
+
+    @property
+    def c1(self) -> np.ndarray:
+        """Linear coefficients :math:`c_1` in the original coordinates."""
+        if self._c1 is None:
+            from scipy.linalg import solve_triangular
+
+            self._c1 = solve_triangular(self.factor, self.b, trans="T", lower=True)
+        return self._c1
+
+    @property
+    def C2(self) -> np.ndarray:
+        """Quadratic coefficient matrix :math:`C_2` (for inspection; evaluation never forms it)."""
+        if self._C2 is None:
+            from scipy.linalg import cho_solve
+
+            self._C2 = self.scale * cho_solve((self.factor, True), np.eye(self.dim))
+        return self._C2
 
     @property
     def dim(self) -> int:
