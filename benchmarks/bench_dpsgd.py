@@ -16,18 +16,13 @@ Both sides use identical randomness (per-game SeedSequence), so they compute the
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
+
+from benchmarks._timing import best_of
 
 
 def _per_run(fn, runs: int, repeat: int = 2) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best / runs
+    return best_of(fn, repeat) / runs
 
 
 def main(quick: bool = False) -> list[dict]:

@@ -11,18 +11,9 @@ mode, R * T * n * d (the engine additionally draws 3 control uniforms per round)
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-
-def _best(fn, repeat: int) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+from benchmarks._timing import best_of
 
 
 def _one_blas_thread():
@@ -59,12 +50,12 @@ def main(quick: bool = False) -> list[dict]:
                 rng.standard_normal(out=buf)
 
         simulate(mech, 100, 0)  # JIT / cache load outside the timing
-        t_floor = _best(floor, 5) / (reps * buf.size)  # seconds per variate
+        t_floor = best_of(floor, 5) / (reps * buf.size)  # seconds per variate
         with _one_blas_thread():  # per-core comparison; also avoids BLAS thread spin-up
-            t_ref = _best(lambda m=mech, r=R_ref: reference_per_round(m, r, 1, tau="uniform"),
+            t_ref = best_of(lambda m=mech, r=R_ref: reference_per_round(m, r, 1, tau="uniform"),
                           3) / R_ref
-        t_ex = _best(lambda m=mech, r=R: simulate(m, r, 2, tau="uniform", mode="exact"), 5) / R
-        t_su = _best(lambda m=mech, r=R: simulate(m, r, 3, tau="uniform", mode="sufficient"),
+        t_ex = best_of(lambda m=mech, r=R: simulate(m, r, 2, tau="uniform", mode="exact"), 5) / R
+        t_su = best_of(lambda m=mech, r=R: simulate(m, r, 3, tau="uniform", mode="sufficient"),
                      3) / R
         floor_rate = 1.0 / t_floor
         impls = [

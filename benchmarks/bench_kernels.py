@@ -5,19 +5,11 @@ Prints rows/s and the ratio to the NumPy twin (the reference measured in the sam
 
 from __future__ import annotations
 
-import time
 from functools import partial
 
 import numpy as np
 
-
-def _best(fn, repeat: int = 5) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+from benchmarks._timing import best_of
 
 
 def main(quick: bool = False) -> list[dict]:
@@ -42,7 +34,7 @@ def main(quick: bool = False) -> list[dict]:
         }
         ref = None
         for name, fn in impls.items():
-            t = _best(fn)
+            t = best_of(fn)
             rate = N.shape[0] / t
             ref = ref or rate
             rows.append({"d": d, "impl": name, "rows_per_s": rate, "ratio": rate / ref})

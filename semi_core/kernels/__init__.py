@@ -57,6 +57,16 @@ def _prep(N, M, b, mname: str):
     return N, M, b
 
 
+def _dispatch(name: str, N, M, b, c0, s, num_threads) -> np.ndarray:
+    """Run the compiled kernel ``name`` (or its NumPy twin when forced, missing, or empty)."""
+    if _compiled is None or N.shape[0] == 0:
+        return getattr(_twins, name)(N, M, b, float(c0), float(s))
+    out = np.empty(N.shape[0], dtype=np.float64)
+    getattr(_compiled, name)(np.ascontiguousarray(N), M, b, float(c0), float(s), out,
+                             int(num_threads))
+    return out
+
+
 def quadform_whitened(N, A, b, c0: float, s: float, *, num_threads: int = 0) -> np.ndarray:
     """Evaluate ``c0 + b.(A N_i) + s |A N_i|^2`` for each row of ``N`` (A upper triangular).
 
@@ -78,13 +88,8 @@ def quadform_whitened(N, A, b, c0: float, s: float, *, num_threads: int = 0) -> 
     ndarray, shape (m,)
     """
     N, A, b = _prep(N, A, b, "A")
-    A = np.ascontiguousarray(np.triu(A))
-    if _compiled is None or N.shape[0] == 0:
-        return _twins.quadform_whitened(N, A, b, float(c0), float(s))
-    out = np.empty(N.shape[0], dtype=np.float64)
-    _compiled.quadform_whitened(np.ascontiguousarray(N), A, b, float(c0), float(s), out,
-                                int(num_threads))
-    return out
+    return _dispatch("quadform_whitened", N, np.ascontiguousarray(np.triu(A)), b, c0, s,
+                     num_threads)
 
 
 def quadform_cholsolve(N, L, b, c0: float, s: float, *, num_threads: int = 0) -> np.ndarray:
@@ -112,12 +117,7 @@ def quadform_cholsolve(N, L, b, c0: float, s: float, *, num_threads: int = 0) ->
     L = np.ascontiguousarray(np.tril(L))
     if not np.all(np.diag(L) > 0):
         raise ValueError("L must have a strictly positive diagonal (a Cholesky factor)")
-    if _compiled is None or N.shape[0] == 0:
-        return _twins.quadform_cholsolve(N, L, b, float(c0), float(s))
-    out = np.empty(N.shape[0], dtype=np.float64)
-    _compiled.quadform_cholsolve(np.ascontiguousarray(N), L, b, float(c0), float(s), out,
-                                 int(num_threads))
-    return out
+    return _dispatch("quadform_cholsolve", N, L, b, c0, s, num_threads)
 
 
 class QuadraticForm:
