@@ -20,6 +20,10 @@ __all__ = [
     "check_tau",
     "check_covariance",
     "check_pmf",
+    "check_delta",
+    "check_failure_prob",
+    "check_scores",
+    "check_score_matrix",
 ]
 
 
@@ -127,4 +131,54 @@ def check_pmf(pmf, name: str, *, size: int | None = None) -> np.ndarray:
         raise ValueError(f"{name} must be non-negative")
     if abs(arr.sum() - 1.0) > 1e-9:
         raise ValueError(f"{name} must sum to 1, sums to {arr.sum()!r}")
+    return arr
+
+
+def check_delta(delta, name: str = "delta") -> float:
+    """``delta`` must be a real number in ``[0, 1)``."""
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
+        raise TypeError(f"{name} must be a real number in [0, 1), got {type(delta).__name__}")
+    delta = float(delta)
+    if not (np.isfinite(delta) and 0.0 <= delta < 1.0):
+        raise ValueError(f"{name} must be in [0, 1), got {delta}")
+    return delta
+
+
+def check_failure_prob(failure_prob, name: str = "failure_prob") -> float:
+    r"""Failure probability :math:`\xi` of a certified bound, in ``(0, 0.5]``."""
+    if isinstance(failure_prob, bool) or not isinstance(failure_prob, numbers.Real):
+        raise TypeError(f"{name} must be a real number in (0, 0.5], got "
+                        f"{type(failure_prob).__name__}")
+    xi = float(failure_prob)
+    if not (np.isfinite(xi) and 0.0 < xi <= 0.5):
+        raise ValueError(f"{name} must be in (0, 0.5], got {xi}")
+    return xi
+
+
+def check_scores(scores, name: str) -> np.ndarray:
+    """1-D, non-empty float array without NaN (``+-inf`` allowed: e.g. infinite log-LRs).
+
+    The one validator of membership scores: every path that certifies an epsilon bound calls
+    it (directly or through :func:`check_score_matrix`).
+    """
+    return check_score_matrix(scores, name, ndim=1)
+
+
+def check_score_matrix(scores, name: str, *, ndim: int = 2) -> np.ndarray:
+    """Scores as a float array of ``ndim`` dimensions (rows = independent audits), non-empty
+    along the last axis, without NaN, real-valued."""
+    if np.iscomplexobj(scores):
+        raise TypeError(f"{name} must be real-valued, got a complex array")
+    try:
+        arr = np.asarray(scores, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a numeric array: {exc}") from None
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape}")
+    if arr.shape[-1] == 0 or arr.size == 0:
+        raise ValueError(f"{name} is empty: both member and non-member scores are needed "
+                         "(at least 1 each)")
+    nan = int(np.isnan(arr).sum())
+    if nan:
+        raise ValueError(f"{name} contains NaN ({nan} values)")
     return arr

@@ -55,14 +55,19 @@ Methods
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import asdict, dataclass
 
 import numpy as np
 from scipy.special import betaincinv, ndtri
 
-from semi_core._validation import check_int
-from semi_core.audit.ground_truth import check_delta, gdp_epsilon
+from semi_core._validation import (
+    check_delta,
+    check_failure_prob,
+    check_int,
+    check_score_matrix,
+    check_scores,
+)
+from semi_core.audit.ground_truth import gdp_epsilon
 
 __all__ = [
     "AuditResult",
@@ -128,34 +133,6 @@ class AuditResult:
     def to_dict(self) -> dict:
         """Plain ``dict`` (for JSON)."""
         return asdict(self)
-
-
-# --------------------------------------------------------------------------- validation
-def check_failure_prob(failure_prob, name: str = "failure_prob") -> float:
-    r"""Failure probability :math:`\xi` in ``(0, 0.5]``."""
-    if isinstance(failure_prob, bool) or not isinstance(failure_prob, numbers.Real):
-        raise TypeError(f"{name} must be a real number in (0, 0.5], got "
-                        f"{type(failure_prob).__name__}")
-    xi = float(failure_prob)
-    if not (math.isfinite(xi) and 0.0 < xi <= 0.5):
-        raise ValueError(f"{name} must be in (0, 0.5], got {xi}")
-    return xi
-
-
-def check_scores(scores, name: str) -> np.ndarray:
-    """1-D, non-empty float array without NaN (``+-inf`` allowed: e.g. infinite log-LRs)."""
-    try:
-        arr = np.asarray(scores, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a numeric 1-D array: {exc}") from None
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty: both member and non-member scores are needed "
-                         "(at least 1 each)")
-    if np.isnan(arr).any():
-        raise ValueError(f"{name} contains NaN ({int(np.isnan(arr).sum())} values)")
-    return arr
 
 
 def _check_choice(value, name, allowed):
@@ -427,8 +404,11 @@ def audit_batch(member, nonmember, *, delta, failure_prob=0.05, method="dkw", si
     ndarray, shape (B,)
         :math:`\underline\varepsilon\ge0` per audit.
     """
-    member = np.atleast_2d(np.asarray(member, dtype=float))
-    nonmember = np.atleast_2d(np.asarray(nonmember, dtype=float))
+    # The same validation as epsilon_lower_bound (NaN, empty, complex): one validator.
+    member = check_score_matrix(np.atleast_2d(np.asarray(member)) if np.ndim(member) < 2
+                                else member, "member")
+    nonmember = check_score_matrix(np.atleast_2d(np.asarray(nonmember)) if np.ndim(nonmember) < 2
+                                   else nonmember, "nonmember")
     if member.shape[0] != nonmember.shape[0]:
         raise ValueError("member and nonmember must have the same number of rows")
     return _run(member, nonmember, delta=check_delta(delta), xi=check_failure_prob(failure_prob),

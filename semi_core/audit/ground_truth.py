@@ -26,20 +26,10 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import erfcx, log_ndtr, ndtr
 
-from semi_core._validation import check_positive
+from semi_core._validation import check_delta, check_positive
 
 __all__ = ["gdp_delta", "gdp_log_delta", "gdp_epsilon", "gaussian_mechanism_epsilon",
            "check_delta"]
-
-
-def check_delta(delta, name: str = "delta") -> float:
-    """``delta`` must be a real number in ``[0, 1)``."""
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
-        raise TypeError(f"{name} must be a real number in [0, 1), got {type(delta).__name__}")
-    delta = float(delta)
-    if not (math.isfinite(delta) and 0.0 <= delta < 1.0):
-        raise ValueError(f"{name} must be in [0, 1), got {delta}")
-    return delta
 
 
 def _check_mu(mu) -> float:

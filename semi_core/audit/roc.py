@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from semi_core._validation import check_int, check_probability
-from semi_core.audit.bounds import check_scores, clopper_pearson_lower, clopper_pearson_upper
+from semi_core._validation import check_int, check_probability, check_scores
+from semi_core.audit.bounds import clopper_pearson_lower, clopper_pearson_upper
 
 __all__ = ["roc_curve", "auc", "advantage", "tpr_at_fpr", "roc_metrics", "RocMetrics"]
 

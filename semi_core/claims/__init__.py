@@ -50,13 +50,32 @@ __all__ = [
     "write_errata",
 ]
 
-#: Seed name -> module holding its ``CLAIMS`` (the seed files live in ``shared/seeds``).
-SEED_MODULES = {
-    "semi_sequential_mi": "semi_core.claims.semi_sequential_mi",
-    "per_datum_leakage": "semi_core.claims.per_datum_leakage",
-    "sequential_dp_auditing": "semi_core.claims.sequential_dp_auditing",
-    "combining_mi_updates": "semi_core.claims.combining_mi_updates",
-}
+def _discover() -> dict[str, tuple[str, ...]]:
+    """Seed name -> claim modules. Every public module of this package holds ``CLAIMS``; its
+    seed is its ``SEED`` attribute, read from the source (default: the module name), so a
+    system adds claims for a seed in a module of its own."""
+    import pkgutil
+    import re
+    from pathlib import Path
+
+    out: dict[str, list[str]] = {}
+    for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if m.name.startswith("_"):
+            continue
+        src = (Path(__file__).parent / f"{m.name}.py").read_text()
+        hit = re.search(r'^SEED\s*=\s*"([a-z_]+)"', src, re.M)
+        out.setdefault(hit.group(1) if hit else m.name, []).append(f"semi_core.claims.{m.name}")
+    first = [s for s in _SEED_ORDER if s in out]
+    return {k: tuple(out[k]) for k in first + sorted(set(out) - set(first))}
+
+
+#: Order of the seeds in listings and the errata (seeds not listed follow alphabetically).
+_SEED_ORDER = ("semi_sequential_mi", "per_datum_leakage", "sequential_dp_auditing",
+               "combining_mi_updates")
+
+
+#: Seed name -> modules holding its ``CLAIMS`` (the seed files live in ``shared/seeds``).
+SEED_MODULES = _discover()
 
 
 def all_claims(seed: str | None = None) -> list[Claim]:
@@ -66,7 +85,8 @@ def all_claims(seed: str | None = None) -> list[Claim]:
     names = [seed] if seed else list(SEED_MODULES)
     out: list[Claim] = []
     for name in names:
-        out.extend(importlib.import_module(SEED_MODULES[name]).CLAIMS)
+        for mod in SEED_MODULES[name]:
+            out.extend(importlib.import_module(mod).CLAIMS)
     return out
 
 

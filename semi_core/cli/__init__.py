@@ -2,28 +2,32 @@
 
 A subcommand module defines ``register(subparsers)``; its handler returns a
 :class:`~semi_core.cli._common.Result`, printed as exactly one JSON object under ``--json``.
+Subcommands are discovered: every public module of this package is one (a new system adds a
+command by adding a module, without editing this file); :data:`ORDER` fixes the ``--help`` order
+of the first ones, the rest follow alphabetically.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import pkgutil
 import sys
 
 from ._common import emit
 
-# Order is the order shown in --help.
-COMMAND_MODULES = [
-    "power",
-    "simulate",
-    "derive",
-    "audit",
-    "epsilon",
-    "audit_game",
-    "audit_dpsgd",
-    "verify",
-    "reproduce",
-]
+#: Order of the first commands in --help (discovered commands not listed follow alphabetically).
+ORDER = ["power", "simulate", "derive", "audit", "epsilon", "audit_game", "audit_dpsgd",
+         "verify", "reproduce"]
+
+
+def _discover() -> list[str]:
+    found = {m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")}
+    return [n for n in ORDER if n in found] + sorted(found - set(ORDER))
+
+
+#: Every subcommand module (name with ``_``; the command is spelled with ``-``).
+COMMAND_MODULES = _discover()
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -52,13 +52,13 @@ def register(subparsers) -> None:
 def run_table(*, n=10, T=10, tau=1, clip=1.0, data_mean=-1.0, data_std=0.1, target=None,
               noise=None, mu_levels=(1.0, 2.0, 4.0), rounds=4000, delta=1e-5, alpha=0.05,
               method="dkw", seed=0, tests=DEFAULT_TESTS, progress=None) -> list[dict]:
-    """One row per noise level (see :func:`semi_core.mechanisms.noisy_mean.audit_noisy_game`)."""
+    """One row per noise level (see :func:`semi_core.audit.games.audit_mechanism`)."""
     import numpy as np
 
     from semi_core._rng import as_seed_sequence
-    from semi_core.audit.bounds import check_failure_prob
-    from semi_core.audit.ground_truth import check_delta
-    from semi_core.mechanisms.noisy_mean import NoisyMean, audit_noisy_game
+    from semi_core._validation import check_delta, check_failure_prob
+    from semi_core.audit.games import audit_mechanism
+    from semi_core.mechanisms.noisy_mean import NoisyMean
 
     check_delta(delta)  # fail before simulating
     check_failure_prob(alpha)
@@ -79,8 +79,10 @@ def run_table(*, n=10, T=10, tau=1, clip=1.0, data_mean=-1.0, data_std=0.1, targ
     for s, child in zip(levels, children, strict=True):
         if progress is not None:
             progress(f"noise {s:.4g}")
-        rows.append(audit_noisy_game(make(s), rounds, child, tau=tau, delta=delta,
-                                     failure_prob=alpha, method=method, tests=tests))
+        row = audit_mechanism(make(s), rounds, child, tau=tau, delta=delta,
+                              failure_prob=alpha, method=method, tests=tests)
+        row["noise"] = s
+        rows.append(row)
     return rows
 
 

@@ -370,11 +370,11 @@ def reference_per_round(mech, rounds: int, seed=0, *, data="gaussian", tau=None,
         rel[r] = mech.releases(means)
         member[r], taus[r] = b, ta
     # The auditor's side, vectorised over rounds (same methods, far fewer kernel calls).
-    lr = mech.log_lr_steps(mech.batch_means(rel))
+    lr = mech.log_lr_steps(rel)
     out = {
         "semi-star": lr[np.arange(rounds), taus - 1],
         "semi-unif": logsumexp(lr + log_w, axis=-1),
         "semi-max": lr.max(axis=-1),
-        "final": np.asarray(mech.final_log_lr(rel[:, -1, :], taus), dtype=float),
+        "final": np.asarray(mech.final_log_lr(rel, taus), dtype=float),
     }
     return GameResult(member=member, tau=taus, stats=out)

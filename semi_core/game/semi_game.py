@@ -10,53 +10,13 @@ from the ``k``-th child of the seed's ``SeedSequence``, so the result depends on
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from semi_core._rng import chunk_bounds, chunk_generators
 from semi_core._validation import check_int, check_pmf, check_probability, check_tau
-from semi_core.stats.statistics import semi_max, semi_star, semi_unif
+from semi_core.game.result import GameResult
 
 __all__ = ["GameResult", "crafter", "play_game", "resolve_tau_pmf"]
-
-
-@dataclass
-class GameResult:
-    """Outcome of R rounds of the SeMI game.
-
-    Attributes
-    ----------
-    member : ndarray of bool, shape (R,)
-        The Crafter's insertion indicator B.
-    tau : ndarray of int, shape (R,)
-        The insertion time drawn by the Crafter (drawn for every round, as in Alg. 1).
-    stats : dict of str -> ndarray, shape (R,)
-        Test statistics (higher = member): ``semi-star``, ``semi-unif``, ``semi-max``, ``final``.
-    """
-
-    member: np.ndarray
-    tau: np.ndarray
-    stats: dict[str, np.ndarray] = field(default_factory=dict)
-
-    @property
-    def rounds(self) -> int:
-        """Number of rounds R."""
-        return int(self.member.size)
-
-    def scores(self, test: str) -> tuple[np.ndarray, np.ndarray]:
-        """``(member_scores, nonmember_scores)`` of ``test``."""
-        s = self.stats[test]
-        return s[self.member], s[~self.member]
-
-    @staticmethod
-    def concatenate(parts: list[GameResult]) -> GameResult:
-        """Join chunk results in order."""
-        return GameResult(
-            member=np.concatenate([p.member for p in parts]),
-            tau=np.concatenate([p.tau for p in parts]),
-            stats={k: np.concatenate([p.stats[k] for p in parts]) for k in parts[0].stats},
-        )
 
 
 def resolve_tau_pmf(T: int, tau) -> np.ndarray:
@@ -93,25 +53,20 @@ def crafter(mech, rng: np.random.Generator, rounds: int, *, p_member: float = 0.
     p = resolve_tau_pmf(mech.T, tau_pmf)
     B = rng.random(rounds) < p_member
     tau = rng.choice(mech.T, size=rounds, p=p) + 1
-    batch_means = np.empty((rounds, mech.T, mech.d))
-    for t in range(mech.T):
-        n = int(mech.n_t[t])
-        e = rng.standard_normal((rounds, n, mech.d))
-        X = mech.mu_t[t] + e @ mech.chol_t[t].T
-        ins = np.flatnonzero(B & (tau == t + 1))
-        j = rng.integers(0, n, size=ins.size)
-        X[ins, j, :] = mech.target
-        batch_means[:, t, :] = X.mean(axis=1)
-    return B, tau, mech.releases(batch_means)
+    return B, tau, mech.release(B, tau, rng)
 
 
 def play_game(mech, rounds: int, seed=0, *, p_member: float = 0.5, tau=None,
-              unif_pmf=None, chunk_size: int = 4096) -> GameResult:
+              unif_pmf=None, chunk_size: int = 4096, tests=None) -> GameResult:
     """Play R rounds of the SeMI game (seed Alg. 2) and compute every test from the releases.
+
+    The one reference game of the toolkit: it runs any
+    :class:`~semi_core.mechanisms.base.Mechanism` (empirical mean, noisy mean, the later seeds'
+    mechanisms) through ``mech.release`` and scores the releases with ``mech.score``.
 
     Parameters
     ----------
-    mech : EmpiricalMean
+    mech : Mechanism
     rounds : int
         Number of games R (>= 1).
     seed : int or numpy.random.SeedSequence
@@ -125,11 +80,19 @@ def play_game(mech, rounds: int, seed=0, *, p_member: float = 0.5, tau=None,
         Pass the Crafter's :math:`\\nu_\\tau` to get the Neyman-Pearson test for that law.
     chunk_size : int
         Rounds per chunk (memory is O(chunk_size * n * d)).
+    tests : sequence of str, optional
+        Statistics to compute (default: every test the mechanism offers).
 
     Returns
     -------
     GameResult
     """
+    from semi_core._rng import as_seed_sequence
+    from semi_core.mechanisms.base import is_mechanism
+
+    if not is_mechanism(mech):
+        raise TypeError(f"mech must implement the Mechanism protocol, got {type(mech).__name__}")
+    root = as_seed_sequence(seed)
     rounds = check_int(rounds, "rounds", minimum=1)
     chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
     p_member = check_probability(p_member, "p_member")
@@ -137,19 +100,17 @@ def play_game(mech, rounds: int, seed=0, *, p_member: float = 0.5, tau=None,
     upmf = None if unif_pmf is None else check_pmf(unif_pmf, "unif_pmf", size=mech.T)
     bounds = chunk_bounds(rounds, chunk_size)
     parts = []
-    for (lo, hi), rng in zip(bounds, chunk_generators(seed, len(bounds))):
+    for (lo, hi), rng in zip(bounds, chunk_generators(root, len(bounds))):
         B, tau_r, rel = crafter(mech, rng, hi - lo, p_member=p_member, tau_pmf=pmf)
-        parts.append(GameResult(B, tau_r, score_releases(mech, rel, tau_r, unif_pmf=upmf)))
-    return GameResult.concatenate(parts)
+        parts.append(GameResult(B, tau_r, score_releases(mech, rel, tau_r, unif_pmf=upmf,
+                                                         tests=tests)))
+    out = GameResult.concatenate(parts)
+    out.seed = root.entropy if isinstance(root.entropy, int) else None
+    out.metadata = {"game": "reference", "chunk_size": chunk_size, "p_member": p_member,
+                    "mechanism": mech.params()}
+    return out
 
 
-def score_releases(mech, releases, tau, *, unif_pmf=None) -> dict[str, np.ndarray]:
+def score_releases(mech, releases, tau, *, unif_pmf=None, tests=None) -> dict[str, np.ndarray]:
     """Every test statistic from observed releases (the auditor's side of Alg. 2)."""
-    lr = mech.log_lr_steps(mech.batch_means(releases))
-    stats = {
-        "semi-star": semi_star(lr, tau),
-        "semi-unif": semi_unif(lr, unif_pmf),
-        "semi-max": semi_max(lr),
-        "final": mech.final_log_lr(np.asarray(releases)[..., -1, :], tau),
-    }
-    return stats
+    return mech.score(releases, tau, unif_pmf=unif_pmf, tests=tests)

@@ -38,6 +38,7 @@ from semi_core._validation import (
     check_tau,
 )
 from semi_core.kernels import QuadraticForm
+from semi_core.mechanisms.base import GroundTruthUnknown, MechanismBase
 
 __all__ = ["EmpiricalMean", "GaussianPairLogLR"]
 
@@ -57,7 +58,7 @@ def _per_step_vectors(value, T: int, d: int | None, name: str) -> np.ndarray:
     raise ValueError(f"{name} must be a scalar, (d,) or (T, d) array, got shape {arr.shape}")
 
 
-class EmpiricalMean:
+class EmpiricalMean(MechanismBase):
     """Gaussian empirical-mean mechanism with (optionally) per-step parameters.
 
     Parameters
@@ -173,6 +174,38 @@ class EmpiricalMean:
         prev = np.concatenate([np.zeros_like(tot[..., :1, :]), tot[..., :-1, :]], axis=-2)
         return (tot - prev) / self.n_t[:, None]
 
+    def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
+        """Releases :math:`\\hat\\mu_1..\\hat\\mu_T` of ``R`` rounds, shape (R, T, d) (seed Alg. 1).
+
+        Every datum is drawn; when ``member[r]`` a uniformly chosen datum of batch ``tau[r]`` is
+        replaced by the target (lines 4-9 of Alg. 1).
+        """
+        member = np.asarray(member, dtype=bool).reshape(-1)
+        taus = np.broadcast_to(np.asarray(tau, dtype=np.int64), member.shape)
+        if taus.size and (taus.min() < 1 or taus.max() > self.T):
+            raise ValueError(f"tau must be in 1..{self.T}")
+        R = member.size
+        batch_means = np.empty((R, self.T, self.d))
+        for t in range(self.T):
+            n = int(self.n_t[t])
+            e = rng.standard_normal((R, n, self.d))
+            X = self.mu_t[t] + e @ self.chol_t[t].T
+            ins = np.flatnonzero(member & (taus == t + 1))
+            j = rng.integers(0, n, size=ins.size)
+            X[ins, j, :] = self.target
+            batch_means[:, t, :] = X.mean(axis=1)
+        return self.releases(batch_means)
+
+    def params(self) -> dict:
+        """Validated parameters (JSON metadata)."""
+        return {"mechanism": "empirical-mean", "T": self.T, "d": self.d,
+                "n": self.n_t.tolist(), "mahalanobis_sq": self.m_t.tolist()}
+
+    def epsilon(self, delta: float, tau: int = 1) -> float:
+        """The unclipped, noiseless empirical mean is not differentially private."""
+        raise GroundTruthUnknown("the empirical mean without clipping and noise has no finite "
+                                 "epsilon (use NoisyMean for a DP mechanism)")
+
     # -- likelihood ratios ---------------------------------------------------------------
     def step_coefficients(self, t: int) -> tuple[float, np.ndarray, float]:
         """Whitened coefficients ``(c0, b, s)`` of step t: log LR_t = c0 + b.w + s|w|^2."""
@@ -186,8 +219,14 @@ class EmpiricalMean:
         c0, b, s = self.step_coefficients(t)
         return QuadraticForm.from_covariance(c0, b, self.chol_t[t - 1], s)
 
-    def log_lr_steps(self, batch_means) -> np.ndarray:
-        """Per-step log-LRs :math:`\\log\\mathrm{LR}_t`, t = 1..T, shape (..., T).
+    def log_lr_steps(self, releases) -> np.ndarray:
+        """Per-step log-LRs :math:`\\log\\mathrm{LR}_t` from the releases, shape (..., T)
+        (:class:`~semi_core.mechanisms.base.Mechanism` protocol): isolation, then
+        :meth:`batch_log_lr_steps`."""
+        return self.batch_log_lr_steps(self.batch_means(releases))
+
+    def batch_log_lr_steps(self, batch_means) -> np.ndarray:
+        """Per-step log-LRs :math:`\\log\\mathrm{LR}_t`, t = 1..T, from batch means, shape (..., T).
 
         Evaluated by the compiled Cholesky-whitened quadratic-form kernel.
         """
@@ -203,7 +242,12 @@ class EmpiricalMean:
         """Mean of :math:`\\hat\\mu_T` under :math:`H_0`: :math:`\\sum_t n_t\\mu_t/N_T`."""
         return (self.n_t[:, None] * self.mu_t).sum(0) / self.cum_n[-1]
 
-    def final_log_lr(self, final_release, tau=None) -> np.ndarray:
+    def final_log_lr(self, releases, tau=None) -> np.ndarray:
+        """Final Observation log-LR from the release sequence (uses :math:`\\hat\\mu_T` only)."""
+        rel = self._as_steps(releases, "releases")
+        return self.final_release_log_lr(rel[..., -1, :], tau)
+
+    def final_release_log_lr(self, final_release, tau=None) -> np.ndarray:
         """Final Observation log-LR from :math:`\\hat\\mu_T` alone (seed Lemmas 3.7-3.8).
 
         .. math::

@@ -53,26 +53,21 @@ known :math:`\tau`; SeMI-max :math:`\max_t\log\mathrm{LR}_t`; SeMI-Unif
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cho_factor, solve_triangular
-from scipy.special import logsumexp, ndtr
+from scipy.special import ndtr
 
-from semi_core._rng import chunk_bounds, chunk_generators
 from semi_core._validation import (
     check_batch_size,
     check_finite_array,
     check_int,
     check_positive,
-    check_probability,
     check_tau,
 )
+from semi_core.mechanisms.base import MechanismBase
 
-__all__ = ["NoisyMean", "NoisyGameResult", "play_noisy_game", "audit_noisy_game",
-           "clipped_normal_moments"]
-
-TESTS = ("semi-star", "semi-max", "semi-unif", "final")
+__all__ = ["NoisyMean", "clipped_normal_moments"]
 
 
 def clipped_normal_moments(mean: float, std: float, clip: float) -> tuple[float, float]:
@@ -109,7 +104,7 @@ def _clip_ball(x: np.ndarray, C: float) -> np.ndarray:
     return x * np.minimum(1.0, C / np.maximum(norm, 1e-300))
 
 
-class NoisyMean:
+class NoisyMean(MechanismBase):
     r"""Clipped empirical-mean mechanism with Gaussian noise on every release.
 
     Parameters
@@ -259,130 +254,53 @@ class NoisyMean:
         base = self._logpdf(x, None)
         return np.stack([self._logpdf(x, t) - base for t in range(1, self.T + 1)], axis=1)
 
-    def final_log_lr(self, releases, tau: int) -> np.ndarray:
-        r"""Final Observation statistic: log LR of the marginal law of :math:`o_T` alone."""
+    def final_log_lr(self, releases, tau) -> np.ndarray:
+        r"""Final Observation statistic: log LR of the marginal law of :math:`o_T` alone.
+
+        ``tau``: an int, or one insertion time per round."""
         x = self._flat(releases)
-        tau = check_tau(tau, self.T)
         rows = tuple(range((self.T - 1) * self.d, self.T * self.d))
         xs = x[:, list(rows)]
-        return self._logpdf(xs, tau, rows) - self._logpdf(xs, None, rows)
+        taus = np.broadcast_to(np.asarray(tau), (x.shape[0],))
+        out = np.empty(x.shape[0])
+        base = self._logpdf(xs, None, rows)
+        for t in np.unique(taus):
+            sel = taus == t
+            out[sel] = self._logpdf(xs[sel], check_tau(int(t), self.T), rows) - base[sel]
+        return out
 
     # ------------------------------------------------------------------ simulation
-    def simulate(self, member, tau: int, rng: np.random.Generator) -> np.ndarray:
+    def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
         """Noisy releases (R, T, d) of rounds with the canary in (``member``) or out.
 
-        Every datum is drawn, clipped, and (for members) one record of batch ``tau`` is
-        replaced by the canary (Alg. 1 of the SeMI seed; which record is immaterial for a mean).
+        Every datum is drawn, clipped, and (for members) one record of batch ``tau`` (an int
+        or one per round) is replaced by the canary (Alg. 1 of the SeMI seed; which record is
+        immaterial for a mean).
         """
-        member = np.asarray(member, dtype=bool)
-        tau = check_tau(tau, self.T)
+        member = np.asarray(member, dtype=bool).reshape(-1)
         R = member.size
+        taus = np.broadcast_to(np.asarray(tau), (R,))
+        if R and (taus.min() < 1 or taus.max() > self.T):
+            raise ValueError(f"tau must be in 1..{self.T}")
         sums = np.empty((R, self.T, self.d))
         for t in range(self.T):
             x = _clip_ball(rng.normal(self.data_mean, self.data_std,
                                       (R, int(self.n_t[t]), self.d)), self.clip)
-            if t == tau - 1:
-                x[member, 0, :] = self.target
+            x[member & (taus == t + 1), 0, :] = self.target
             sums[:, t, :] = x.sum(axis=1)
         running = np.cumsum(sums, axis=1) / self.cum_n[None, :, None]
         return running + rng.normal(0.0, self.noise, running.shape)
 
+    def simulate(self, member, tau: int, rng: np.random.Generator) -> np.ndarray:
+        """Alias of :meth:`release` with one insertion time ``tau`` (kept for callers)."""
+        return self.release(member, check_tau(tau, self.T), rng)
+
+    def params(self) -> dict:
+        """Validated parameters (JSON metadata)."""
+        return {"mechanism": "noisy-mean", "T": self.T, "d": self.d, "n": self.n_t.tolist(),
+                "noise": self.noise, "clip": self.clip, "data_std": self.data_std,
+                "data_mean": self.data_mean.tolist(), "target": self.target.tolist()}
+
     def __repr__(self) -> str:
         return (f"NoisyMean(T={self.T}, n={self.n_t.tolist()}, d={self.d}, noise={self.noise}, "
                 f"clip={self.clip}, mu_1={self.mu(1):.4g})")
-
-
-@dataclass
-class NoisyGameResult:
-    """Outcome of :func:`play_noisy_game`: membership bits and one score array per test."""
-
-    member: np.ndarray
-    tau: int
-    stats: dict[str, np.ndarray]
-
-
-def play_noisy_game(mech: NoisyMean, rounds: int, seed, *, tau: int, p_member: float = 0.5,
-                    chunk_size: int = 4096) -> NoisyGameResult:
-    r"""SeMI game (Alg. 1-2 of the SeMI seed) on the noisy mean with insertion time ``tau``.
-
-    Chunk ``k`` of ``chunk_size`` rounds draws from the ``k``-th child of ``seed``, so results
-    depend only on ``(seed, chunk_size)``.
-
-    .. math::
-
-        \text{scores: } \log\mathrm{LR}_\tau,\ \max_t\log\mathrm{LR}_t,\
-        \log\tfrac1T\textstyle\sum_t\mathrm{LR}_t,\ \log\mathrm{LR}^{\text{final}}_\tau
-
-    Parameters
-    ----------
-    mech : NoisyMean
-    rounds : int
-        ``>= 2``.
-    seed : int or SeedSequence
-    tau : int
-        Insertion time in ``1..T`` (known to SeMI* and Final Observation).
-    p_member : float
-        Probability of inserting the canary, in ``(0, 1)``.
-    chunk_size : int
-
-    Returns
-    -------
-    NoisyGameResult
-        ``stats`` keys: ``"semi-star"``, ``"semi-max"``, ``"semi-unif"``, ``"final"``.
-    """
-    if not isinstance(mech, NoisyMean):
-        raise TypeError(f"mech must be a NoisyMean, got {type(mech).__name__}")
-    rounds = check_int(rounds, "rounds", minimum=2)
-    tau = check_tau(tau, mech.T)
-    p = check_probability(p_member, "p_member")
-    chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
-    bounds = chunk_bounds(rounds, chunk_size)
-    gens = chunk_generators(seed, len(bounds))
-    member = np.empty(rounds, dtype=bool)
-    out = {k: np.empty(rounds) for k in TESTS}
-    for (a, b), g in zip(bounds, gens, strict=True):
-        mem = g.random(b - a) < p
-        rel = mech.simulate(mem, tau, g)
-        steps = mech.log_lr_steps(rel)
-        member[a:b] = mem
-        out["semi-star"][a:b] = steps[:, tau - 1]
-        out["semi-max"][a:b] = steps.max(axis=1)
-        out["semi-unif"][a:b] = logsumexp(steps, axis=1) - math.log(mech.T)
-        out["final"][a:b] = mech.final_log_lr(rel, tau)
-    return NoisyGameResult(member=member, tau=tau, stats=out)
-
-
-def audit_noisy_game(mech: NoisyMean, rounds: int, seed, *, tau: int = 1, delta: float = 1e-5,
-                     failure_prob: float = 0.05, method: str = "dkw",
-                     tests=("semi-star", "semi-max", "final"), **audit_kwargs) -> dict:
-    r"""Play the game and certify :math:`\underline\varepsilon` per test, next to the ground truth.
-
-    .. math::
-
-        \underline\varepsilon_{\text{test}}\ \text{(see semi_core.audit)}\quad\text{vs}\quad
-        \varepsilon_\tau(\delta)=\varepsilon_{\mathrm{GDP}}(\Delta_\tau/s,\delta)\le
-        \varepsilon_1(\delta)
-
-    Returns
-    -------
-    dict
-        ``epsilon_true`` (whole mechanism), ``epsilon_true_tau`` (neighbours at step ``tau``),
-        ``mu``, ``mu_tau``, and ``tests``: {name: AuditResult as dict}.
-    """
-    from semi_core.audit.bounds import epsilon_lower_bound
-
-    res = play_noisy_game(mech, rounds, seed, tau=tau)
-    if res.member.all() or not res.member.any():
-        raise ValueError("the game produced one class only; increase rounds")
-    table = {}
-    for name in tests:
-        if name not in TESTS:
-            raise ValueError(f"tests must be drawn from {TESTS}, got {name!r}")
-        s = res.stats[name]
-        table[name] = epsilon_lower_bound(
-            s[res.member], s[~res.member], delta=delta, failure_prob=failure_prob,
-            method=method, **audit_kwargs).to_dict()
-    return {"noise": mech.noise, "mu": mech.mu(1), "mu_tau": mech.mu(tau),
-            "epsilon_true": mech.epsilon(delta, 1), "epsilon_true_tau": mech.epsilon(delta, tau),
-            "rounds": rounds, "tau": tau, "delta": delta, "failure_prob": failure_prob,
-            "method": method, "tests": table}

@@ -1,13 +1,16 @@
 """The ``semi-core reproduce`` report: a directory with ``report.md``, PNG figures, ``report.json``.
 
-Each section lives in its own module listed in :data:`SECTION_MODULES`; a section module
-defines ``build(ctx: ReportContext) -> Section``. Later work adds sections by adding a module.
+Each section lives in its own module ``semi_core/report/*_section.py`` defining
+``build(ctx: ReportContext) -> Section`` and an integer ``ORDER`` (position in the report);
+sections are discovered, so a new system adds one by adding a module (:data:`SECTION_MODULES`).
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import pkgutil
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,13 +21,20 @@ from semi_core.cli._common import to_jsonable
 
 __all__ = ["ReportContext", "Section", "SECTION_MODULES", "build_report"]
 
-SECTION_MODULES = [
-    "semi_core.report.power_section",
-    "semi_core.report.robustness_section",
-    "semi_core.report.audit_section",
-    "semi_core.report.dpsgd_section",
-    "semi_core.report.claims_section",
-]
+
+
+def _discover() -> list[str]:
+    names = [m.name for m in pkgutil.iter_modules(__path__) if m.name.endswith("_section")]
+    order = {}
+    for name in names:  # read ORDER without importing (sections import heavy layers lazily)
+        src = (Path(__file__).parent / f"{name}.py").read_text()
+        hit = re.search(r"^ORDER\s*=\s*(\d+)", src, re.M)
+        order[name] = int(hit.group(1)) if hit else 500
+    return [f"semi_core.report.{n}" for n in sorted(names, key=lambda n: (order[n], n))]
+
+
+#: Every section module, in report order (``ORDER`` in each module, then name).
+SECTION_MODULES = _discover()
 
 
 @dataclass

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from semi_core.report import ReportContext, Section
 
+#: Position of this section in the report (smaller first).
+ORDER = 900
+
 ERRATA_NAME = "errata.md"
 FIGURE_NAME = "claims_verdicts.png"
 

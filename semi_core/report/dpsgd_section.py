@@ -13,6 +13,9 @@ import numpy as np
 
 from semi_core.report import ReportContext, Section
 
+#: Position of this section in the report (smaller first).
+ORDER = 40
+
 __all__ = ["build"]
 
 

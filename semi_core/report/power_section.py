@@ -12,6 +12,9 @@ from semi_core.report import ReportContext, Section
 from semi_core.stats import errors as E
 from semi_core.stats.statistics import TEST_NAMES
 
+#: Position of this section in the report (smaller first).
+ORDER = 10
+
 LABELS = {"semi-star": "SeMI*", "semi-unif": "SeMI-Unif", "semi-max": "SeMI-max",
           "final": "Final Observation"}
 FPR = 0.01

@@ -16,6 +16,9 @@ from semi_core.report import ReportContext, Section
 from semi_core.stats import errors
 from semi_core.stats.empirical import tpr_at_fpr
 
+#: Position of this section in the report (smaller first).
+ORDER = 20
+
 FAMILIES = ("gaussian", "laplace", "student-t:5", "bernoulli:0.3", "exponential")
 TESTS = ("semi-star", "final")
 LABELS = {"semi-star": "SeMI*", "final": "Final Observation"}

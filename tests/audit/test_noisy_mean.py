@@ -6,12 +6,9 @@ import numpy as np
 import pytest
 from scipy.stats import multivariate_normal
 
-from semi_core.mechanisms.noisy_mean import (
-    NoisyMean,
-    audit_noisy_game,
-    clipped_normal_moments,
-    play_noisy_game,
-)
+from semi_core.audit.games import audit_mechanism
+from semi_core.game.semi_game import play_game
+from semi_core.mechanisms.noisy_mean import NoisyMean, clipped_normal_moments
 
 
 def test_clipped_moments_monte_carlo(rng):
@@ -83,10 +80,10 @@ def test_simulation_matches_gaussian_law_and_kl(rng):
 
 def test_game_reproducible_and_sequential_advantage():
     mech = NoisyMean(10, 10, noise=0.125, clip=1.0, data_mean=-1.0, data_std=0.1)
-    a = play_noisy_game(mech, 600, 5, tau=1, chunk_size=256)
-    b = play_noisy_game(mech, 600, 5, tau=1, chunk_size=256)
+    a = play_game(mech, 600, 5, tau=1, chunk_size=256)
+    b = play_game(mech, 600, 5, tau=1, chunk_size=256)
     np.testing.assert_array_equal(a.stats["semi-star"], b.stats["semi-star"])
-    res = audit_noisy_game(mech, 3000, 7, tau=1, delta=1e-5, failure_prob=0.05)
+    res = audit_mechanism(mech, 3000, 7, tau=1, delta=1e-5, failure_prob=0.05)
     lb = {k: v["epsilon_lower_bound"] for k, v in res["tests"].items()}
     # sound (a 1 - 0.05 event per test; fixed seed) and sequential access is tighter (seed §5)
     assert all(v <= res["epsilon_true_tau"] for v in lb.values())
@@ -111,8 +108,8 @@ def test_bad_inputs(kwargs, exc, match):
 def test_bad_game_inputs():
     mech = NoisyMean(5, 3, noise=1.0)
     with pytest.raises(ValueError, match="tau"):
-        play_noisy_game(mech, 10, 0, tau=4)
+        play_game(mech, 10, 0, tau=4)
     with pytest.raises(ValueError, match="rounds"):
-        play_noisy_game(mech, 1, 0, tau=1)
-    with pytest.raises(TypeError, match="NoisyMean"):
-        play_noisy_game(object(), 10, 0, tau=1)
+        audit_mechanism(mech, 1, 0, tau=1)
+    with pytest.raises(TypeError, match="Mechanism"):
+        play_game(object(), 10, 0, tau=1)

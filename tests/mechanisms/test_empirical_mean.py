@@ -25,7 +25,7 @@ def test_log_lr_steps_equals_density_ratio_per_step(rng):
     """log LR_t = log N(Xbar; mu+delta/n, (n-1)S/n^2) - log N(Xbar; mu, S/n), 100+ random points."""
     mech = _per_step_mech(rng)
     xb = rng.standard_normal((40, mech.T, mech.d)) + mech.mu_t
-    lr = mech.log_lr_steps(xb)
+    lr = mech.batch_log_lr_steps(xb)
     for t in range(mech.T):
         n, S, mu, dl = mech.n_t[t], mech.cov_t[t], mech.mu_t[t], mech.delta_t[t]
         want = (mvn(mu + dl / n, (n - 1) * S / n**2).logpdf(xb[:, t])
@@ -38,7 +38,7 @@ def test_log_lr_from_running_means_is_the_transition_density_ratio(rng):
     mech = _per_step_mech(rng, T=3, d=2)
     xb = rng.standard_normal((30, 3, 2)) + mech.mu_t
     rel = mech.releases(xb)
-    lr = mech.log_lr_steps(mech.batch_means(rel))
+    lr = mech.log_lr_steps(rel)
     N = mech.cum_n
     for t in range(1, 3):  # transition mu_hat_{t} | mu_hat_{t-1}, t >= 2 (0-based t)
         prev = rel[:, t - 1]
@@ -64,7 +64,7 @@ def test_final_log_lr_matches_densities(rng):
     S = mech.cov_t[0]
     want = (mvn(mech.final_mean + mech.delta_t[0] / N, (N - 1) * S / N**2).logpdf(W)
             - mvn(mech.final_mean, S / N).logpdf(W))
-    np.testing.assert_allclose(mech.final_log_lr(W), want, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(mech.final_release_log_lr(W), want, rtol=1e-10, atol=1e-10)
     # non-stationary covariance: general Gaussian pair (covariances not proportional)
     mech2 = _per_step_mech(rng, T=3, d=2)
     W2 = rng.standard_normal((10, 2)) * 0.3 + mech2.final_mean
@@ -73,9 +73,9 @@ def test_final_log_lr_matches_densities(rng):
     V1 = V0 - mech2.cov_t[1] / N2**2
     want2 = (mvn(mech2.final_mean + mech2.delta_t[1] / N2, V1).logpdf(W2)
              - mvn(mech2.final_mean, V0).logpdf(W2))
-    np.testing.assert_allclose(mech2.final_log_lr(W2, tau=2), want2, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(mech2.final_release_log_lr(W2, tau=2), want2, rtol=1e-9, atol=1e-9)
     with pytest.raises(ValueError, match="tau is required"):
-        mech2.final_log_lr(W2)
+        mech2.final_release_log_lr(W2)
 
 
 def test_mahalanobis(rng):
@@ -109,8 +109,8 @@ def test_bad_inputs(kwargs, match):
 def test_bad_observations():
     mech = EmpiricalMean(5, 3, target=2.0)
     with pytest.raises(ValueError, match="NaN"):
-        mech.log_lr_steps([[0.0], [np.nan], [0.0]])
+        mech.batch_log_lr_steps([[0.0], [np.nan], [0.0]])
     with pytest.raises(ValueError, match="shape"):
-        mech.log_lr_steps(np.zeros((4, 2)))
+        mech.batch_log_lr_steps(np.zeros((4, 2)))
     with pytest.raises(ValueError, match="tau must be in 1..3"):
-        mech.final_log_lr(np.zeros(1), tau=4)
+        mech.final_release_log_lr(np.zeros(1), tau=4)

@@ -73,7 +73,7 @@ def test_log_lr_steps_per_step_parameters(rng):
         z = rng.normal(size=d) * 2
         mech = em_mod.EmpiricalMean(n_t, T, mu=mu_t, cov=cov_t, target=z)
         xb = mu_t + rng.normal(size=(T, d)) / np.sqrt(n_t)[:, None]
-        got = mech.log_lr_steps(xb)
+        got = mech.batch_log_lr_steps(xb)
         for t in range(T):
             L = np.linalg.cholesky(cov_t[t])
             a = np.linalg.solve(L, xb[t] - mu_t[t])
@@ -94,7 +94,7 @@ def test_final_log_lr_stationary(rng):
         W = mu + rng.normal(size=d) / np.sqrt(NT)
         L = np.linalg.cholesky(Sigma)
         a, b = np.linalg.solve(L, W - mu), np.linalg.solve(L, z - mu)
-        got = float(np.asarray(mech.final_log_lr(W)).reshape(-1)[0])
+        got = float(np.asarray(mech.final_release_log_lr(W)).reshape(-1)[0])
         assert got == pytest.approx(f(a @ a, a @ b, b @ b, NT, d), rel=RTOL, abs=1e-11)
 
 
@@ -114,5 +114,5 @@ def test_final_log_lr_nonstationary_1d(rng):
         B = float((n_t * sig_t**2)[other].sum())
         t = tau - 1
         ref = f(W, A, B, n_t[t], mu_t[t], sig_t[t], z, NT)
-        got = float(np.asarray(mech.final_log_lr(np.array([W]), tau=tau)).reshape(-1)[0])
+        got = float(np.asarray(mech.final_release_log_lr(np.array([W]), tau=tau)).reshape(-1)[0])
         assert got == pytest.approx(ref, rel=RTOL, abs=1e-11)

@@ -1,0 +1,98 @@
+"""One result type for every game of the toolkit: :class:`GameResult`.
+
+Every game -- the NumPy reference SeMI game, the compiled engine, the noisy-mean and DP-SGD
+audit games, and the games of later seeds -- returns a :class:`GameResult`: the Crafter's bits
+``member`` (B), the insertion times ``tau``, one score array per test (higher = member), the
+root seed, and free-form metadata (mechanism parameters, mode, timings). Summaries
+(:func:`semi_core.stats.empirical.summarize`) and audits (:func:`semi_core.audit.audit_game`)
+consume it, so nothing downstream depends on which game produced it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["GameResult"]
+
+
+@dataclass
+class GameResult:
+    """Outcome of R rounds of a membership game.
+
+    Attributes
+    ----------
+    member : ndarray of bool, shape (R,)
+        The Crafter's insertion indicator B.
+    tau : ndarray of int, shape (R,)
+        The insertion time of each round (1..T; drawn for every round, as in Alg. 1).
+    stats : dict of str -> ndarray, shape (R,)
+        Test statistics (higher = member), keyed by test name
+        (:class:`semi_core._names.Test` for the sequential tests).
+    seed : int or None
+        Entropy of the root ``SeedSequence`` (``None`` if unknown).
+    metadata : dict
+        Mechanism parameters and how the result was produced (JSON-serialisable values).
+    """
+
+    member: np.ndarray
+    tau: np.ndarray
+    stats: dict[str, np.ndarray] = field(default_factory=dict)
+    seed: int | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.member = np.asarray(self.member, dtype=bool).reshape(-1)
+        self.tau = np.broadcast_to(np.asarray(self.tau, dtype=np.int64), self.member.shape).copy()
+        for k, v in self.stats.items():
+            v = np.asarray(v, dtype=float)
+            if v.shape != self.member.shape:
+                raise ValueError(f"stats[{k!r}] must have shape {self.member.shape}, got {v.shape}")
+            self.stats[k] = v
+
+    @property
+    def rounds(self) -> int:
+        """Number of rounds R."""
+        return int(self.member.size)
+
+    @property
+    def tests(self) -> tuple[str, ...]:
+        """Names of the statistics held."""
+        return tuple(self.stats)
+
+    def scores(self, test: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(member_scores, nonmember_scores)`` of ``test``."""
+        if test not in self.stats:
+            raise ValueError(f"test must be one of {list(self.stats)}, got {test!r}")
+        s = self.stats[test]
+        return s[self.member], s[~self.member]
+
+    def subset(self, mask) -> GameResult:
+        """The rounds selected by a boolean mask or index array (e.g. one insertion time)."""
+        idx = np.asarray(mask)
+        return GameResult(self.member[idx], self.tau[idx],
+                          {k: v[idx] for k, v in self.stats.items()}, self.seed, dict(self.metadata))
+
+    @staticmethod
+    def concatenate(parts: list[GameResult]) -> GameResult:
+        """Join chunk results in order (seed and metadata from the first part)."""
+        if not parts:
+            raise ValueError("parts must hold at least one GameResult")
+        first = parts[0]
+        return GameResult(
+            member=np.concatenate([p.member for p in parts]),
+            tau=np.concatenate([p.tau for p in parts]),
+            stats={k: np.concatenate([p.stats[k] for p in parts]) for k in first.stats},
+            seed=first.seed, metadata=dict(first.metadata),
+        )
+
+    def to_dict(self, *, arrays: bool = False) -> dict[str, Any]:
+        """Plain dict: counts, seed and metadata (and the arrays when ``arrays``)."""
+        out: dict[str, Any] = {"rounds": self.rounds, "members": int(self.member.sum()),
+                               "tests": list(self.stats), "seed": self.seed,
+                               "metadata": self.metadata}
+        if arrays:
+            out.update(member=self.member, tau=self.tau, stats=self.stats)
+        return out
