@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 
 from semi_core._params import FIG2_DISTANCE_GRID, FIG2_T_GRID, SEED_FIG2, SEED_ROUNDS
+from semi_core.audit.roc import tpr_at_fpr_se
 from semi_core.game.engine import simulate
 from semi_core.mechanisms.empirical_mean import EmpiricalMean
 from semi_core.stats import errors
-from semi_core.stats.empirical import tpr_at_fpr
 
 TESTS = ("semi-star", "semi-unif", "semi-max", "final")
 LABELS = {"semi-star": "SeMI*", "semi-unif": "SeMI-Unif", "semi-max": "SeMI-max",
@@ -57,7 +57,7 @@ def run(rounds: int = SEED_ROUNDS, seed: int = 0, mode: str = "exact", threads: 
         res = simulate(mech, rounds, seed * 1000 + i, tau=tau, mode=mode, threads=threads)
         row = {"panel": panel, "x": x, "T": mech.T, "tau": tau}
         for test in TESTS:
-            mc = tpr_at_fpr(res.stats[test], res.member, FPR)
+            mc = tpr_at_fpr_se(*res.scores(test), FPR)
             row[test] = {"mc": float(mc["tpr"][0]), "se": float(mc["se"][0])}
         rows.append(row)
     wall = time.perf_counter() - t0

@@ -16,13 +16,13 @@ from semi_core.audit.bounds import (
     epsilon_lower_bound,
     epsilon_lower_bound_from_counts,
 )
-from semi_core.audit.ground_truth import (
+from semi_core.audit.roc import RocMetrics, advantage, auc, roc_curve, roc_metrics, tpr_at_fpr
+from semi_core.stats.gdp import (
     gaussian_mechanism_epsilon,
     gdp_delta,
     gdp_epsilon,
     gdp_log_delta,
 )
-from semi_core.audit.roc import RocMetrics, advantage, auc, roc_curve, roc_metrics, tpr_at_fpr
 
 __all__ = [
     "AuditResult",

@@ -67,7 +67,7 @@ from semi_core._validation import (
     check_score_matrix,
     check_scores,
 )
-from semi_core.audit.ground_truth import gdp_epsilon
+from semi_core.stats.gdp import gdp_epsilon
 
 __all__ = [
     "AuditResult",
@@ -554,9 +554,9 @@ def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
 
 def _binormal_mu_hat(member, nonmember) -> float:
     r"""Equal-variance binormal fit :math:`\hat\mu=\sqrt2\,\Phi^{-1}(\mathrm{AUC})` (clipped)."""
-    from semi_core.audit.roc import auc as _auc
+    from semi_core.stats.ranking import mann_whitney_auc
 
-    a = _auc(member, nonmember)
+    a = mann_whitney_auc(member, nonmember)[0]
     a = min(max(a, 0.5 / (member.size * nonmember.size)), 1 - 0.5 / (member.size * nonmember.size))
     return float(max(0.0, math.sqrt(2.0) * ndtri(a)))
 

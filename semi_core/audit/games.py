@@ -16,7 +16,7 @@ from semi_core.game.result import GameResult
 from semi_core.game.semi_game import play_game
 from semi_core.mechanisms.base import GroundTruthUnknown
 
-__all__ = ["audit_game_result", "audit_mechanism", "DEFAULT_AUDIT_TESTS"]
+__all__ = ["audit_game_result", "audit_mechanism", "noisy_mean_audit_table", "DEFAULT_AUDIT_TESTS"]
 
 #: Tests certified by default (SeMI-Unif is dominated by SeMI* and SeMI-max for a known tau).
 DEFAULT_AUDIT_TESTS = (Test.SEMI_STAR.value, Test.SEMI_MAX.value, Test.FINAL.value)
@@ -102,3 +102,64 @@ def audit_mechanism(mech, rounds: int, seed, *, tau: int = 1, delta: float = 1e-
     if hasattr(mech, "mu"):  # GDP mechanisms report their mu (whole release, and at step tau)
         out.update(mu=mech.mu(1), mu_tau=mech.mu(tau))
     return out
+
+
+def noisy_mean_audit_table(*, n=10, T=10, tau=1, clip=1.0, data_mean=-1.0, data_std=0.1, target=None,
+              noise=None, mu_levels=(1.0, 2.0, 4.0), rounds=4000, delta=1e-5, alpha=0.05,
+              method="dkw", seed=0, tests=DEFAULT_AUDIT_TESTS, progress=None) -> list[dict]:
+    r"""Audit the noisy empirical mean (:class:`~semi_core.mechanisms.noisy_mean.NoisyMean`) at
+    several noise levels: one :func:`audit_mechanism` row per level (SeMI seed §5).
+
+    .. math::
+
+        s = \Delta_1/\mu\ \text{for each GDP level}\ \mu,\qquad
+        \underline\varepsilon_{\text{test}}\ \text{vs}\ \varepsilon_\tau(\delta)
+
+    Parameters
+    ----------
+    n, T, tau, clip, data_mean, data_std, target
+        The mechanism (see :class:`~semi_core.mechanisms.noisy_mean.NoisyMean`).
+    noise : sequence of float, optional
+        Noise standard deviations; else derived from ``mu_levels``.
+    mu_levels : sequence of float
+        GDP levels of the whole release (used when ``noise`` is None).
+    rounds, delta, alpha, method, seed, tests
+        Games per level, and the audit's settings (``alpha`` is the failure probability).
+    progress : callable, optional
+        Called with a short message per level.
+
+    Returns
+    -------
+    list of dict
+        One :func:`audit_mechanism` result per level, plus ``noise``.
+    """
+    import numpy as np
+
+    from semi_core._rng import as_seed_sequence
+    from semi_core._validation import check_delta, check_failure_prob
+    from semi_core.mechanisms.noisy_mean import NoisyMean
+
+    check_delta(delta)  # fail before simulating
+    check_failure_prob(alpha)
+
+    def make(s):
+        return NoisyMean(n, T, noise=s, clip=clip, data_mean=data_mean, data_std=data_std,
+                         target=target)
+
+    if noise is None:
+        delta1 = make(1.0).sensitivity(1)
+        levels = [delta1 / float(m) for m in mu_levels]
+        if any(not np.isfinite(s) or s <= 0 for s in levels):
+            raise ValueError(f"--mu-levels must be finite and > 0, got {list(mu_levels)}")
+    else:
+        levels = [float(s) for s in noise]
+    children = as_seed_sequence(seed).spawn(len(levels))
+    rows = []
+    for s, child in zip(levels, children, strict=True):
+        if progress is not None:
+            progress(f"noise {s:.4g}")
+        row = audit_mechanism(make(s), rounds, child, tau=tau, delta=delta,
+                              failure_prob=alpha, method=method, tests=tests)
+        row["noise"] = s
+        rows.append(row)
+    return rows

@@ -1,17 +1,38 @@
-r"""ROC metrics of membership-inference scores: TPR at FPR, AUC, advantage, with intervals.
+r"""The one ROC module: TPR at FPR, AUC, advantage and ROC curves of membership scores,
+with Monte Carlo standard errors or confidence intervals.
 
-Conventions: higher score = member; the test at threshold :math:`\gamma` is
-:math:`\mathbb 1(\text{score}>\gamma)`, evaluated at every distinct score (ties never split).
+Conventions: higher score = member; every function takes ``(member_scores, nonmember_scores)``
+(use :func:`split_scores` for a ``(scores, member)`` pair and ``GameResult.scores(test)`` for a
+game); the test at threshold :math:`\gamma` is :math:`\mathbb 1(\text{score}>\gamma)`.
 
-TPR at FPR rules
-----------------
-``"step"`` (default, conservative)
-    :math:`\mathrm{TPR}@f=\max\{\widehat{\mathrm{TPR}}(\gamma):\ \widehat{\mathrm{FPR}}(\gamma)\le f\}`:
-    the best deterministic threshold test whose empirical FPR does not exceed ``f``.
+Tie rules (the ``rule`` option)
+-------------------------------
+``"step"`` (default; the conservative quantile)
+    :math:`\mathrm{TPR}@f=\max\{\widehat{\mathrm{TPR}}(\gamma):\ \widehat{\mathrm{FPR}}(\gamma)\le f\}`,
+    the best deterministic threshold test whose empirical FPR does not exceed ``f``. Its
+    threshold is :math:`\hat\gamma=s^{(0)}_{(k+1)}`, the :math:`(k+1)`-th largest non-member score,
+    :math:`k=\lfloor fN_0\rfloor` (the conservative empirical :math:`(1-f)`-quantile): scores equal
+    to the threshold are non-members and ties are never split, so the achieved FPR
+    :math:`\#\{s^{(0)}>\hat\gamma\}/N_0` can be below :math:`k/N_0` on discrete scores.
 ``"hull"``
-    The ROC convex hull (upper concave envelope of the empirical points, including
-    (0, 0) and (1, 1)) linearly interpolated at ``f``: achievable by randomising between two
-    thresholds (SeMI seed App. H ROC curves; Fawcett 2006).
+    The ROC convex hull (upper concave envelope of the empirical points, including (0, 0) and
+    (1, 1)) linearly interpolated at ``f``: achievable by randomising between two thresholds
+    (SeMI seed App. H ROC curves; Fawcett 2006).
+
+Standard errors (:func:`tpr_at_fpr_se`)
+    ``se_binomial`` :math:`=\sqrt{\widehat{TPR}(1-\widehat{TPR})/N_1}` treats the threshold as
+    fixed; ``se`` adds the threshold's own sampling error by the delta method,
+
+    .. math::
+
+        \mathrm{se}^2 = \frac{\widehat{TPR}(1-\widehat{TPR})}{N_1}
+            + \hat s^2\,\frac{f(1-f)}{N_0},
+
+    with :math:`\hat s` the ROC slope estimated by the secant of the empirical ROC between FPR
+    :math:`f\pm h`, :math:`h = 2\sqrt{f(1-f)/N_0}` (about two standard errors).
+
+AUC
+    Mann-Whitney with DeLong's standard error (:mod:`semi_core.stats.ranking`).
 """
 
 from __future__ import annotations
@@ -20,10 +41,74 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from semi_core._params import FPR_LEVELS
 from semi_core._validation import check_int, check_probability, check_scores
 from semi_core.audit.bounds import clopper_pearson_lower, clopper_pearson_upper
+from semi_core.stats.ranking import mann_whitney_auc
 
-__all__ = ["roc_curve", "auc", "advantage", "tpr_at_fpr", "roc_metrics", "RocMetrics"]
+__all__ = ["split_scores", "empirical_threshold", "roc_curve", "auc", "advantage", "tpr_at_fpr",
+           "tpr_at_fpr_se", "roc_metrics", "RocMetrics", "summarize", "RULES", "DEFAULT_FPRS"]
+
+#: FPR levels reported by default (``semi-core simulate``, summaries): :data:`semi_core._params.FPR_LEVELS`.
+DEFAULT_FPRS = FPR_LEVELS
+
+#: Tie rules of :func:`tpr_at_fpr` (see the module docstring).
+RULES = ("step", "hull")
+
+
+def split_scores(scores, member) -> tuple[np.ndarray, np.ndarray]:
+    """``(member_scores, nonmember_scores)`` from a ``(scores, member)`` pair, after validating shapes,
+    NaN and both classes."""
+    s = np.asarray(scores, dtype=np.float64)
+    m = np.asarray(member)
+    if s.ndim != 1 or m.shape != s.shape:
+        raise ValueError(f"scores and member must be 1-D of equal length, got {s.shape} and "
+                         f"{m.shape}")
+    if m.dtype != np.bool_:
+        if not np.isin(m, (0, 1)).all():
+            raise ValueError("member must be boolean (or 0/1)")
+        m = m.astype(bool)
+    if np.isnan(s).any():
+        raise ValueError("scores contain NaN")
+    s1, s0 = s[m], s[~m]
+    if s1.size == 0 or s0.size == 0:
+        raise ValueError(f"need both members and non-members, got {s1.size} and {s0.size}")
+    return s1, s0
+
+
+def _check_fpr(fpr) -> np.ndarray:
+    f = np.atleast_1d(np.asarray(fpr, dtype=np.float64))
+    if f.ndim != 1 or np.isnan(f).any() or ((f <= 0) | (f >= 1)).any():
+        raise ValueError(f"fpr must lie in (0, 1), got {fpr!r}")
+    return f
+
+
+def empirical_threshold(null_scores, fpr) -> tuple[np.ndarray, np.ndarray]:
+    """Thresholds :math:`\\hat\\gamma` and achieved FPRs for target ``fpr`` (tie rule above).
+
+    Parameters
+    ----------
+    null_scores : array_like, shape (N0,)
+    fpr : float or array_like in (0, 1)
+
+    Returns
+    -------
+    gamma, achieved : ndarray, same shape as ``atleast_1d(fpr)``
+    """
+    s0 = np.sort(np.asarray(null_scores, dtype=np.float64))[::-1]
+    if s0.size == 0 or np.isnan(s0).any():
+        raise ValueError("null_scores must be non-empty and free of NaN")
+    f = _check_fpr(fpr)
+    n0 = s0.size
+    k = np.floor(f * n0 + 1e-9).astype(np.int64)  # guard: 0.01 * 1000 -> 9.999...
+    gamma = np.where(k < n0, s0[np.minimum(k, n0 - 1)], -np.inf)
+    asc = s0[::-1]
+    achieved = (n0 - np.searchsorted(asc, gamma, side="right")) / n0
+    return gamma, achieved
+
+
+def _tpr_at(s1_sorted, gamma):
+    return (s1_sorted.size - np.searchsorted(s1_sorted, gamma, side="right")) / s1_sorted.size
 
 
 def roc_curve(member_scores, nonmember_scores):
@@ -55,22 +140,23 @@ def roc_curve(member_scores, nonmember_scores):
             np.concatenate([th, [-np.inf]]))
 
 
-def auc(member_scores, nonmember_scores) -> float:
-    r"""Area under the ROC curve, ties counted one half (Mann-Whitney).
+def auc(member_scores, nonmember_scores, *, se: bool = False):
+    r"""Area under the ROC curve, ties counted one half (Mann-Whitney), optionally with its
+    DeLong standard error.
 
     .. math::
 
         \mathrm{AUC}=P(S_1>S_0)+\tfrac12P(S_1=S_0)
-        =\frac{\sum_i r_i - N_1(N_1+1)/2}{N_1N_0},
+        =\frac{\sum_i r_i - N_1(N_1+1)/2}{N_1N_0}
 
-    with :math:`r_i` the mid-ranks of the member scores in the pooled sample.
+    Returns
+    -------
+    float, or (float, float) with ``se=True``
     """
-    from semi_core.stats.empirical import auc as _auc_with_se
-
     m = check_scores(member_scores, "member_scores")
     n = check_scores(nonmember_scores, "nonmember_scores")
-    member = np.concatenate([np.ones(m.size, bool), np.zeros(n.size, bool)])
-    return _auc_with_se(np.concatenate([m, n]), member)[0]
+    a, a_se = mann_whitney_auc(m, n)
+    return (a, a_se) if se else a
 
 
 def advantage(member_scores, nonmember_scores) -> float:
@@ -123,8 +209,8 @@ def tpr_at_fpr(member_scores, nonmember_scores, fpr, *, rule: str = "step"):
     f = np.asarray(fpr, dtype=float)
     if np.isnan(f).any() or (f < 0).any() or (f > 1).any():
         raise ValueError("fpr must lie in [0, 1]")
-    if rule not in ("step", "hull"):
-        raise ValueError(f"rule must be 'step' or 'hull', got {rule!r}")
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
     x, y, _ = roc_curve(member_scores, nonmember_scores)
     if rule == "hull":
         hx, hy = _hull(x, y)
@@ -132,6 +218,40 @@ def tpr_at_fpr(member_scores, nonmember_scores, fpr, *, rule: str = "step"):
     # x is non-decreasing; the last index with x <= f has the largest tpr among them
     idx = np.searchsorted(x, f, side="right") - 1
     return y[idx]
+
+
+def tpr_at_fpr_se(member_scores, nonmember_scores, fpr=DEFAULT_FPRS) -> dict[str, np.ndarray]:
+    """Empirical TPR at target FPRs (``step`` rule) with binomial and delta-method standard errors.
+
+    Parameters
+    ----------
+    member_scores, nonmember_scores : array_like, 1-D
+        Test statistic per game (higher = member) of the two classes.
+    fpr : float or array_like in (0, 1)
+
+    Returns
+    -------
+    dict
+        ``fpr`` (targets), ``fpr_achieved``, ``threshold``, ``tpr``, ``se``, ``se_binomial``,
+        ``slope`` (arrays over ``fpr``) and ``n0``, ``n1``.
+    """
+    s1 = check_scores(member_scores, "member_scores")
+    s0 = check_scores(nonmember_scores, "nonmember_scores")
+    f = _check_fpr(fpr)
+    s1s = np.sort(s1)
+    n0, n1 = s0.size, s1.size
+    gamma, achieved = empirical_threshold(s0, f)
+    tpr = _tpr_at(s1s, gamma)
+    h = np.maximum(2.0 * np.sqrt(f * (1.0 - f) / n0), 1.0 / n0)
+    g_lo, f_lo = empirical_threshold(s0, np.clip(f - h, 0.5 / n0, 1 - 1e-12))
+    g_hi, f_hi = empirical_threshold(s0, np.clip(f + h, 0.5 / n0, 1 - 1e-12))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        slope = (_tpr_at(s1s, g_hi) - _tpr_at(s1s, g_lo)) / (f_hi - f_lo)
+    slope = np.where(np.isfinite(slope), slope, 0.0)
+    se_bin = np.sqrt(tpr * (1.0 - tpr) / n1)
+    se = np.sqrt(se_bin**2 + slope**2 * f * (1.0 - f) / n0)
+    return {"fpr": f, "fpr_achieved": achieved, "threshold": gamma, "tpr": tpr, "se": se,
+            "se_binomial": se_bin, "slope": slope, "n0": n0, "n1": n1}
 
 
 @dataclass(frozen=True)
@@ -201,8 +321,8 @@ def roc_metrics(member_scores, nonmember_scores, *, fpr=(0.001, 0.01, 0.1), rule
     levels = np.atleast_1d(np.asarray(fpr, dtype=float))
     if levels.ndim != 1 or np.isnan(levels).any() or (levels < 0).any() or (levels > 1).any():
         raise ValueError("fpr must be a 1-D sequence of levels in [0, 1]")
-    if rule not in ("step", "hull"):
-        raise ValueError(f"rule must be 'step' or 'hull', got {rule!r}")
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
     if interval not in ("bootstrap", "binomial"):
         raise ValueError(f"interval must be 'bootstrap' or 'binomial', got {interval!r}")
     a = auc(m, n)
@@ -248,3 +368,35 @@ def roc_metrics(member_scores, nonmember_scores, *, fpr=(0.001, 0.01, 0.1), rule
         n_member=int(m.size), n_nonmember=int(n.size),
     )
 
+
+def summarize(result, fprs=DEFAULT_FPRS, tests=None) -> dict[str, dict]:
+    """Per-test TPR at ``fprs`` and AUC, each with its Monte Carlo standard error.
+
+    Parameters
+    ----------
+    result : GameResult
+        Has ``member`` and ``stats`` (dict of test name -> scores).
+    fprs : sequence of float
+    tests : sequence of str, optional
+        Defaults to every statistic in ``result.stats``.
+
+    Returns
+    -------
+    dict
+        ``{test: {"tpr_at_fpr": {"0.01": {"tpr", "se", "se_binomial", "fpr_achieved",
+        "threshold"}, ...}, "auc": value, "auc_se": value}}``.
+    """
+    out = {}
+    for name in tests or list(result.stats):
+        m, nm = result.scores(name)
+        t = tpr_at_fpr_se(m, nm, fprs)
+        a, a_se = auc(m, nm, se=True)
+        out[name] = {
+            "tpr_at_fpr": {f"{f:g}": {"tpr": float(t["tpr"][i]), "se": float(t["se"][i]),
+                                      "se_binomial": float(t["se_binomial"][i]),
+                                      "fpr_achieved": float(t["fpr_achieved"][i]),
+                                      "threshold": float(t["threshold"][i])}
+                           for i, f in enumerate(t["fpr"])},
+            "auc": a, "auc_se": a_se,
+        }
+    return out

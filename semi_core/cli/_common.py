@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from semi_core._json import to_jsonable
 
 __all__ = ["Result", "emit", "to_jsonable", "add_json_flag", "load_npy"]
 
@@ -20,23 +21,6 @@ class Result:
     payload: dict[str, Any]
     text: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def to_jsonable(obj):
-    """Convert numpy scalars/arrays and non-finite floats to plain JSON values."""
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return to_jsonable(obj.tolist())
-    if isinstance(obj, np.generic):
-        return to_jsonable(obj.item())
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
-    if isinstance(obj, Path):
-        return str(obj)
-    return obj
 
 
 def emit(result, *, as_json: bool) -> None:

@@ -14,10 +14,7 @@ from __future__ import annotations
 
 from semi_core.cli._common import Result, add_json_flag
 
-__all__ = ["register", "handler", "run_table"]
-
-DEFAULT_TESTS = ("semi-star", "semi-max", "final")
-
+__all__ = ["register", "handler"]
 
 def register(subparsers) -> None:
     """Add the ``audit-game`` subcommand."""
@@ -49,60 +46,11 @@ def register(subparsers) -> None:
     p.set_defaults(func=handler)
 
 
-def run_table(*, n=10, T=10, tau=1, clip=1.0, data_mean=-1.0, data_std=0.1, target=None,
-              noise=None, mu_levels=(1.0, 2.0, 4.0), rounds=4000, delta=1e-5, alpha=0.05,
-              method="dkw", seed=0, tests=DEFAULT_TESTS, progress=None) -> list[dict]:
-    """One row per noise level (see :func:`semi_core.audit.games.audit_mechanism`)."""
-    import numpy as np
-
-    from semi_core._rng import as_seed_sequence
-    from semi_core._validation import check_delta, check_failure_prob
-    from semi_core.audit.games import audit_mechanism
-    from semi_core.mechanisms.noisy_mean import NoisyMean
-
-    check_delta(delta)  # fail before simulating
-    check_failure_prob(alpha)
-
-    def make(s):
-        return NoisyMean(n, T, noise=s, clip=clip, data_mean=data_mean, data_std=data_std,
-                         target=target)
-
-    if noise is None:
-        delta1 = make(1.0).sensitivity(1)
-        levels = [delta1 / float(m) for m in mu_levels]
-        if any(not np.isfinite(s) or s <= 0 for s in levels):
-            raise ValueError(f"--mu-levels must be finite and > 0, got {list(mu_levels)}")
-    else:
-        levels = [float(s) for s in noise]
-    children = as_seed_sequence(seed).spawn(len(levels))
-    rows = []
-    for s, child in zip(levels, children, strict=True):
-        if progress is not None:
-            progress(f"noise {s:.4g}")
-        row = audit_mechanism(make(s), rounds, child, tau=tau, delta=delta,
-                              failure_prob=alpha, method=method, tests=tests)
-        row["noise"] = s
-        rows.append(row)
-    return rows
-
-
-def format_table(rows) -> str:
-    """Markdown table: noise, mu, eps_true (tau), eps_LB per test."""
-    tests = list(rows[0]["tests"])
-    head = ("| noise s | mu_1 | mu_tau | eps true | eps true (tau) | "
-            + " | ".join(f"eps_LB {t}" for t in tests) + " |")
-    sep = "|" + "---|" * (5 + len(tests))
-    lines = [head, sep]
-    for r in rows:
-        cells = [f"{r['noise']:.4g}", f"{r['mu']:.3f}", f"{r['mu_tau']:.3f}",
-                 f"{r['epsilon_true']:.3f}", f"{r['epsilon_true_tau']:.3f}"]
-        cells += [f"{r['tests'][t]['epsilon_lower_bound']:.3f}" for t in tests]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
 def handler(args) -> Result:
     """Run the table; payload = {"rows": [...], parameters}."""
+    from semi_core.audit.games import noisy_mean_audit_table as run_table
+    from semi_core.report.audit_section import format_table
+
     rows = run_table(n=args.n, T=args.T, tau=args.tau, clip=args.clip, data_mean=args.data_mean,
                      data_std=args.data_std, target=args.target, noise=args.noise,
                      mu_levels=args.mu_levels, rounds=args.rounds, delta=args.delta,

@@ -6,7 +6,7 @@ Example::
         --rounds 50000 --seed 0 --json
 
 prints, per test (semi-star, semi-unif, semi-max, final), the TPR at FPR 0.1, 0.01, 0.001 and
-the AUC, each with its Monte Carlo standard error (:mod:`semi_core.stats.empirical`).
+the AUC, each with its Monte Carlo standard error (:mod:`semi_core.audit.roc`).
 """
 
 from __future__ import annotations
@@ -105,8 +105,8 @@ def _build_mechanism(args):
 
 def handler(args) -> Result:
     """Run the engine and summarise every test."""
+    from semi_core.audit.roc import DEFAULT_FPRS, summarize
     from semi_core.game.engine import simulate
-    from semi_core.stats.empirical import DEFAULT_FPRS, summarize
 
     mech = _build_mechanism(args)
     tau = _tau_arg(args.tau)

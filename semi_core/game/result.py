@@ -4,7 +4,7 @@ Every game -- the NumPy reference SeMI game, the compiled engine, the noisy-mean
 audit games, and the games of later seeds -- returns a :class:`GameResult`: the Crafter's bits
 ``member`` (B), the insertion times ``tau``, one score array per test (higher = member), the
 root seed, and free-form metadata (mechanism parameters, mode, timings). Summaries
-(:func:`semi_core.stats.empirical.summarize`) and audits (:func:`semi_core.audit.audit_game`)
+(:func:`semi_core.audit.roc.summarize`) and audits (:func:`semi_core.audit.games.audit_game_result`)
 consume it, so nothing downstream depends on which game produced it.
 """
 

@@ -184,7 +184,7 @@ class NoisyMean(MechanismBase):
 
     def epsilon(self, delta: float, tau: int = 1) -> float:
         r"""Exact :math:`\varepsilon(\delta)` of the release sequence (:math:`\mu_\tau`-GDP)."""
-        from semi_core.audit.ground_truth import gdp_epsilon
+        from semi_core.stats.gdp import gdp_epsilon
 
         return gdp_epsilon(self.mu(tau), delta)
 

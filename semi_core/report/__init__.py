@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from semi_core.cli._common import to_jsonable
+from semi_core._json import to_jsonable
 
 __all__ = ["ReportContext", "Section", "SECTION_MODULES", "build_report"]
 

@@ -15,7 +15,22 @@ from semi_core.report import ReportContext, Section
 #: Position of this section in the report (smaller first).
 ORDER = 30
 
-__all__ = ["build"]
+__all__ = ["build", "format_table"]
+
+
+def format_table(rows) -> str:
+    """Markdown table: noise, mu, eps_true (tau), eps_LB per test."""
+    tests = list(rows[0]["tests"])
+    head = ("| noise s | mu_1 | mu_tau | eps true | eps true (tau) | "
+            + " | ".join(f"eps_LB {t}" for t in tests) + " |")
+    sep = "|" + "---|" * (5 + len(tests))
+    lines = [head, sep]
+    for r in rows:
+        cells = [f"{r['noise']:.4g}", f"{r['mu']:.3f}", f"{r['mu_tau']:.3f}",
+                 f"{r['epsilon_true']:.3f}", f"{r['epsilon_true_tau']:.3f}"]
+        cells += [f"{r['tests'][t]['epsilon_lower_bound']:.3f}" for t in tests]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def _soundness(ctx: ReportContext, audits: int, n: int) -> dict:
@@ -48,7 +63,7 @@ def build(ctx: ReportContext) -> Section:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from semi_core.cli.audit_game import format_table, run_table
+    from semi_core.audit.games import noisy_mean_audit_table as run_table
 
     rounds = 2000 if ctx.quick else 20_000
     rows = run_table(rounds=rounds, seed=ctx.seed, progress=ctx.progress)

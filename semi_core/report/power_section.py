@@ -21,13 +21,13 @@ FPR = 0.01
 
 
 def _point(mech, tau: int, rounds: int, seed: int) -> dict:
+    from semi_core.audit.roc import tpr_at_fpr_se
     from semi_core.game.semi_game import play_game
-    from semi_core.stats.empirical import tpr_at_fpr
 
     res = play_game(mech, rounds, seed=seed, tau=tau)
     out = {}
     for test in TEST_NAMES:
-        mc = tpr_at_fpr(res.stats[test], res.member, [FPR])
+        mc = tpr_at_fpr_se(*res.scores(test), [FPR])
         closed = (float(E.tpr_at_fpr(mech, FPR, test, tau=tau)) if test in E.CLOSED_FORM_TESTS
                   else None)
         out[test] = {"closed_form": closed, "mc": float(mc["tpr"][0]), "mc_se": float(mc["se"][0])}

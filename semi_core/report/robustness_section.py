@@ -10,11 +10,11 @@ misspecified, and compares it with the Gaussian-theory prediction of
 
 from __future__ import annotations
 
+from semi_core.audit.roc import tpr_at_fpr_se
 from semi_core.game.engine import simulate
 from semi_core.mechanisms.empirical_mean import EmpiricalMean
 from semi_core.report import ReportContext, Section
 from semi_core.stats import errors
-from semi_core.stats.empirical import tpr_at_fpr
 
 #: Position of this section in the report (smaller first).
 ORDER = 20
@@ -37,7 +37,7 @@ def robustness_table(rounds: int, seed: int = 0, progress=lambda msg: None) -> d
         res = simulate(mech, rounds, seed * 100 + i, data=fam, tau=TAU, mode="exact")
         rows[fam] = {}
         for t in TESTS:
-            mc = tpr_at_fpr(res.stats[t], res.member, FPR)
+            mc = tpr_at_fpr_se(*res.scores(t), FPR)
             tpr, se = float(mc["tpr"][0]), float(mc["se"][0])
             rows[fam][t] = {"measured": tpr, "se": se, "theory": theory[t],
                             "z": (tpr - theory[t]) / se if se > 0 else float("nan"),

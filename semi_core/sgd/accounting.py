@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-from scipy import optimize, special
+from scipy import optimize
 
 from semi_core._validation import check_positive, check_probability
+from semi_core.stats.gdp import gdp_delta, gdp_epsilon  # the one GDP accountant
 
 __all__ = [
     "gdp_mu_from_sigma",
@@ -55,43 +55,6 @@ def gdp_mu_from_sigma(sigma_dp: float) -> float:
         :math:`\\mu = 2/\\sigma_{DP}` (sensitivity :math:`2C` over noise :math:`\\sigma_{DP} C`).
     """
     return 2.0 / check_positive(sigma_dp, "sigma_dp")
-
-
-def gdp_delta(epsilon, mu: float) -> np.ndarray:
-    """Tight :math:`\\delta(\\varepsilon)` of a :math:`\\mu`-GDP mechanism, computed in log space.
-
-    .. math::
-
-       \\delta = \\Phi(-\\varepsilon/\\mu + \\mu/2)
-       - e^{\\varepsilon}\\Phi(-\\varepsilon/\\mu - \\mu/2)
-
-    evaluated as :math:`e^{a}(1 - e^{b-a})` with :math:`a, b` from ``log_ndtr`` (stable when
-    both terms are tiny).
-    """
-    mu = check_positive(mu, "mu")
-    eps = np.asarray(epsilon, dtype=float)
-    if np.any(eps < 0) or np.any(np.isnan(eps)):
-        raise ValueError("epsilon must be >= 0")
-    a = special.log_ndtr(-eps / mu + mu / 2)
-    b = eps + special.log_ndtr(-eps / mu - mu / 2)
-    diff = np.minimum(b - a, 0.0)
-    return np.exp(a) * -np.expm1(diff)
-
-
-def gdp_epsilon(mu: float, delta: float) -> float:
-    """Smallest :math:`\\varepsilon \\ge 0` with :math:`\\delta_{\\mu}(\\varepsilon) \\le \\delta`.
-
-    Root of the monotone decreasing :func:`gdp_delta` (Brent's method on a bracket).
-    """
-    mu = check_positive(mu, "mu")
-    delta = check_probability(delta, "delta")
-    if float(gdp_delta(0.0, mu)) <= delta:
-        return 0.0
-    hi = max(1.0, mu * mu / 2 + 2 * mu * math.sqrt(2 * math.log(1 / delta)) + 1.0)
-    while float(gdp_delta(hi, mu)) > delta:
-        hi *= 2
-    return float(optimize.brentq(lambda e: float(gdp_delta(e, mu)) - delta, 0.0, hi,
-                                 xtol=1e-12, rtol=1e-12))
 
 
 def dpsgd_epsilon(sigma_dp: float, delta: float) -> float:

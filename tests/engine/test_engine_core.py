@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import ks_2samp
 
+from semi_core.audit.roc import auc, tpr_at_fpr_se
 from semi_core.game.engine import (
     build_params,
     chunk_seed,
@@ -16,7 +17,6 @@ from semi_core.game.engine import (
 from semi_core.game.semi_game import play_game
 from semi_core.mechanisms.empirical_mean import EmpiricalMean
 from semi_core.stats import errors
-from semi_core.stats.empirical import auc, tpr_at_fpr
 
 SIGMAS = 4.5  # Monte Carlo tolerance in standard errors (two-sided tail 7e-6 per comparison)
 P_MIN = 1e-4  # two-sample tests: false-alarm probability per comparison
@@ -56,11 +56,11 @@ def test_closed_forms_gaussian(request, seed_setting, which, test):
     res = request.getfixturevalue(which)
     n1 = int(res.member.sum())
     n0 = res.rounds - n1
-    emp = tpr_at_fpr(res.stats[test], res.member, [0.1, 0.01])
+    emp = tpr_at_fpr_se(*res.scores(test), [0.1, 0.01])
     for i, f in enumerate([0.1, 0.01]):
         tpr, se = _mc_tolerance(seed_setting, test, f, 5, n0, n1)
         assert abs(emp["tpr"][i] - tpr) < SIGMAS * se, (test, f, emp["tpr"][i], tpr, se)
-    a, a_se = auc(res.stats[test], res.member)
+    a, a_se = auc(*res.scores(test), se=True)
     assert abs(a - errors.auc(seed_setting, test, tau=5)) < SIGMAS * a_se
 
 
@@ -129,7 +129,7 @@ def test_nonstationary_semi_star_closed_form(shifted_mech):
     res = simulate(shifted_mech, 60_000, 3, tau=2, mode="sufficient")
     n1 = int(res.member.sum())
     tpr, se = _mc_tolerance(shifted_mech, "semi-star", 0.1, 2, res.rounds - n1, n1)
-    emp = tpr_at_fpr(res.stats["semi-star"], res.member, 0.1)["tpr"][0]
+    emp = tpr_at_fpr_se(*res.scores("semi-star"), 0.1)["tpr"][0]
     assert abs(emp - tpr) < SIGMAS * se
 
 

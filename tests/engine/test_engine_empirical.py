@@ -1,4 +1,4 @@
-"""Empirical TPR at FPR and AUC with standard errors (semi_core.stats.empirical)."""
+"""Empirical TPR at FPR and AUC with standard errors (semi_core.audit.roc)."""
 
 import math
 
@@ -6,7 +6,23 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from semi_core.stats.empirical import auc, empirical_threshold, roc_curve, summarize, tpr_at_fpr
+from semi_core.audit.roc import auc as _auc
+from semi_core.audit.roc import (
+    empirical_threshold,
+    roc_curve,
+    split_scores,
+    summarize,
+    tpr_at_fpr_se,
+)
+from semi_core.game.result import GameResult
+
+
+def tpr_at_fpr(scores, member, fpr):
+    return tpr_at_fpr_se(*split_scores(scores, member), fpr)
+
+
+def auc(scores, member):
+    return _auc(*split_scores(scores, member), se=True)
 
 
 def test_threshold_and_tie_rule():
@@ -78,15 +94,13 @@ def test_standard_errors_match_replication_spread():
 def test_roc_curve_monotone(rng):
     s = np.concatenate([rng.normal(1, 1, 500), rng.normal(0, 1, 500)])
     m = np.r_[np.ones(500, bool), np.zeros(500, bool)]
-    f, t = roc_curve(s, m)
+    f, t, _ = roc_curve(*split_scores(s, m))
     assert np.all(np.diff(f) >= 0) and np.all(np.diff(t) >= 0)
 
 
 def test_summarize_shape():
-    class R:
-        member = np.r_[np.ones(50, bool), np.zeros(50, bool)]
-        stats = {"x": np.linspace(0, 1, 100)[::-1]}
-    out = summarize(R())
+    out = summarize(GameResult(np.r_[np.ones(50, bool), np.zeros(50, bool)], 1,
+                               {"x": np.linspace(0, 1, 100)[::-1]}))
     assert set(out["x"]["tpr_at_fpr"]) == {"0.1", "0.01", "0.001"}
     assert out["x"]["auc"] == pytest.approx(1.0)
 

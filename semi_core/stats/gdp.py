@@ -1,0 +1,181 @@
+r"""Ground-truth privacy curves: :math:`\mu`-GDP and the Gaussian mechanism.
+
+The privacy profile of :math:`\mu`-GDP (equivalently, of the Gaussian mechanism with
+L2 sensitivity :math:`\Delta` and noise scale :math:`\sigma`, :math:`\mu=\Delta/\sigma`) is the
+hockey-stick divergence between :math:`\mathcal N(\mu,1)` and :math:`\mathcal N(0,1)`:
+
+.. math::
+
+    \delta(\varepsilon) = \Phi\!\left(-\frac{\varepsilon}{\mu}+\frac{\mu}{2}\right)
+        - e^{\varepsilon}\,\Phi\!\left(-\frac{\varepsilon}{\mu}-\frac{\mu}{2}\right).
+
+The one GDP accountant of the toolkit (mechanisms, audits and the DP-SGD layer all use it).
+It is derived (tests/audit/test_ground_truth.py, SymPy) from the likelihood-ratio region
+:math:`\{x:\ \mu x-\mu^2/2>\varepsilon\}=\{x>\varepsilon/\mu+\mu/2\}`. Both terms are evaluated
+in log space (``scipy.special.log_ndtr``) so that :math:`\delta` down to ``1e-300`` is resolved,
+and :math:`\varepsilon(\delta)` is the root of the decreasing map
+:math:`\varepsilon\mapsto\log\delta(\varepsilon)-\log\delta`. Cross-checked against
+dp-accounting's PLD accountant in the tests.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import erfcx, log_ndtr, ndtr
+
+from semi_core._validation import check_delta, check_positive
+
+__all__ = ["gdp_delta", "gdp_log_delta", "gdp_epsilon", "gaussian_mechanism_epsilon"]
+
+
+def _check_mu(mu) -> float:
+    if isinstance(mu, bool) or not isinstance(mu, numbers.Real):
+        raise TypeError(f"mu must be a real number >= 0, got {type(mu).__name__}")
+    mu = float(mu)
+    if not (math.isfinite(mu) and mu >= 0):
+        raise ValueError(f"mu must be finite and >= 0, got {mu}")
+    return mu
+
+
+def gdp_log_delta(eps, mu: float) -> np.ndarray:
+    r"""Natural log of the :math:`\mu`-GDP privacy profile :math:`\delta(\varepsilon)`.
+
+    Parameters
+    ----------
+    eps : array_like
+        Values of :math:`\varepsilon \ge 0`.
+    mu : float
+        GDP parameter, ``mu > 0``.
+
+    Returns
+    -------
+    ndarray
+        :math:`\log\delta(\varepsilon)`, computed as
+
+        .. math::
+
+            \log\delta = a + \log\!\left(-\mathrm{expm1}(b-a)\right),\quad
+            a=\log\Phi(-\varepsilon/\mu+\mu/2),\ b=\varepsilon+\log\Phi(-\varepsilon/\mu-\mu/2),
+
+        where :math:`b<a` for every :math:`\varepsilon\ge0` and :math:`\mu>0`.
+    """
+    mu = check_positive(mu, "mu")
+    eps = np.asarray(eps, dtype=float)
+    if np.isnan(eps).any() or (eps < 0).any():
+        raise ValueError("eps must be >= 0 and not NaN")
+    shape = eps.shape
+    eps = np.atleast_1d(eps)
+    a = log_ndtr(-eps / mu + mu / 2)
+    b = eps + log_ndtr(-eps / mu - mu / 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = a + np.log(-np.expm1(b - a))
+        # Tail (eps/mu > mu/2): a and b are huge and nearly equal, so b - a cancels. Use
+        # e^eps phi(x2) = phi(x1) and Phi(-x) = phi(x) erfcx(x/sqrt2) sqrt(pi/2):
+        # delta = exp(-x1^2/2)/2 * (erfcx(x1/sqrt2) - erfcx(x2/sqrt2)).
+        x1, x2 = eps / mu - mu / 2, eps / mu + mu / 2
+        tail = x1 > 0
+        diff = erfcx(x1[tail] / np.sqrt(2)) - erfcx(x2[tail] / np.sqrt(2))
+        out[tail] = -0.5 * x1[tail] ** 2 - np.log(2.0) + np.log(diff)
+    return out.reshape(shape)
+
+
+def gdp_delta(eps, mu: float) -> np.ndarray:
+    r"""Privacy profile of :math:`\mu`-GDP (SeMI seed §2, Eq. 1; Dong-Roth-Su GDP).
+
+    .. math::
+
+        \delta(\varepsilon) = \Phi(-\varepsilon/\mu+\mu/2) - e^{\varepsilon}\Phi(-\varepsilon/\mu-\mu/2)
+
+    Parameters
+    ----------
+    eps : array_like
+        :math:`\varepsilon \ge 0`.
+    mu : float
+        ``mu >= 0``; ``mu = 0`` gives :math:`\delta\equiv 0`.
+
+    Returns
+    -------
+    ndarray
+        :math:`\delta(\varepsilon)` (evaluated as ``exp(gdp_log_delta)``).
+    """
+    mu = _check_mu(mu)
+    if mu == 0.0:
+        eps = np.asarray(eps, dtype=float)
+        if np.isnan(eps).any() or (eps < 0).any():
+            raise ValueError("eps must be >= 0 and not NaN")
+        return np.zeros_like(eps)
+    return np.exp(gdp_log_delta(eps, mu))
+
+
+def gdp_epsilon(mu: float, delta: float) -> float:
+    r"""Exact :math:`\varepsilon(\delta)` of a :math:`\mu`-GDP mechanism.
+
+    Solves :math:`\delta(\varepsilon)=\delta` (see :func:`gdp_delta`) for
+    :math:`\varepsilon\ge0` by Brent's method on
+    :math:`\log\delta(\varepsilon)-\log\delta`, which is strictly decreasing.
+
+    .. math::
+
+        \varepsilon(\delta) = \min\{\varepsilon\ge0:\ \Phi(-\varepsilon/\mu+\mu/2)
+            - e^{\varepsilon}\Phi(-\varepsilon/\mu-\mu/2)\le\delta\}
+
+    Parameters
+    ----------
+    mu : float
+        ``mu >= 0``.
+    delta : float
+        In ``[0, 1)``. ``delta = 0`` gives ``inf`` for ``mu > 0``.
+
+    Returns
+    -------
+    float
+        ``0.0`` when :math:`\delta\ge\delta(0)=2\Phi(\mu/2)-1` (or ``mu == 0``).
+    """
+    mu = _check_mu(mu)
+    delta = check_delta(delta)
+    if mu == 0.0:
+        return 0.0
+    if delta == 0.0:
+        return math.inf
+    if delta >= 2.0 * ndtr(mu / 2) - 1.0:
+        return 0.0
+    log_d = math.log(delta)
+
+    def f(e):
+        return float(gdp_log_delta(e, mu)) - log_d
+
+    hi = max(1.0, mu * mu)
+    while f(hi) > 0:
+        hi *= 2.0
+        if hi > 1e8:  # only reachable for delta below the float range of log_ndtr
+            raise ValueError(f"delta={delta} too small to resolve for mu={mu}")
+    return float(brentq(f, 0.0, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500))
+
+
+def gaussian_mechanism_epsilon(sigma: float, sensitivity: float, delta: float) -> float:
+    r"""Exact :math:`\varepsilon(\delta)` of the Gaussian mechanism.
+
+    The mechanism :math:`f(D)+\mathcal N(0,\sigma^2 I)` with L2 sensitivity :math:`\Delta`
+    is exactly :math:`\mu`-GDP with :math:`\mu=\Delta/\sigma`, so this is
+    ``gdp_epsilon(sensitivity / sigma, delta)``.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation, ``> 0``.
+    sensitivity : float
+        L2 sensitivity, ``> 0``.
+    delta : float
+        In ``[0, 1)``.
+
+    Returns
+    -------
+    float
+    """
+    sigma = check_positive(sigma, "sigma")
+    sensitivity = check_positive(sensitivity, "sensitivity")
+    return gdp_epsilon(sensitivity / sigma, delta)
