@@ -28,8 +28,7 @@ __all__ = [
     "tidy",
     "group_log_ratio",
     "register",
-    "all_derivations",
-    "get_derivation",
+    "registered",
     "LATEX_NAMES",
     "NUMERIC_MODULES",
 ]
@@ -536,22 +535,6 @@ def register(name: str):
     return deco
 
 
-def _load_modules() -> None:
-    # Importing the instance modules fills the registry.
-    from . import empirical_mean, errors, gaussian, sgd  # noqa: F401
-
-
-def all_derivations() -> dict[str, Derivation]:
-    """Every registered derivation, name -> :class:`Derivation` (built once, cached)."""
-    _load_modules()
-    return {name: build() for name, build in _BUILDERS.items()}
-
-
-def get_derivation(name: str) -> Derivation:
-    """One derivation by name; ``ValueError`` listing the valid names otherwise."""
-    _load_modules()
-    if not isinstance(name, str):
-        raise TypeError(f"name must be a str, got {type(name).__name__}")
-    if name not in _BUILDERS:
-        raise ValueError(f"name must be one of {sorted(_BUILDERS)}, got {name!r}")
-    return _BUILDERS[name]()
+def registered() -> dict[str, Callable[[], Derivation]]:
+    """The builders registered so far, name -> cached builder (a copy; see :mod:`._registry`)."""
+    return dict(_BUILDERS)

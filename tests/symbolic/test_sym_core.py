@@ -114,3 +114,33 @@ def test_lambdify_uses_log1p_for_stability():
 def test_seed_latex():
     assert r"\frac{m^{*} n^{2}}{2}" in get_derivation("em_R2").seed_latex()  # the erratum
     assert get_derivation("em_beta").seed_latex() is None
+
+
+def test_topic_modules_are_discovered():
+    """Every public module of semi_core.symbolic is imported by the registry (pkgutil)."""
+    import sys
+
+    from semi_core.symbolic._registry import topic_modules
+
+    mods = topic_modules()
+    assert {"empirical_mean", "errors", "gaussian", "sgd"} <= set(mods)
+    assert not any(m.startswith("_") for m in mods)
+    all_derivations()
+    for m in mods:
+        assert f"semi_core.symbolic.{m}" in sys.modules
+
+
+def test_core_imports_no_topic_module():
+    """``_core`` is the bottom of the symbolic package: no import of a topic module or of the
+    registry (the old ``_core`` -> topic modules -> ``_core`` circle)."""
+    import ast
+    from pathlib import Path
+
+    import semi_core.symbolic._core as core
+
+    tree = ast.parse(Path(core.__file__).read_text())
+    relative = [node.module or "" for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.level > 0]
+    named = [a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+             and node.level > 0 and not node.module for a in node.names]
+    assert set(relative) | set(named) <= {"_symbols"}, (relative, named)
