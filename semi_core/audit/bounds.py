@@ -28,10 +28,8 @@ Methods
     :math:`P(\sup_\gamma (F(\gamma)-\hat F_N(\gamma))>\lambda)\le e^{-2N\lambda^2}` for
     :math:`e^{-2N\lambda^2}\le 1/2`. Splitting :math:`\xi` over the two CDFs gives the margin
     :math:`\lambda_i=\sqrt{\log(2/\xi)/(2N_i)}`.
-    **Seed discrepancy:** the seed prints :math:`\sqrt{\log(\xi/4)/(2N)}`, the square root of a
-    negative number for every :math:`\xi<4`; its proof (two-sided DKW, :math:`\xi/2` per CDF) gives
-    :math:`\sqrt{\log(4/\xi)/(2N)}`, valid but looser than the one-sided margin used here (only
-    upper bounds on :math:`\alpha,\beta` are needed).
+    Seed discrepancy: see claims ``semi_sequential_mi:lem5.1`` and
+    ``semi_sequential_mi:appG.dkw`` (``semi-core verify``).
 ``cp``
     Exact Clopper-Pearson upper bounds on :math:`\alpha` and :math:`\beta` at level
     :math:`\xi/(2K)` each, for ``K`` pre-registered thresholds (Bonferroni; ``K = 1`` when one
@@ -152,7 +150,7 @@ def dkw_margin(n, failure_prob) -> np.ndarray:
 
     valid for :math:`p\le1/2` (Massart, 1990). Here ``failure_prob`` is the *per-CDF*
     probability :math:`p`; :func:`epsilon_lower_bound` uses :math:`p=\xi/2`.
-    (SeMI seed §5.1 prints :math:`\sqrt{\log(\xi/4)/(2N)}`: sign error, see module docstring.)
+    (Seed §5.1 differs: see claim ``semi_sequential_mi:lem5.1``, ``semi-core verify``.)
 
     Parameters
     ----------

@@ -46,21 +46,15 @@ number of threads, Dask workers or ``numba.set_num_threads``. Numba ``prange`` i
 not used inside a chunk: a shared generator in a parallel loop would make results depend on
 scheduling; parallelism is over chunks (:mod:`semi_core.game.backends`).
 
-Seed discrepancies recorded here
---------------------------------
+Seed settings
+-------------
 * The seed (§3.3, Fig. 2) evaluates SeMI-Unif with the *uniform* prior also when the Crafter
   fixes :math:`\tau` (:math:`\nu_\tau=\delta_\tau`); the engine therefore defaults
   ``unif_pmf`` to the uniform prior, not to :math:`\nu_\tau` (with a point mass SeMI-Unif
   would coincide with SeMI*).
-* App. H.3 states that SeMI* power "remains constant as dimension d increases from 2 to 50"
-  at fixed Mahalanobis distance. It does not: the :math:`\|w\|^2` term carries the
-  :math:`(n-1)/n` variance reduction in every coordinate. At n = 10, T = 5, tau = 3,
-  distance 3, the TPR at 1 % FPR is 0.0732 / 0.0737 / 0.0772 / 0.0952 for d = 1 / 2 / 10 / 50
-  (ncx2 closed form), and the engine measures 0.074 / 0.076 / 0.077 / 0.097 (s.e. ~0.003,
-  R = 100,000, sufficient mode).
-* Thm E.1 (per-step statistics i.i.d. under H0) needs stationary :math:`(\mu,\Sigma,n)`; with
-  per-step parameters they are independent but not identically distributed. The engine makes
-  no such assumption.
+* Per-step parameters are allowed (Thm E.1's i.i.d. statistics need stationarity; the engine
+  assumes none). Power versus dimension (App. H.3): see claim
+  ``semi_sequential_mi:appH.3`` (``semi-core verify``).
 """
 
 from __future__ import annotations

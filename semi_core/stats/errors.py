@@ -16,10 +16,10 @@ So :math:`\\{\\log\\mathrm{LR}\\ge\\gamma\\} = \\{\\|w-u\\|^2\\le 2(n-1)K/n\\}`,
     \\alpha(\\gamma) = F_{\\chi^2_d(nm)}\\big(2(n-1)K\\big),\\qquad
     \\beta(\\gamma) = 1 - F_{\\chi^2_d((n-1)m)}\\big(2nK\\big),
 
-for any positive-definite :math:`\\Sigma` (the seed's Cor. B.6 states diagonal :math:`\\Sigma` only,
-and its Lemma B.5 prints :math:`n^2m^*/2` inside :math:`R^2(\\gamma)` where the derivation gives
-:math:`m^*/2`). For d = 1 this is the seed's Lemmas 3.5-3.6 Φ form
-(:func:`alpha_1d`, :func:`beta_1d`). The threshold has the closed form
+for any positive-definite :math:`\\Sigma` (the seed differs: see claims
+``semi_sequential_mi:lemB.5`` and ``semi_sequential_mi:corB.6``, ``semi-core verify``).
+For d = 1 this is the seed's Lemmas 3.5-3.6 Φ form (:func:`alpha_1d`, :func:`beta_1d`).
+The threshold has the closed form
 :math:`\\gamma(\\alpha)=\\gamma_{\\max}-F^{-1}_{\\chi^2_d(nm)}(\\alpha)/(2(n-1))`.
 
 Final Observation is the same test with :math:`n\\to N_T` (seed Lemmas 3.7-3.8; stationary
