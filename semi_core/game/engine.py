@@ -337,16 +337,12 @@ def reference_per_round(mech, rounds: int, seed=0, *, data="gaussian", tau=None,
     through the mechanism's own methods (``batch_means``, ``log_lr_steps``, ``final_log_lr``),
     vectorised over rounds -- an implementation independent of the compiled kernel.
     """
-    from scipy.special import logsumexp
-
     rounds = check_int(rounds, "rounds", minimum=1)
     p_member = check_probability(p_member, "p_member")
     family = parse_data(data)
     T = int(mech.T)
     pmf = resolve_tau_pmf(T, tau)
-    upmf = np.full(T, 1.0 / T) if unif_pmf is None else check_pmf(unif_pmf, "unif_pmf", size=T)
-    with np.errstate(divide="ignore"):
-        log_w = np.log(upmf)
+    upmf = None if unif_pmf is None else check_pmf(unif_pmf, "unif_pmf", size=T)
     dists = [DataDistribution(family, mech.mu_t[t], mech.cov_t[t]) for t in range(T)]
     rng = np.random.Generator(np.random.PCG64(as_seed_sequence(seed)))
     member = np.empty(rounds, dtype=bool)
@@ -363,12 +359,5 @@ def reference_per_round(mech, rounds: int, seed=0, *, data="gaussian", tau=None,
             means[t] = X.mean(axis=0)
         rel[r] = mech.releases(means)
         member[r], taus[r] = b, ta
-    # The auditor's side, vectorised over rounds (same methods, far fewer kernel calls).
-    lr = mech.log_lr_steps(rel)
-    out = {
-        "semi-star": lr[np.arange(rounds), taus - 1],
-        "semi-unif": logsumexp(lr + log_w, axis=-1),
-        "semi-max": lr.max(axis=-1),
-        "final": np.asarray(mech.final_log_lr(rel, taus), dtype=float),
-    }
-    return GameResult(member=member, tau=taus, stats=out)
+    # The auditor's side, vectorised over rounds (the mechanism's one scoring path).
+    return GameResult(member=member, tau=taus, stats=mech.score(rel, taus, unif_pmf=upmf))

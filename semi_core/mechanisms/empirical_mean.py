@@ -39,6 +39,7 @@ from semi_core._validation import (
 )
 from semi_core.kernels import QuadraticForm
 from semi_core.mechanisms.base import GroundTruthUnknown, MechanismBase
+from semi_core.mechanisms.gaussian import GaussianPairLogLR
 
 __all__ = ["EmpiricalMean", "GaussianPairLogLR"]
 
@@ -305,25 +306,3 @@ class EmpiricalMean(MechanismBase):
         tau = check_tau(tau, self.T)
         u = solve_triangular(self.chol_t[0], self.delta_t[tau - 1], lower=True)
         return float(u @ u)
-
-
-class GaussianPairLogLR:
-    r"""Callable :math:`x\mapsto\log\mathcal N(x;m_1,V_1)-\log\mathcal N(x;m_0,V_0)` for general
-    (non-proportional) covariances, by two Cholesky-whitened kernel calls (no inverses).
-    """
-
-    def __init__(self, m0, V0, m1, V1):
-        _, self.L0 = check_covariance(V0, "V0")
-        _, self.L1 = check_covariance(V1, "V1", d=len(V0))
-        self.m0, self.m1 = np.asarray(m0, float), np.asarray(m1, float)
-        self.const = float(np.log(np.diag(self.L0)).sum() - np.log(np.diag(self.L1)).sum())
-
-    def __call__(self, x) -> np.ndarray:
-        from semi_core.kernels import quadform_cholsolve
-
-        x = np.asarray(x, dtype=float)
-        flat = x.reshape(-1, self.m0.size)
-        zero = np.zeros(self.m0.size)
-        out = quadform_cholsolve(flat - self.m1, self.L1, zero, self.const, -0.5)
-        out += quadform_cholsolve(flat - self.m0, self.L0, zero, 0.0, 0.5)
-        return out.reshape(x.shape[:-1])

@@ -55,7 +55,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.linalg import cho_factor, solve_triangular
 from scipy.special import ndtr
 
 from semi_core._validation import (
@@ -66,6 +65,7 @@ from semi_core._validation import (
     check_tau,
 )
 from semi_core.mechanisms.base import MechanismBase
+from semi_core.mechanisms.gaussian import GaussianPairLogLR
 
 __all__ = ["NoisyMean", "clipped_normal_moments"]
 
@@ -220,20 +220,16 @@ class NoisyMean(MechanismBase):
             cov = cov - np.kron(np.outer(a, a), V / nt ** 2)
         return mean, 0.5 * (cov + cov.T)
 
-    def _factor(self, tau, rows):
+    def _pair(self, tau: int, rows=None):
+        """The cached two-covariance log-LR of :math:`H_1^\\tau` vs :math:`H_0` on ``rows``."""
         key = (tau, rows)
         if key not in self._cache:
-            mean, cov = self.gaussian_law(tau)
+            m0, c0 = self.gaussian_law(None)
+            m1, c1 = self.gaussian_law(tau)
             idx = np.arange(self.T * self.d) if rows is None else np.asarray(rows)
-            L = cho_factor(cov[np.ix_(idx, idx)], lower=True)[0]
-            L = np.tril(L)
-            self._cache[key] = (mean[idx], L, float(np.sum(np.log(np.diag(L)))))
+            sub = np.ix_(idx, idx)
+            self._cache[key] = GaussianPairLogLR(m0[idx], c0[sub], m1[idx], c1[sub])
         return self._cache[key]
-
-    def _logpdf(self, x, tau, rows=None):
-        mean, L, logdet_half = self._factor(tau, rows)
-        z = solve_triangular(L, (x - mean).T, lower=True)
-        return -0.5 * np.sum(z * z, axis=0) - logdet_half
 
     def _flat(self, releases) -> np.ndarray:
         r = np.asarray(releases, dtype=float)
@@ -246,13 +242,12 @@ class NoisyMean(MechanismBase):
         r"""SeMI* statistic: full-sequence log LR of :math:`H_1^\tau` vs :math:`H_0`, shape (R,)."""
         x = self._flat(releases)
         tau = check_tau(tau, self.T)
-        return self._logpdf(x, tau) - self._logpdf(x, None)
+        return self._pair(tau)(x)
 
     def log_lr_steps(self, releases) -> np.ndarray:
         r"""Log LR for every candidate :math:`t=1..T`, shape (R, T)."""
         x = self._flat(releases)
-        base = self._logpdf(x, None)
-        return np.stack([self._logpdf(x, t) - base for t in range(1, self.T + 1)], axis=1)
+        return np.stack([self._pair(t)(x) for t in range(1, self.T + 1)], axis=1)
 
     def final_log_lr(self, releases, tau) -> np.ndarray:
         r"""Final Observation statistic: log LR of the marginal law of :math:`o_T` alone.
@@ -263,10 +258,9 @@ class NoisyMean(MechanismBase):
         xs = x[:, list(rows)]
         taus = np.broadcast_to(np.asarray(tau), (x.shape[0],))
         out = np.empty(x.shape[0])
-        base = self._logpdf(xs, None, rows)
         for t in np.unique(taus):
             sel = taus == t
-            out[sel] = self._logpdf(xs[sel], check_tau(int(t), self.T), rows) - base[sel]
+            out[sel] = self._pair(check_tau(int(t), self.T), rows)(xs[sel])
         return out
 
     # ------------------------------------------------------------------ simulation

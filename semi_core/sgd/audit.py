@@ -41,6 +41,7 @@ import torch
 from semi_core._rng import as_seed_sequence
 from semi_core._validation import check_int, check_probability, check_tau
 from semi_core.attacks.update_combination import BASELINES
+from semi_core.stats.statistics import semi_max
 
 from .batched import batched_dpsgd_log_lr, batched_mahalanobis, ghost_log_lr
 from .dpsgd import DPSGDConfig, GameDraw, draw_game, train_dpsgd, train_dpsgd_batched
@@ -205,7 +206,7 @@ def score_games(rec: GameRecords, tau: int) -> tuple[np.ndarray, dict[str, np.nd
     """``(B, {attack: scores})`` of the ``R`` games of insertion time ``tau``."""
     idx = rec.run_index[tau]
     losses, lrs = rec.losses[idx], rec.log_lrs[idx]
-    scores = {"semi_sgd": lrs[:, tau - 1], "semi_max": lrs.max(axis=1)}
+    scores = {"semi_sgd": lrs[:, tau - 1], "semi_max": semi_max(lrs)}
     for name, fn in BASELINES.items():
         scores[name] = fn(losses)
     return rec.b[tau], scores

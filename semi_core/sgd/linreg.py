@@ -35,6 +35,9 @@ from semi_core._validation import (
     check_tau,
 )
 from semi_core.attacks.update_combination import BASELINES
+from semi_core.stats.statistics import semi_max
+
+from .lr import semi_sgd_log_lr
 
 __all__ = ["linreg_grad_mean", "linreg_grad_cov", "linreg_mahalanobis_at_optimum",
            "H2Config", "simulate_h2", "h2_power_table"]
@@ -130,16 +133,8 @@ def simulate_h2(cfg: H2Config, *, tau: int, rounds: int, seed) -> dict[str, np.n
         mu = linreg_grad_mean(prev, theta_star, sx)
         cov = linreg_grad_cov(prev, theta_star, sx, cfg.sigma_eps)
         g_t = (prev @ x_t - y_t)[:, None] * x_t
-        N = traj[:, t] - prev + eta * mu
-        delta = g_t - mu
-        chol = np.linalg.cholesky(cov)
-        zn = np.linalg.solve(chol, N[..., None])[..., 0]   # triangular system, batched
-        zd = np.linalg.solve(chol, delta[..., None])[..., 0]
-        log_lrs[:, t - 1] = (-0.5 * d * np.log1p(-1.0 / n)
-                             - n / (2 * (n - 1) * eta**2) * (zn * zn).sum(-1)
-                             - n / ((n - 1) * eta) * (zn * zd).sum(-1)
-                             - (zd * zd).sum(-1) / (2 * (n - 1)))
-    out = {"b": b, "semi_sgd": log_lrs[:, tau - 1], "semi_max": log_lrs.max(axis=1)}
+        log_lrs[:, t - 1] = semi_sgd_log_lr(traj[:, t] - prev, eta, mu, cov, g_t, n)
+    out = {"b": b, "semi_sgd": log_lrs[:, tau - 1], "semi_max": semi_max(log_lrs)}
     for name, fn in BASELINES.items():
         out[name] = fn(losses)
     return out

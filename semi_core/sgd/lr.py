@@ -35,6 +35,8 @@ import numpy as np
 from scipy import linalg
 
 from semi_core._validation import check_batch_size, check_finite_array, check_positive
+from semi_core.mechanisms.gaussian import GaussianPairLogLR  # the one two-covariance LR
+from semi_core.stats.statistics import semi_max  # the one SeMI-max (re-exported here)
 
 from .gradstats import LowRankPlusDiagonal
 
@@ -68,11 +70,11 @@ def semi_sgd_log_lr(update, eta, mu_g, sigma_g, g_target, n) -> np.ndarray:
         :math:`\\theta_\\tau - \\theta_{\\tau-1}` (any leading batch shape).
     eta : float
         Learning rate :math:`\\eta_\\tau > 0`.
-    mu_g : array_like, shape (d,)
-        Mean per-sample gradient at :math:`\\theta_{\\tau-1}`.
-    sigma_g : array_like (d, d) or LowRankPlusDiagonal
-        Per-sample gradient covariance (positive definite).
-    g_target : array_like, shape (d,)
+    mu_g : array_like, shape (d,) or (..., d)
+        Mean per-sample gradient at :math:`\\theta_{\\tau-1}` (one per game when batched).
+    sigma_g : array_like (d, d), (..., d, d) or LowRankPlusDiagonal
+        Per-sample gradient covariance (positive definite; one per game when batched).
+    g_target : array_like, shape (d,) or (..., d)
         Target gradient :math:`\\nabla_\\theta\\ell(\\theta_{\\tau-1}; z^*)`.
     n : int
         Batch size, ``>= 2``.
@@ -82,6 +84,8 @@ def semi_sgd_log_lr(update, eta, mu_g, sigma_g, g_target, n) -> np.ndarray:
     ndarray
         Log-LR with the leading shape of ``update``.
     """
+    if not isinstance(sigma_g, LowRankPlusDiagonal) and (np.ndim(mu_g) > 1 or np.ndim(sigma_g) > 2):
+        return _semi_sgd_log_lr_batched(update, eta, mu_g, sigma_g, g_target, n)
     upd, eta, mu, g, n, d = _check_common(update, eta, mu_g, g_target, n)
     N = upd + eta * mu
     delta = g - mu
@@ -102,6 +106,31 @@ def semi_sgd_log_lr(update, eta, mu_g, sigma_g, g_target, n) -> np.ndarray:
             - n / ((n - 1) * eta) * q_nd - m_star / (2 * (n - 1)))
 
 
+def _semi_sgd_log_lr_batched(update, eta, mu_g, sigma_g, g_target, n) -> np.ndarray:
+    """Theorem 4.1 with per-game :math:`(\\mu_g,\\Sigma_g,\\nabla\\ell)` (leading axes broadcast)."""
+    eta = check_positive(eta, "eta")
+    n = check_batch_size(n, "n")
+    upd = check_finite_array(update, "update")
+    mu = check_finite_array(mu_g, "mu_g")
+    g = check_finite_array(g_target, "g_target")
+    cov = check_finite_array(sigma_g, "sigma_g")
+    d = upd.shape[-1]
+    if mu.shape[-1] != d or g.shape[-1] != d or cov.shape[-2:] != (d, d):
+        raise ValueError(f"mu_g, g_target (..., {d}) and sigma_g (..., {d}, {d}) must match the "
+                         f"update's d={d}; got {mu.shape}, {g.shape}, {cov.shape}")
+    try:
+        chol = np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:
+        raise ValueError("sigma_g must be positive definite (Cholesky failed)") from None
+    N = upd + eta * mu
+    delta = np.broadcast_to(g - mu, N.shape)
+    chol = np.broadcast_to(chol, N.shape + (d,))
+    zn = np.linalg.solve(chol, N[..., None])[..., 0]  # triangular systems, batched
+    zd = np.linalg.solve(chol, delta[..., None])[..., 0]
+    return (-0.5 * d * np.log1p(-1.0 / n) - n / (2 * (n - 1) * eta**2) * (zn * zn).sum(-1)
+            - n / ((n - 1) * eta) * (zn * zd).sum(-1) - (zd * zd).sum(-1) / (2 * (n - 1)))
+
+
 def dpsgd_covariances(sigma_g, n, eta, sigma_dp, clip):
     """:math:`(V_0, V_1)` of the module docstring, dense or low-rank-plus-diagonal."""
     n = check_batch_size(n, "n")
@@ -113,17 +142,6 @@ def dpsgd_covariances(sigma_g, n, eta, sigma_dp, clip):
     sig = np.asarray(sigma_g, dtype=float)
     eye = np.eye(sig.shape[0])
     return eta**2 * (a0 * sig + s * eye), eta**2 * (a1 * sig + s * eye)
-
-
-def _quad_logdet(cov, x):
-    """Return (x^T cov^{-1} x over the last axis, log det cov)."""
-    if isinstance(cov, LowRankPlusDiagonal):
-        flat = x.reshape(-1, cov.d)
-        q = np.einsum("ij,ji->i", flat, cov.solve(flat.T)).reshape(x.shape[:-1])
-        return q, cov.logdet()
-    chol = linalg.cholesky(cov, lower=True)
-    z = linalg.solve_triangular(chol, x.reshape(-1, cov.shape[0]).T, lower=True).T
-    return (z * z).sum(-1).reshape(x.shape[:-1]), 2 * float(np.log(np.diag(chol)).sum())
 
 
 def dpsgd_log_lr(update, eta, mu_g, sigma_g, g_target, n, *, sigma_dp: float,
@@ -147,17 +165,4 @@ def dpsgd_log_lr(update, eta, mu_g, sigma_g, g_target, n, *, sigma_dp: float,
     check_positive(clip, "clip")
     v0, v1 = dpsgd_covariances(sigma_g, n, eta, sigma_dp, clip)
     N = upd + eta * mu
-    q0, ld0 = _quad_logdet(v0, N)
-    q1, ld1 = _quad_logdet(v1, N + eta * (g - mu) / n)
-    return 0.5 * (ld0 - ld1) - 0.5 * q1 + 0.5 * q0
-
-
-def semi_max(log_lrs, axis: int = -1) -> np.ndarray:
-    """SeMI-max: :math:`\\max_\\tau \\log\\mathrm{LR}_\\tau` (insertion time unknown, seed §3.2).
-
-    ``log_lrs`` holds the per-step log-LRs (each computed at its own :math:`\\theta_{t-1}`).
-    """
-    arr = np.asarray(log_lrs, dtype=float)
-    if np.isnan(arr).any():
-        raise ValueError("log_lrs contains NaN")
-    return arr.max(axis=axis)
+    return GaussianPairLogLR(np.zeros(d), v0, -eta * (g - mu) / n, v1)(N)
