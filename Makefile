@@ -30,6 +30,7 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check semi_core tests benchmarks analysis
+	$(VENV)/bin/lint-imports --no-cache
 
 clean:
 	rm -rf $(VENV) build report *.egg-info semi_core_ext/*.c semi_core_ext/*.so

@@ -99,7 +99,7 @@ def audit_mechanism(mech, rounds: int, seed, *, tau: int = 1, delta: float = 1e-
     out = {"mechanism": mech.params(), "epsilon_true": eps1, "epsilon_true_tau": eps_tau,
            "rounds": rounds, "tau": tau, "delta": delta, "failure_prob": failure_prob,
            "method": method, "tests": table}
-    if hasattr(mech, "mu"):  # GDP mechanisms report their mu (whole release, and at step tau)
+    if eps1 is not None and hasattr(mech, "mu"):  # GDP mechanisms: mu (whole release, step tau)
         out.update(mu=mech.mu(1), mu_tau=mech.mu(tau))
     return out
 

@@ -108,7 +108,6 @@ def _run_chunk(setup: AuditSetup, draws: list[GameDraw], *, batched: bool,
     per-sample-gradient trainer, then its statistics computed on its own.
     """
     cfg, fm = setup.cfg, setup.fm
-    stack = fm.linear_stack() if fast_stats else None
     canary = (setup.canary_x, setup.canary_y)
     if batched:
         traj = train_dpsgd_batched(fm, setup.theta0, draws, setup.pool_x, setup.pool_y, canary,
@@ -116,6 +115,15 @@ def _run_chunk(setup: AuditSetup, draws: list[GameDraw], *, batched: bool,
     else:
         traj = torch.stack([train_dpsgd(fm, setup.theta0, dr, setup.pool_x, setup.pool_y, canary,
                                         cfg) for dr in draws])
+    return trajectory_scores(setup, traj, fast_stats=fast_stats)
+
+
+def trajectory_scores(setup: AuditSetup, traj: torch.Tensor, *, fast_stats: bool = True):
+    r"""The auditor's side for recorded trajectories :math:`\theta_0..\theta_T` (``(R, T+1, d)``):
+    the canary's losses ``(R, T+1)`` and the per-step DP-SGD log-LRs ``(R, T)`` (NumPy arrays).
+    """
+    cfg, fm = setup.cfg, setup.fm
+    stack = fm.linear_stack() if fast_stats else None
     B, T1, d = traj.shape
     cx, cy = setup.canary_x.unsqueeze(0), setup.canary_y.reshape(1)
     losses = fm.losses_batched(traj.reshape(B * T1, d), cx, cy).reshape(B, T1)
