@@ -25,15 +25,15 @@ from pathlib import Path
 
 import numpy as np
 
+from semi_core._names import SEMI_TESTS, test_label
 from semi_core._params import FIG2_DISTANCE_GRID, FIG2_T_GRID, SEED_FIG2, SEED_ROUNDS
 from semi_core.audit.roc import tpr_at_fpr_se
 from semi_core.game.engine import simulate
 from semi_core.mechanisms.empirical_mean import EmpiricalMean
 from semi_core.stats import errors
 
-TESTS = ("semi-star", "semi-unif", "semi-max", "final")
-LABELS = {"semi-star": "SeMI*", "semi-unif": "SeMI-Unif", "semi-max": "SeMI-max",
-          "final": "Final Observation"}
+TESTS = SEMI_TESTS
+LABELS = {t: test_label(t) for t in TESTS}
 FPR = 0.01
 
 

@@ -40,12 +40,14 @@ import math
 
 import numpy as np
 
+from semi_core._names import SEMI_TESTS
+
 from ._jit import jit
 
 __all__ = ["semi_chunk", "STAT_NAMES"]
 
 #: Order of the rows of the statistics output.
-STAT_NAMES = ("semi-star", "semi-unif", "semi-max", "final")
+STAT_NAMES = SEMI_TESTS  # row order of the kernel's output
 
 
 @jit(inline="always")

@@ -6,6 +6,7 @@ Closed forms (SeMI*, Final Observation, SeMI-max) are drawn as lines and checked
 
 from __future__ import annotations
 
+from semi_core._names import test_label
 from semi_core._params import FIG2_DISTANCE_GRID, FIG2_T_GRID, SEED_FIG2, SEED_ROUNDS
 from semi_core.mechanisms.empirical_mean import EmpiricalMean
 from semi_core.report import ReportContext, Section
@@ -15,8 +16,7 @@ from semi_core.stats.statistics import TEST_NAMES
 #: Position of this section in the report (smaller first).
 ORDER = 10
 
-LABELS = {"semi-star": "SeMI*", "semi-unif": "SeMI-Unif", "semi-max": "SeMI-max",
-          "final": "Final Observation"}
+LABELS = {t: test_label(t) for t in TEST_NAMES}
 FPR = 0.01
 
 

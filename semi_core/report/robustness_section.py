@@ -10,6 +10,7 @@ misspecified, and compares it with the Gaussian-theory prediction of
 
 from __future__ import annotations
 
+from semi_core._names import test_label
 from semi_core.audit.roc import tpr_at_fpr_se
 from semi_core.game.engine import simulate
 from semi_core.mechanisms.empirical_mean import EmpiricalMean
@@ -21,7 +22,7 @@ ORDER = 20
 
 FAMILIES = ("gaussian", "laplace", "student-t:5", "bernoulli:0.3", "exponential")
 TESTS = ("semi-star", "final")
-LABELS = {"semi-star": "SeMI*", "final": "Final Observation"}
+LABELS = {t: test_label(t) for t in TESTS}
 FPR = 0.01
 #: The seed's §3.3 setting.
 N, T, TAU, DIST = 10, 10, 5, 3.0

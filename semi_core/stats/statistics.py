@@ -9,12 +9,13 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
+from semi_core._names import SEMI_TESTS
 from semi_core._validation import check_pmf
 
 __all__ = ["semi_star", "semi_unif", "semi_max", "TEST_NAMES"]
 
 #: Canonical names of the statistics, used across game, CLI and report.
-TEST_NAMES = ("semi-star", "semi-unif", "semi-max", "final")
+TEST_NAMES = SEMI_TESTS
 
 
 def _lr(log_lr_steps) -> np.ndarray:
