@@ -21,6 +21,23 @@ When :math:`\\theta_0` is the same in every game (a fixed pretrained model, as i
 §5.2 protocol and App. H.2), :math:`\\ell_0` is a constant, both Back-Front scores are increasing
 functions of :math:`-\\ell_T`, and Back-Front Diff and Back-Front Ratio are the *same* test
 (identical ROC curves and bounds); the seed plots them as two attacks.
+
+The second half of this module is the combiner / threshold / multi-update toolkit of
+Jagielski et al. (``combining_mi_updates`` §4.1, §4.3) on *loss-like* per-snapshot scores
+:math:`\\ell_i(x)` (low = member: cross-entropy, or the offline-LiRA loss of
+:mod:`semi_core.attacks.updates`); everything returns *member scores* (higher = member):
+
+.. math::
+
+   S_{\\mathrm{diff}} = \\ell_{\\mathrm{before}} - \\ell_{\\mathrm{after}}
+   = -\\mathrm{ScoreDiff},\\qquad
+   S_{\\mathrm{ratio}} = \\log(\\ell_{\\mathrm{before}}+c) - \\log(\\ell_{\\mathrm{after}}+c)
+   = -\\log\\mathrm{ScoreRatio}.
+
+The seed thresholds ScoreDiff / ScoreRatio as "IN if :math:`v \\ge T`" (§4.1) while its own
+scores are *small* for update points (the loss drops); the orientation here is the one that
+makes an update point score high. The torch experiments that produce the snapshots live in
+:mod:`semi_core.attacks.updates`; this module stays NumPy-only (the DP-SGD audit imports it).
 """
 
 from __future__ import annotations
@@ -30,7 +47,9 @@ import numpy as np
 from semi_core._validation import check_finite_array
 
 __all__ = ["delta_diff", "delta_ratio", "back_front_diff", "back_front_ratio",
-           "BASELINES", "baseline_scores"]
+           "BASELINES", "baseline_scores", "COMBINERS", "combine", "pair_scores",
+           "back_front_scores", "assign_top_n", "batch_threshold", "rank_threshold",
+           "decision_metrics", "entry_accuracy", "entry_baselines"]
 
 
 def _losses(losses, *, positive: bool, offset: float = 0.0) -> np.ndarray:
@@ -80,3 +99,178 @@ BASELINES = {
 def baseline_scores(losses) -> dict[str, np.ndarray]:
     """All four baseline scores for a loss trajectory array ``(..., T+1)``."""
     return {name: fn(losses) for name, fn in BASELINES.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Combiners, thresholds and multi-update attacks (Jagielski et al. §4.1, §4.3)
+# ---------------------------------------------------------------------------------------------
+
+COMBINERS = ("diff", "ratio")
+
+
+def combine(before, after, combiner: str = "diff", *, c: float = 1e-3) -> np.ndarray:
+    r"""Member score from the loss-like scores of one point before and after an update.
+
+    .. math::
+
+       S_{\mathrm{diff}} = \ell_{\mathrm{before}} - \ell_{\mathrm{after}},\qquad
+       S_{\mathrm{ratio}} = \log\frac{\ell_{\mathrm{before}}+c}{\ell_{\mathrm{after}}+c}
+
+    (Jagielski et al. §4.1: ScoreDiff :math:`=\ell(f_1)-\ell(f_0)` and ScoreRatio
+    :math:`=(\ell(f_1)+c)/(\ell(f_0)+c)`, negated / log-negated so that higher = member).
+
+    Parameters
+    ----------
+    before, after : array_like
+        Loss-like scores (same shape); ``ratio`` needs ``score + c > 0``.
+    combiner : {"diff", "ratio"}
+    c : float
+        Damping constant :math:`c > 0` of ScoreRatio.
+    """
+    if combiner not in COMBINERS:
+        raise ValueError(f"combiner must be one of {COMBINERS}, got {combiner!r}")
+    b = check_finite_array(before, "before")
+    a = check_finite_array(after, "after")
+    if a.shape != b.shape:
+        raise ValueError(f"before and after must have the same shape, got {b.shape} and {a.shape}")
+    if combiner == "diff":
+        return b - a
+    if not (np.isfinite(c) and c > 0):
+        raise ValueError(f"c must be finite and > 0, got {c}")
+    if (a + c <= 0).any() or (b + c <= 0).any():
+        raise ValueError("ratio combiner needs scores + c > 0 (got a non-positive value)")
+    return np.log(b + c) - np.log(a + c)
+
+
+def pair_scores(losses, combiner: str = "diff", *, c: float = 1e-3) -> np.ndarray:
+    """Delta attack scores: :func:`combine` on each consecutive pair ``(f_{i-1}, f_i)``.
+
+    ``losses`` is ``(..., k+1)`` (snapshots 0..k on the last axis); returns ``(..., k)``.
+    """
+    arr = _losses(losses, positive=False)
+    return combine(arr[..., :-1], arr[..., 1:], combiner, c=c)
+
+
+def back_front_scores(losses, combiner: str = "diff", *, c: float = 1e-3) -> np.ndarray:
+    """Back-Front attack score: :func:`combine` on ``(f_0, f_k)``; ``losses`` ``(..., k+1)``."""
+    arr = _losses(losses, positive=False)
+    return combine(arr[..., 0], arr[..., -1], combiner, c=c)
+
+
+def assign_top_n(scores, n_up: int) -> np.ndarray:
+    r"""Delta attack decision: top-``n_up`` assignment to each update, without repetition.
+
+    Every (point, update) pair is ranked by its pair score; going down the list, a point is
+    assigned to update :math:`i` when it is still unassigned and update :math:`i` holds fewer
+    than ``n_up`` points (Jagielski et al. §4.3: "each threshold :math:`T_i` so that
+    :math:`n_{up}` points are classified into each update index"; a point enters at most one
+    update). Ties are broken by point index, then update index (deterministic).
+
+    Parameters
+    ----------
+    scores : array_like, shape (N, k)
+        Member scores of each candidate for each update (higher = entered there).
+    n_up : int
+        Points per update (``k * n_up <= N``).
+
+    Returns
+    -------
+    ndarray of int, shape (N,)
+        ``0`` = predicted OUT, ``i`` in ``1..k`` = predicted to have entered in update ``i``.
+    """
+    s = check_finite_array(scores, "scores")
+    if s.ndim != 2:
+        raise ValueError(f"scores must be 2-D (points, updates), got shape {s.shape}")
+    N, k = s.shape
+    n_up = int(n_up) if isinstance(n_up, int | np.integer) else n_up
+    if not isinstance(n_up, int) or n_up < 1:
+        raise ValueError(f"n_up must be an integer >= 1, got {n_up!r}")
+    if k * n_up > N:
+        raise ValueError(f"k * n_up = {k * n_up} exceeds the number of points N = {N}")
+    order = np.lexsort((np.tile(np.arange(k), N), np.repeat(np.arange(N), k), -s.ravel()))
+    out = np.zeros(N, dtype=np.int64)
+    load = np.zeros(k, dtype=np.int64)
+    left = k * n_up
+    for flat in order:
+        i, j = divmod(int(flat), k)
+        if out[i] == 0 and load[j] < n_up:
+            out[i] = j + 1
+            load[j] += 1
+            left -= 1
+            if left == 0:
+                break
+    return out
+
+
+def batch_threshold(pool_scores, fraction_in: float = 0.5) -> float:
+    r"""Batch (and Transfer) threshold: the :math:`1-q` quantile of an unlabeled pool.
+
+    ``fraction_in`` :math:`q` is the fraction of the pool called IN: 0.5 (the median, the seed's
+    accuracy setting) or 0.1 (its precision setting: the "10th percentile" of the loss-like
+    combined score is the 90th percentile of the member score). The decision is
+    ``score > threshold``. For Transfer, pass the attacker's own shadow pool.
+    """
+    s = check_finite_array(pool_scores, "pool_scores").ravel()
+    if s.size == 0:
+        raise ValueError("pool_scores is empty")
+    if not (0.0 < fraction_in < 1.0):
+        raise ValueError(f"fraction_in must be in (0, 1), got {fraction_in}")
+    return float(np.quantile(s, 1.0 - fraction_in, method="lower"))
+
+
+def rank_threshold(out_scores, fpr: float = 0.1) -> float:
+    r"""Rank threshold: the :math:`1-\mathrm{fpr}` quantile of known-OUT member scores (seed §4.1:
+    "top 10% of the test data"), so about ``fpr`` of OUT points are called IN."""
+    s = check_finite_array(out_scores, "out_scores").ravel()
+    if s.size == 0:
+        raise ValueError("out_scores is empty")
+    if not (0.0 < fpr < 1.0):
+        raise ValueError(f"fpr must be in (0, 1), got {fpr}")
+    return float(np.quantile(s, 1.0 - fpr, method="lower"))
+
+
+def decision_metrics(member_scores, nonmember_scores, threshold: float) -> dict[str, float | None]:
+    """Accuracy (balanced classes), precision, recall (= TPR) and FPR of ``score > threshold``.
+
+    Precision is undefined when nobody is called IN (possible with a transferred threshold):
+    it is then ``None`` (JSON ``null``), never a made-up number; aggregations skip it and say
+    how many trials defined it.
+    """
+    m = check_finite_array(member_scores, "member_scores").ravel()
+    n = check_finite_array(nonmember_scores, "nonmember_scores").ravel()
+    if m.size == 0 or n.size == 0:
+        raise ValueError("member_scores and nonmember_scores must both be non-empty")
+    tpr = float(np.mean(m > threshold))
+    fpr = float(np.mean(n > threshold))
+    tp, fp = float(np.sum(m > threshold)), float(np.sum(n > threshold))
+    prec = tp / (tp + fp) if tp + fp > 0 else None
+    return {"accuracy": 0.5 * (tpr + 1.0 - fpr), "precision": prec, "recall": tpr, "fpr": fpr,
+            "threshold": float(threshold)}
+
+
+def entry_accuracy(assigned, true_index) -> float:
+    r"""Entry-inference accuracy: fraction of update points whose predicted entry index is right.
+
+    ``assigned`` (N,) from :func:`assign_top_n`; ``true_index`` (N,) the update each point
+    entered (``0`` for test points, which are ignored). A random guesser (IN with probability
+    1/2, a uniform index) scores :math:`1/(2k)`; a membership attack of TPR :math:`p` plus a
+    uniform index (the seed's Generic baseline) scores :math:`p/k`.
+    """
+    a = np.asarray(assigned).ravel()
+    t = np.asarray(true_index).ravel()
+    if a.shape != t.shape:
+        raise ValueError(f"assigned and true_index must have the same shape, got {a.shape}, "
+                         f"{t.shape}")
+    upd = t > 0
+    if not upd.any():
+        raise ValueError("true_index has no update point (all zeros)")
+    return float(np.mean(a[upd] == t[upd]))
+
+
+def entry_baselines(k: int, membership_tpr: float) -> dict[str, float]:
+    """The seed's entry baselines (§3.3, §5.3): Random :math:`1/(2k)`, Generic :math:`p/k`."""
+    if not isinstance(k, int | np.integer) or k < 1:
+        raise ValueError(f"k must be an integer >= 1, got {k!r}")
+    if not (0.0 <= membership_tpr <= 1.0):
+        raise ValueError(f"membership_tpr must be in [0, 1], got {membership_tpr}")
+    return {"random": 1.0 / (2 * k), "generic": float(membership_tpr) / k}

@@ -1,0 +1,487 @@
+r"""The seed's membership / entry-inference experiment with model updates on digits
+(``combining_mi_updates`` §3.3 Fig. 2, §4, §5.2-5.6), trained with the project's torch layer.
+
+Protocol (one *trial*; ``trials`` of them are trained at once as replicas):
+
+1. the learner draws :math:`D_0` (``n0`` records), :math:`k` update sets :math:`D_1..D_k`
+   (``n_up`` each) and :math:`k\,n_{up}` test points (the OUT points of the game) from its pool,
+   and runs Alg. 1 (:func:`~semi_core.attacks.updates.training.run_updates`), recording
+   :math:`f_0..f_k`;
+2. the attacker scores every candidate (update and test points, balanced as in Fig. 2) on every
+   snapshot with a *loss-like* score :math:`\ell_i(x)` (low = member): cross-entropy, or the
+   offline-LiRA loss :math:`-\log\Phi((\phi_i(x)-\hat\mu_i(x))/\hat\sigma_i)` with
+   :math:`\phi = \log(p_y/(1-p_y))` and the OUT Gaussian fitted on ``n_ref`` reference runs of
+   the same procedure on the attacker's own data (per-example mean, pooled variance: few
+   reference models, Carlini et al.'s fixed-variance variant);
+3. single update / Back-Front: :func:`~semi_core.attacks.update_combination.combine` of
+   :math:`(\ell_0, \ell_k)`; Delta: pair scores and top-``n_up`` assignment without repetition
+   (:func:`~semi_core.attacks.update_combination.assign_top_n`);
+4. thresholds: **Batch** (quantile of the trial's unlabeled candidates), **Transfer** (the same
+   rule on a *shadow* run of the procedure on the attacker's data, whose split it knows),
+   **Rank** (quantile of known-OUT points -- the attacker's own records -- scored on the target
+   snapshots). Accuracy uses the median (``fraction_in = 0.5``), precision the seed's 10 %.
+
+Data: scikit-learn's bundled digits, cut once per seed into a learner pool, a shadow pool and a
+reference pool (disjoint). Distribution shift (§5.6, BREEDS-like subpopulation shift): with
+``shift_alpha > 0`` the task is the binary "digit >= 5"; :math:`D_0` comes from the source
+subclasses {0,1,2 | 5,6,7}, update *and* test points from
+:math:`(1-\alpha)\mathcal D_S + \alpha\mathcal D_T` with target subclasses {3,4 | 8,9}.
+
+Per-trial metrics are averaged with standard errors over trials; AUC and TPR at low FPR are
+also computed on the scores pooled over trials with bootstrap intervals
+(:func:`semi_core.audit.roc.roc_metrics`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import torch
+from scipy.special import log_ndtr
+
+from semi_core._rng import as_seed_sequence
+from semi_core._validation import check_int, check_positive
+from semi_core.attacks.update_combination import (
+    COMBINERS,
+    assign_top_n,
+    back_front_scores,
+    batch_threshold,
+    decision_metrics,
+    entry_accuracy,
+    entry_baselines,
+    pair_scores,
+    rank_threshold,
+)
+from semi_core.audit.roc import auc as roc_auc
+from semi_core.audit.roc import roc_metrics
+from semi_core.game.result import GameResult
+from semi_core.sgd.data import load_digits
+from semi_core.sgd.models import build_model
+
+from .training import UPDATES, TrainConfig, run_updates, update_mu
+
+__all__ = ["UpdateConfig", "UpdateRun", "run_experiment", "summarize", "SCORES", "THRESHOLDS",
+           "DATASETS", "MODELS"]
+
+SCORES = ("loss", "lira")
+THRESHOLDS = ("batch", "transfer", "rank")
+DATASETS = ("digits",)
+MODELS = ("logreg", "mlp")
+_SRC, _TGT = (0, 1, 2, 5, 6, 7), (3, 4, 8, 9)
+
+
+@dataclass(frozen=True)
+class UpdateConfig:
+    """Everything that defines one experiment (validated; errors name the field).
+
+    Defaults mirror the seed's FMNIST setting scaled to digits: logistic regression, ``n0``
+    = 300, SGD-New 10 epochs at a tenth of the base rate... rescaled so that the update moves
+    the model (digits features in [0, 1]); SGD-Full fewer epochs on the union at the base rate.
+    """
+
+    dataset: str = "digits"
+    model: str = "logreg"
+    update: str = "sgd-new"
+    k: int = 1
+    n_up: int = 10
+    n0: int = 300
+    trials: int = 20
+    n_ref: int = 8
+    c: float = 1e-3
+    base_epochs: int = 30
+    base_lr: float = 0.2
+    new_epochs: int = 10
+    new_lr: float = 0.05
+    full_epochs: int = 3
+    full_lr: float = 0.2
+    batch_size: int = 32
+    hidden: int = 64
+    shift_alpha: float = 0.0
+    clip: float | None = None
+    sigma_dp: float = 0.0
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.dataset not in DATASETS:
+            raise ValueError(f"dataset must be one of {DATASETS}, got {self.dataset!r}")
+        if self.model not in MODELS:
+            raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
+        if self.update not in UPDATES:
+            raise ValueError(f"update must be one of {UPDATES}, got {self.update!r}")
+        check_int(self.k, "k", minimum=1, maximum=50)
+        check_int(self.n_up, "n_up", minimum=2)
+        check_int(self.n0, "n0", minimum=10)
+        check_int(self.trials, "trials", minimum=2)
+        check_int(self.n_ref, "n_ref", minimum=2)
+        check_positive(self.c, "c")
+        for f in ("base_epochs", "new_epochs", "full_epochs"):
+            check_int(getattr(self, f), f, minimum=1)
+        for f in ("base_lr", "new_lr", "full_lr"):
+            check_positive(getattr(self, f), f)
+        check_int(self.batch_size, "batch_size", minimum=1)
+        check_int(self.hidden, "hidden", minimum=1)
+        if not (0.0 <= self.shift_alpha <= 1.0):
+            raise ValueError(f"shift_alpha must be in [0, 1], got {self.shift_alpha}")
+        check_int(self.seed, "seed", minimum=0)
+        TrainConfig(1, 1.0, clip=self.clip, sigma_dp=self.sigma_dp)  # validates clip/sigma_dp
+
+    @property
+    def update_cfg(self) -> TrainConfig:
+        """:math:`A_{\\mathrm{up}}`: SGD-New or SGD-Full hyper-parameters (+ DP)."""
+        if self.update == "sgd-new":
+            return TrainConfig(self.new_epochs, self.new_lr, self.batch_size, self.clip,
+                               self.sigma_dp)
+        return TrainConfig(self.full_epochs, self.full_lr, self.batch_size, self.clip,
+                           self.sigma_dp)
+
+    @property
+    def base_cfg(self) -> TrainConfig:
+        """:math:`A_{\\mathrm{train}}` on :math:`D_0` (plain SGD)."""
+        return TrainConfig(self.base_epochs, self.base_lr, self.batch_size)
+
+
+@dataclass
+class UpdateRun:
+    """Raw outcome: loss-like scores of every candidate on every snapshot, per score type.
+
+    ``scores[s]`` is ``(trials, k+1, N)`` for the trial candidates, ``shadow[s]`` the same for the
+    shadow runs' candidates, ``rank_out[s]`` ``(trials, k+1, M)`` for the attacker's known-OUT
+    points on the *target* snapshots; ``member`` / ``entry`` ``(N,)`` the candidates' truth (same
+    layout every trial), ``correct_final`` ``(trials, N)`` whether :math:`f_k` classifies each
+    candidate correctly (the Gap baseline).
+    """
+
+    cfg: UpdateConfig
+    scores: dict[str, np.ndarray]
+    shadow: dict[str, np.ndarray]
+    rank_out: dict[str, np.ndarray]
+    member: np.ndarray
+    entry: np.ndarray
+    correct_final: np.ndarray
+    test_accuracy: dict[str, float]
+    seconds: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------------------------
+# data
+# --------------------------------------------------------------------------------------------
+
+def _pools(cfg: UpdateConfig, rng: np.random.Generator):
+    x, y = load_digits()
+    if cfg.shift_alpha > 0:
+        y = (y >= 5).astype(np.int64)
+        src = np.isin(load_digits()[1], _SRC)
+    else:
+        src = np.ones(len(y), dtype=bool)
+    perm = rng.permutation(len(y))
+    cut1, cut2 = int(0.45 * len(y)), int(0.78 * len(y))
+    pools = {"learner": perm[:cut1], "shadow": perm[cut1:cut2], "ref": perm[cut2:]}
+    return x, y, src, pools
+
+
+def _draw(rng, pool, src, cfg: UpdateConfig, n_cand: int, *, replace_ok: bool = False):
+    """D0 (source subclasses) and ``n_cand`` candidates from the update distribution."""
+    psrc = pool[src[pool]]
+    if len(psrc) < cfg.n0 and not replace_ok:
+        raise ValueError(f"n0 = {cfg.n0} exceeds the {len(psrc)} source records of a data pool")
+    d0 = rng.choice(psrc, size=cfg.n0, replace=len(psrc) < cfg.n0)
+    rest = np.setdiff1d(pool, d0)
+    if cfg.shift_alpha > 0:
+        n_t = int(rng.binomial(n_cand, cfg.shift_alpha))
+        r_src, r_tgt = rest[src[rest]], rest[~src[rest]]
+        need = [(r_src, n_cand - n_t, "source"), (r_tgt, n_t, "target")]
+    else:
+        need = [(rest, n_cand, "")]
+    parts = []
+    for avail, m, what in need:
+        if m > len(avail) and not replace_ok:
+            raise ValueError(f"k * n_up = {n_cand // 2} needs {m} {what} candidate records, a "
+                             f"data pool has {len(avail)} left after D0 (lower --k / --n-up "
+                             "or n0)")
+        parts.append(rng.choice(avail, size=m, replace=m > len(avail)))
+    cand = np.concatenate(parts)
+    return d0, rng.permutation(cand)
+
+
+# --------------------------------------------------------------------------------------------
+# scores
+# --------------------------------------------------------------------------------------------
+
+def _ce_losses(fm, thetas, x, y):
+    """Cross-entropy of per-replica points: thetas (R, d), x (R, N, p) -> (R, N)."""
+    with torch.no_grad():
+        return torch.func.vmap(fm.losses)(thetas, x, y)
+
+
+def _phi(loss: np.ndarray) -> np.ndarray:
+    r"""Logit-scaled confidence from cross-entropy: :math:`\phi=\log p-\log(1-p)`,
+    :math:`p=e^{-\ell}`, i.e. :math:`-\ell-\log(-\mathrm{expm1}(-\ell))`."""
+    ell = np.maximum(loss, 1e-300)  # a loss of exactly 0 would be p = 1: phi = +inf
+    return -ell - np.log(-np.expm1(-ell))
+
+
+def lira_offline_loss(phi_target, phi_ref) -> np.ndarray:
+    r"""Offline LiRA as a loss-like score (low = member).
+
+    .. math::
+
+       \ell_{\mathrm{LiRA}}(x) = -\log\Phi\!\Big(\frac{\phi(x)-\hat\mu_{\mathrm{out}}(x)}
+       {\hat\sigma_{\mathrm{out}}}\Big) \;\ge 0
+
+    with :math:`\hat\mu_{\mathrm{out}}(x)` the mean of :math:`\phi` over the reference (OUT)
+    models and :math:`\hat\sigma^2_{\mathrm{out}}` the variance pooled over examples.
+
+    Parameters
+    ----------
+    phi_target : array_like (..., N)
+    phi_ref : array_like (M, N), ``M >= 2`` reference models.
+    """
+    ref = np.asarray(phi_ref, dtype=float)
+    if ref.ndim != 2 or ref.shape[0] < 2:
+        raise ValueError(f"phi_ref must be (M >= 2, N), got shape {ref.shape}")
+    mu = ref.mean(0)
+    var = ref.var(0, ddof=1).mean()
+    if not var > 0:
+        raise ValueError("reference models give identical confidences: the OUT variance is 0")
+    return -log_ndtr((np.asarray(phi_target, dtype=float) - mu) / np.sqrt(var))
+
+
+# --------------------------------------------------------------------------------------------
+# the experiment
+# --------------------------------------------------------------------------------------------
+
+def run_experiment(cfg: UpdateConfig, *, scores=("loss",), progress=None) -> UpdateRun:
+    """Train all trials, shadow runs (and LiRA reference runs) and score every candidate.
+
+    Parameters
+    ----------
+    cfg : UpdateConfig
+    scores : sequence of {"loss", "lira"}
+    progress : callable, optional
+        Called with short status strings.
+    """
+    scores = tuple(scores)
+    for s in scores:
+        if s not in SCORES:
+            raise ValueError(f"score must be one of {SCORES}, got {s!r}")
+    t0 = time.perf_counter()
+    root = as_seed_sequence(cfg.seed)
+    s_split, s_trials, s_ref, s_model = root.spawn(4)
+    x_all, y_all, src, pools = _pools(cfg, np.random.default_rng(s_split))
+    R, k, n_up = cfg.trials, cfg.k, cfg.n_up
+    n_cand = 2 * k * n_up
+    want_lira = "lira" in scores
+    M = cfg.n_ref if want_lira else 0
+
+    # per-replica index sets: trials, shadows, references
+    base_idx, upd_idx, cand_idx, rank_idx = [], [], [], []
+    trial_seqs = s_trials.spawn(2 * R)
+    for r in range(R):
+        rng = np.random.default_rng(trial_seqs[r])
+        d0, cand = _draw(rng, pools["learner"], src, cfg, n_cand)
+        base_idx.append(d0)
+        upd_idx.append(cand[:k * n_up])
+        cand_idx.append(cand)
+    for r in range(R):
+        rng = np.random.default_rng(trial_seqs[R + r])
+        d0, cand = _draw(rng, pools["shadow"], src, cfg, n_cand)
+        base_idx.append(d0)
+        upd_idx.append(cand[:k * n_up])   # the shadow update = a random half of its candidates
+        cand_idx.append(cand)
+        rank_idx.append(cand[k * n_up:])  # attacker's known-OUT points (never in a target run)
+    ref_seqs = s_ref.spawn(M + 1)
+    for m in range(M):
+        rng = np.random.default_rng(ref_seqs[m])
+        d0, cand = _draw(rng, pools["ref"], src, cfg, n_cand, replace_ok=True)
+        base_idx.append(d0)
+        upd_idx.append(cand[:k * n_up])
+    n_rep = 2 * R + M
+    rngs = [np.random.default_rng(s) for s in list(trial_seqs) + list(ref_seqs[:M])]
+
+    n_classes = int(y_all.max()) + 1
+    fm, theta_init, _ = build_model(cfg.model, x_all[:32], y_all[:32], n_classes,
+                                    seed_seq=s_model, epochs=0, hidden=cfg.hidden)
+    tx = lambda idx: torch.as_tensor(x_all[np.stack(idx)], dtype=torch.float64)  # noqa: E731
+    ty = lambda idx: torch.as_tensor(y_all[np.stack(idx)], dtype=torch.long)  # noqa: E731
+    bx, by = tx(base_idx), ty(base_idx)
+    ux = tx(upd_idx).reshape(n_rep, k, n_up, -1)
+    uy = ty(upd_idx).reshape(n_rep, k, n_up)
+    if progress:
+        progress(f"training {n_rep} runs ({cfg.update}, k={k}, n_up={n_up})")
+    snaps = run_updates(fm, theta_init, bx, by, ux, uy, update=cfg.update,
+                        base_cfg=cfg.base_cfg, update_cfg=cfg.update_cfg, rngs=rngs)
+
+    # losses of the candidates on their own runs' snapshots (trials + shadows)
+    cx, cy = tx(cand_idx), ty(cand_idx)                                   # (2R, N, p)
+    own = np.stack([_ce_losses(fm, snaps[:2 * R, i], cx, cy).numpy() for i in range(k + 1)],
+                   axis=1)                                                # (2R, k+1, N)
+    rx, ry = tx(rank_idx), ty(rank_idx)                                    # (R, k n_up, p)
+    rank_l = np.stack([_ce_losses(fm, snaps[:R, i], rx, ry).numpy() for i in range(k + 1)],
+                      axis=1)
+    out_scores = {"loss": own}
+    out_rank = {"loss": rank_l}
+    if want_lira:
+        if progress:
+            progress("offline LiRA: reference confidences")
+        flat_x = torch.cat([cx.reshape(-1, cx.shape[-1]), rx.reshape(-1, rx.shape[-1])])
+        flat_y = torch.cat([cy.reshape(-1), ry.reshape(-1)])
+        with torch.no_grad():
+            ref_l = np.stack([fm.losses_batched(snaps[2 * R:, i], flat_x, flat_y).numpy()
+                              for i in range(k + 1)], axis=1)             # (M, k+1, P)
+        n_c = 2 * R * n_cand
+        lira_own = np.empty_like(own)
+        lira_rank = np.empty_like(rank_l)
+        for i in range(k + 1):
+            ref_phi = _phi(ref_l[:, i])
+            lira_own[:, i] = lira_offline_loss(_phi(own[:, i]).reshape(1, -1),
+                                               ref_phi[:, :n_c]).reshape(own[:, i].shape)
+            lira_rank[:, i] = lira_offline_loss(_phi(rank_l[:, i]).reshape(1, -1),
+                                                ref_phi[:, n_c:]).reshape(rank_l[:, i].shape)
+        out_scores["lira"] = lira_own
+        out_rank["lira"] = lira_rank
+
+    member = np.r_[np.ones(k * n_up, bool), np.zeros(k * n_up, bool)]
+    entry = np.r_[np.repeat(np.arange(1, k + 1), n_up), np.zeros(k * n_up, np.int64)]
+    with torch.no_grad():
+        logits = torch.func.vmap(lambda th, xx: _forward(fm, th, xx))(snaps[:R, k], cx[:R])
+    correct = (logits.argmax(-1) == cy[:R]).numpy()
+    # accuracy of the final target models on their OUT candidates (utility, for the record)
+    test_acc = {"final_model_accuracy_on_test_points": float(correct[:, ~member].mean())}
+    return UpdateRun(cfg=cfg, scores={s: out_scores[s][:R] for s in scores},
+                     shadow={s: out_scores[s][R:] for s in scores},
+                     rank_out={s: out_rank[s] for s in scores}, member=member, entry=entry,
+                     correct_final=correct, test_accuracy=test_acc,
+                     seconds=time.perf_counter() - t0,
+                     extra={"replicas": n_rep, "d": fm.d,
+                            "update_mu": update_mu(cfg.update_cfg)})
+
+
+def _forward(fm, theta, x):
+    params = {**fm.frozen, **fm.unflatten(theta)}
+    return torch.func.functional_call(fm.module, params, (x,))
+
+
+# --------------------------------------------------------------------------------------------
+# attacks and metrics
+# --------------------------------------------------------------------------------------------
+
+def _mean_se(vals) -> dict[str, float]:
+    v = np.asarray([x for x in vals if x is not None], dtype=float)
+    if v.size == 0:
+        return {"mean": None, "se": None, "n": 0}
+    se = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else None
+    return {"mean": float(v.mean()), "se": se, "n": int(v.size)}
+
+
+def _threshold(rule: str, r: int, own_bf, shadow_bf, rank_bf, fraction_in: float) -> float:
+    if rule == "batch":
+        return batch_threshold(own_bf[r], fraction_in)
+    if rule == "transfer":
+        return batch_threshold(shadow_bf[r], fraction_in)
+    return rank_threshold(rank_bf[r], fraction_in)
+
+
+def summarize(run: UpdateRun, *, score: str = "loss", combiner: str = "diff",
+              threshold: str = "batch", fpr=(0.01, 0.1), n_bootstrap: int = 200
+              ) -> dict[str, Any]:
+    """Every metric the issue asks for, for one (score, combiner, threshold) choice.
+
+    Returns a JSON-ready dict: ``mi_accuracy`` (Back-Front at the chosen threshold, median
+    rule), ``precision`` / ``recall`` at the seed's 10 % rule for Batch/Transfer/Rank,
+    ``delta_mi_accuracy``, ``entry_accuracy`` with its ``entry_baselines``, ``auc`` (mean and SE
+    over trials, plus pooled with a bootstrap interval), ``tpr_at_fpr`` (pooled, intervals), the
+    no-update baselines ``loss`` / ``gap`` / ``lira`` on :math:`f_k` and the run time. All
+    means come with standard errors over trials.
+    """
+    if score not in run.scores:
+        raise ValueError(f"score must be one of {tuple(run.scores)}, got {score!r}")
+    if combiner not in COMBINERS:
+        raise ValueError(f"combiner must be one of {COMBINERS}, got {combiner!r}")
+    if threshold not in THRESHOLDS:
+        raise ValueError(f"threshold must be one of {THRESHOLDS}, got {threshold!r}")
+    cfg = run.cfg
+    L, Ls, Lr = run.scores[score], run.shadow[score], run.rank_out[score]
+    c = cfg.c
+    bf = back_front_scores(np.moveaxis(L, 1, -1), combiner, c=c)                       # (R, N)
+    bf_sh = back_front_scores(np.moveaxis(Ls, 1, -1), combiner, c=c)
+    bf_rk = back_front_scores(np.moveaxis(Lr, 1, -1), combiner, c=c)
+    m = run.member
+    R = L.shape[0]
+    acc, prec10, rec10, aucs, d_acc, ent, bf_tpr = [], [], [], [], [], [], []
+    no_upd_loss, gap = [], []
+    for r in range(R):
+        thr = _threshold(threshold, r, bf, bf_sh, bf_rk, 0.5)
+        dm = decision_metrics(bf[r, m], bf[r, ~m], thr)
+        acc.append(dm["accuracy"])
+        bf_tpr.append(dm["recall"])
+        d10 = decision_metrics(bf[r, m], bf[r, ~m],
+                               _threshold(threshold, r, bf, bf_sh, bf_rk, 0.1))
+        prec10.append(d10["precision"])
+        rec10.append(d10["recall"])
+        aucs.append(roc_auc(bf[r, m], bf[r, ~m]))
+        ps = pair_scores(np.moveaxis(L[r], 0, -1), combiner, c=c)                     # (N, k)
+        assigned = assign_top_n(ps, cfg.n_up)
+        d_acc.append(float(np.mean((assigned > 0) == m)))
+        ent.append(entry_accuracy(assigned, run.entry))
+        fin = -L[r, -1]
+        no_upd_loss.append(decision_metrics(fin[m], fin[~m], batch_threshold(fin, 0.5))
+                           ["accuracy"])
+        cor = run.correct_final[r]
+        gap.append(0.5 * (cor[m].mean() + 1.0 - cor[~m].mean()))
+    pooled_m = bf[:, m].ravel()
+    pooled_n = bf[:, ~m].ravel()
+    rm = roc_metrics(pooled_m, pooled_n, fpr=fpr, n_bootstrap=n_bootstrap, seed=cfg.seed)
+    p_mi = float(np.mean(bf_tpr))
+    out = {
+        "config": asdict(cfg),
+        "attack": {"score": score, "combiner": combiner, "threshold": threshold,
+                   "multi_update": "back-front (membership), delta (entry)"},
+        "mi_accuracy": _mean_se(acc),
+        "precision_at_10pct": _mean_se(prec10),
+        "recall_at_10pct": _mean_se(rec10),
+        "delta_mi_accuracy": _mean_se(d_acc),
+        "entry_accuracy": _mean_se(ent),
+        "entry_baselines": entry_baselines(cfg.k, p_mi),
+        "auc": {**_mean_se(aucs), "pooled": rm.auc, "pooled_interval": rm.auc_interval},
+        "tpr_at_fpr": {f"{f:g}": {"tpr": t, "interval": iv} for f, t, iv in
+                       zip(rm.fpr_levels, rm.tpr_at_fpr, rm.tpr_at_fpr_interval, strict=True)},
+        "no_update": {"loss": _mean_se(no_upd_loss), "gap": _mean_se(gap)},
+        "utility": run.test_accuracy,
+        "trials": R,
+        "seconds": run.seconds,
+    }
+    if "lira" in run.scores:
+        fin = -run.scores["lira"][:, -1]
+        out["no_update"]["lira"] = _mean_se(
+            [decision_metrics(fin[r, m], fin[r, ~m], batch_threshold(fin[r], 0.5))["accuracy"]
+             for r in range(R)])
+    return out
+
+
+def game_result(run: UpdateRun, *, score: str = "loss", combiner: str = "diff") -> GameResult:
+    """The candidates of every trial as one membership game (:class:`GameResult`).
+
+    ``member`` is the candidate's truth, ``tau`` its update index (1..k; OUT candidates get the
+    index the Fig. 2 experiment draws for them, uniform on 1..k from the run's seed), stats:
+    ``back-front`` (the chosen combiner), ``final-loss`` (no update, :math:`-\\ell_k`).
+    """
+    L = run.scores[score]
+    R = L.shape[0]
+    bf = back_front_scores(np.moveaxis(L, 1, -1), combiner, c=run.cfg.c)
+    rng = np.random.default_rng(as_seed_sequence(run.cfg.seed).spawn(5)[4])
+    tau = np.where(run.member[None, :], run.entry[None, :],
+                   rng.integers(1, run.cfg.k + 1, size=(R, run.member.size)))
+    return GameResult(member=np.tile(run.member, R), tau=tau.ravel(),
+                      stats={"back-front": bf.ravel(), "final-loss": -L[:, -1].ravel()},
+                      seed=run.cfg.seed,
+                      metadata={"game": "model-updates", "score": score, "combiner": combiner,
+                                **{k_: v for k_, v in asdict(run.cfg).items()}})
+
+
+def with_overrides(cfg: UpdateConfig, **kw) -> UpdateConfig:
+    """A copy of ``cfg`` with some fields replaced (validated again)."""
+    return replace(cfg, **kw)
