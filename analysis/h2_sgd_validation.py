@@ -41,10 +41,9 @@ def main(argv=None) -> dict:
     cfg = H2Config()
     ss_roc, ss_tab = np.random.SeedSequence(args.seed).spawn(2)
     res = simulate_h2(cfg, tau=5, rounds=args.rounds, seed=ss_roc)
-    b = res.pop("b")
     fig, ax = plt.subplots(figsize=(5, 4))
-    for k, v in res.items():
-        fpr, tpr, _ = roc_curve(v[b == 1], v[b == 0])
+    for k in res.stats:
+        fpr, tpr, _ = roc_curve(*res.scores(k))
         ax.plot(fpr, tpr, label=NAMES[k])
     ax.plot([0, 1], [0, 1], "k:")
     ax.set(xlabel="FPR", ylabel="TPR", title="H.2: ROC at tau = 5")

@@ -14,17 +14,12 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["jit", "use_twins", "numba_available"]
+__all__ = ["jit", "use_twins"]
 
 try:  # numba is a core dependency, but keep the twins usable without it
     import numba as _numba
 except ImportError:  # pragma: no cover - exercised only on broken installs
     _numba = None
-
-
-def numba_available() -> bool:
-    """Whether Numba can be imported."""
-    return _numba is not None
 
 
 def use_twins() -> bool:

@@ -41,6 +41,7 @@ import torch
 from semi_core._rng import as_seed_sequence
 from semi_core._validation import check_int, check_probability, check_tau
 from semi_core.attacks.update_combination import BASELINES
+from semi_core.game.result import GameResult
 from semi_core.stats.statistics import semi_max
 
 from .batched import batched_dpsgd_log_lr, batched_mahalanobis, ghost_log_lr
@@ -210,14 +211,16 @@ def run_games(setup: AuditSetup, *, rounds: int, taus, seed, chunk_size: int = 6
                        seconds=time.perf_counter() - t0)
 
 
-def score_games(rec: GameRecords, tau: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """``(B, {attack: scores})`` of the ``R`` games of insertion time ``tau``."""
+def score_games(rec: GameRecords, tau: int) -> GameResult:
+    """The ``R`` games of insertion time ``tau`` as a :class:`~semi_core.game.result.GameResult`
+    (``stats``: one score array per attack of :data:`ATTACKS`)."""
     idx = rec.run_index[tau]
     losses, lrs = rec.losses[idx], rec.log_lrs[idx]
     scores = {"semi_sgd": lrs[:, tau - 1], "semi_max": semi_max(lrs)}
     for name, fn in BASELINES.items():
         scores[name] = fn(losses)
-    return rec.b[tau], scores
+    return GameResult(member=rec.b[tau].astype(bool), tau=tau, stats=scores,
+                      metadata={"game": "dp-sgd", "seconds": rec.seconds})
 
 
 def audit_bounds(rec: GameRecords, *, delta: float, failure_prob: float = 0.05,
@@ -234,10 +237,10 @@ def audit_bounds(rec: GameRecords, *, delta: float, failure_prob: float = 0.05,
     taus = sorted(rec.b)
     per_tau: dict = {}
     for tau in taus:
-        b, scores = score_games(rec, tau)
+        game = score_games(rec, tau)
         per_tau[tau] = {}
-        for name, sc in scores.items():
-            mem, non = sc[b == 1], sc[b == 0]
+        for name in game.stats:
+            mem, non = game.scores(name)
             entry = {"auc": float(auc(mem, non)),
                      "tpr_at_fpr": {str(f): float(tpr_at_fpr(mem, non, f)) for f in fpr_levels},
                      "n_member": int(mem.size), "n_nonmember": int(non.size)}

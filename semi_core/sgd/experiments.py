@@ -60,10 +60,10 @@ def fig3_experiment(*, dataset: str = "digits", model: str = "logreg",
             rows.append(row)
         if eps in roc_epsilons:
             tau = run_taus[len(run_taus) // 2] if len(run_taus) > 1 else run_taus[0]
-            b, scores = score_games(rec, tau)
+            res = score_games(rec, tau)
             roc[str(eps)] = {"tau": tau, "curves": {}}
             for a in ATTACKS:
-                fpr, tpr, _ = roc_curve(scores[a][b == 1], scores[a][b == 0])
+                fpr, tpr, _ = roc_curve(*res.scores(a))
                 roc[str(eps)]["curves"][a] = (np.asarray(fpr), np.asarray(tpr))
     return {"dataset": dataset, "model": model, "rounds_per_tau": rounds, "taus": taus,
             "delta": delta, "rows": rows, "roc": roc, "setup": setup.info,

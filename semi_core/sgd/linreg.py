@@ -35,6 +35,7 @@ from semi_core._validation import (
     check_tau,
 )
 from semi_core.attacks.update_combination import BASELINES
+from semi_core.game.result import GameResult
 from semi_core.stats.statistics import semi_max
 
 from .lr import semi_sgd_log_lr
@@ -98,7 +99,10 @@ def simulate_h2(cfg: H2Config, *, tau: int, rounds: int, seed) -> dict[str, np.n
     :math:`\\theta_{\\tau-1}` (oracle statistics, as in the seed's validation); SeMI-max
     maximises the per-step log-LRs; the baselines use the target's losses.
 
-    Returns ``{"b": (R,), attack: (R,) scores}``.
+    Returns
+    -------
+    GameResult
+        ``member`` = B, one score array per attack (``semi_sgd``, ``semi_max``, baselines).
     """
     d = check_int(cfg.d, "d", minimum=1)
     T = check_int(cfg.steps, "steps", minimum=1)
@@ -134,10 +138,11 @@ def simulate_h2(cfg: H2Config, *, tau: int, rounds: int, seed) -> dict[str, np.n
         cov = linreg_grad_cov(prev, theta_star, sx, cfg.sigma_eps)
         g_t = (prev @ x_t - y_t)[:, None] * x_t
         log_lrs[:, t - 1] = semi_sgd_log_lr(traj[:, t] - prev, eta, mu, cov, g_t, n)
-    out = {"b": b, "semi_sgd": log_lrs[:, tau - 1], "semi_max": semi_max(log_lrs)}
+    out = {"semi_sgd": log_lrs[:, tau - 1], "semi_max": semi_max(log_lrs)}
     for name, fn in BASELINES.items():
         out[name] = fn(losses)
-    return out
+    return GameResult(member=b.astype(bool), tau=tau, stats=out,
+                      metadata={"game": "linreg-sgd", "config": cfg.__dict__})
 
 
 def h2_power_table(cfg: H2Config, *, rounds: int, seed, taus=None, fpr: float = 0.05) -> dict:
@@ -149,7 +154,6 @@ def h2_power_table(cfg: H2Config, *, rounds: int, seed, taus=None, fpr: float = 
     table: dict = {}
     for tau, ss in zip(taus, root.spawn(len(taus)), strict=True):
         res = simulate_h2(cfg, tau=tau, rounds=rounds, seed=ss)
-        b = res.pop("b")
-        table[tau] = {k: {"tpr": float(tpr_at_fpr(v[b == 1], v[b == 0], fpr)),
-                          "auc": float(auc(v[b == 1], v[b == 0]))} for k, v in res.items()}
+        table[tau] = {k: {"tpr": float(tpr_at_fpr(*res.scores(k), fpr)),
+                          "auc": float(auc(*res.scores(k)))} for k in res.stats}
     return table

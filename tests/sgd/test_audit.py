@@ -36,7 +36,8 @@ def test_batched_games_equal_per_run_loop_and_fast_stats_equal_generic(small_set
 def test_h0_runs_are_shared_across_tau_and_members_use_their_tau(small_setup):
     rec = run_games(small_setup, rounds=6, taus=[1, 3], seed=2, chunk_size=16)
     for tau in (1, 3):
-        b, scores = score_games(rec, tau)
+        res = score_games(rec, tau)
+        b, scores = res.member, res.stats
         assert set(scores) == set(ATTACKS) and b.shape == (6,)
         np.testing.assert_array_equal(scores["semi_sgd"],
                                       rec.log_lrs[rec.run_index[tau], tau - 1])
@@ -64,10 +65,10 @@ def test_audit_is_sound_in_a_small_simulation(small_setup):
 def test_no_noise_audit_detects_the_canary(small_setup):
     """Without DP noise SeMI-SGD separates members (seed H.4: AUC ~ 1)."""
     rec = run_games(_with_cfg(small_setup, sigma_dp=0.0), rounds=40, taus=[2], seed=6)
-    b, sc = score_games(rec, 2)
+    res = score_games(rec, 2)
     from semi_core.audit import auc
 
-    assert auc(sc["semi_sgd"][b == 1], sc["semi_sgd"][b == 0]) > 0.9
+    assert auc(*res.scores("semi_sgd")) > 0.9
 
 
 def test_canary_has_the_largest_mahalanobis_distance(small_setup):

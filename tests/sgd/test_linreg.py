@@ -64,8 +64,7 @@ def test_h2_semi_sgd_beats_baselines_at_tau_5():
     from semi_core.audit import auc
 
     res = simulate_h2(H2Config(), tau=5, rounds=3000, seed=11)
-    b = res.pop("b")
-    aucs = {k: auc(v[b == 1], v[b == 0]) for k, v in res.items()}
+    aucs = {k: auc(*res.scores(k)) for k in res.stats}
     # AUC SE <= sqrt(1/(12 n0) + 1/(12 n1)) ~ 0.0105 for 1500/1500 (Hanley-McNeil upper bound
     # at AUC = 0.5); require a margin of 4 such SE (both AUCs move, so sqrt(2) * 4 SE ~ 0.06).
     margin = 4 * np.sqrt(2) * np.sqrt(1 / (12 * 1500) * 2)

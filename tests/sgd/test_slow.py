@@ -43,8 +43,8 @@ def test_no_noise_auc_ordering_like_seed_h4(small_setup):
     cfg = DPSGDConfig(**{**small_setup.cfg.__dict__, "sigma_dp": 0.0})
     rec = run_games(AuditSetup(**{**small_setup.__dict__, "cfg": cfg}), rounds=400, taus=[2],
                     seed=1)
-    b, sc = score_games(rec, 2)
-    a = {k: auc(v[b == 1], v[b == 0]) for k, v in sc.items()}
+    res = score_games(rec, 2)
+    a = {k: auc(*res.scores(k)) for k in res.stats}
     # AUC SE <= sqrt((1/(12*200))*2) ~ 0.03 at AUC 0.5; margin 4 SE
     for name in ("delta_diff", "delta_ratio", "back_front_diff", "back_front_ratio"):
         assert a["semi_sgd"] > a[name] + 4 * 0.03, a
