@@ -5,7 +5,7 @@
 gradient statistics and the SeMI-SGD statistic all work on flat vectors.
 
 Per-sample gradients are computed with ``torch.func`` (``vmap`` over ``grad``);
-:meth:`FunctionalModel.per_sample_grads_loop` is the slow, obviously correct oracle (one
+:meth:`FunctionalModel.per_sample_grads_reference` is the slow, obviously correct oracle (one
 ``torch.autograd.grad`` call per sample) that the tests compare against.
 """
 
@@ -124,7 +124,7 @@ class FunctionalModel:
         inner = vmap(self._sample_loss, in_dims=(None, 0, 0))
         return vmap(inner, in_dims=(0, None, None))(thetas, x, y)
 
-    def per_sample_grads_loop(self, theta: torch.Tensor, x: torch.Tensor,
+    def per_sample_grads_reference(self, theta: torch.Tensor, x: torch.Tensor,
                               y: torch.Tensor) -> torch.Tensor:
         """Oracle: one ``torch.autograd.grad`` call per sample on the module itself."""
         rows = []

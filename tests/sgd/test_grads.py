@@ -32,7 +32,7 @@ def test_vmap_per_sample_grads_equal_loop(kind, rng):
          else torch.as_tensor(rng.integers(0, 3, 7)))
     theta = fm.theta() + 0.1 * torch.as_tensor(rng.normal(size=fm.d))
     fast = fm.per_sample_grads(theta, x, y)
-    slow = fm.per_sample_grads_loop(theta, x, y)
+    slow = fm.per_sample_grads_reference(theta, x, y)
     assert fast.shape == (7, fm.d)
     torch.testing.assert_close(fast, slow, rtol=1e-12, atol=1e-12)
     # the batch gradient is the mean of the per-sample gradients
@@ -48,7 +48,7 @@ def test_vmap_per_sample_grads_equal_loop(kind, rng):
     thetas = torch.stack([theta, 2 * theta])
     xb, yb = torch.stack([x, x.flip(0)]), torch.stack([y, y.flip(0)])
     rep = fm.per_sample_grads_batched(thetas, xb, yb)
-    torch.testing.assert_close(rep[1], fm.per_sample_grads_loop(2 * theta, x.flip(0), y.flip(0)),
+    torch.testing.assert_close(rep[1], fm.per_sample_grads_reference(2 * theta, x.flip(0), y.flip(0)),
                                rtol=1e-12, atol=1e-12)
 
 
