@@ -35,7 +35,26 @@ Methods
     :math:`\xi/(2K)` each, for ``K`` pre-registered thresholds (Bonferroni; ``K = 1`` when one
     threshold is given). With ``thresholds=None`` the scores are split at random: the threshold
     is chosen on one part and certified on the other with the full :math:`\xi` (no correction
-    needed because the certifying part is independent of the choice).
+    needed because the certifying part is independent of the choice; the choice is made among
+    the thresholds of the rank family below, which keeps it fast).
+    With ``thresholds="ranks"`` the pre-registered family is the non-member order statistics
+    :math:`\gamma_g=X_{(N_0-g)}` at the counts :math:`g\in\mathcal G_{\mathrm{cp}}(N_0)`
+    (every count :math:`\le4`, then growing by 30 %, both tails:
+    ``bands.count_grid(N0, dense=4, ratio=1.3)``, ``K`` thresholds): :math:`\bar\alpha` is the
+    exact Beta law of the uniform order statistic (the CP bound at count :math:`g`, see
+    :mod:`semi_core.audit.bands`), :math:`\bar\beta` the CP bound given the non-member scores,
+    each at :math:`\xi/(2K)` (Bonferroni over the family; no split, no simulation).
+``one-run``
+    Steinke, Nasr & Jagielski (2023): the scores are those of ``m`` canaries of *one* run, each
+    included independently with probability 1/2 (members = included); see
+    :mod:`semi_core.audit.one_run`.
+``band`` (default)
+    Tail-adaptive simultaneous bands (:mod:`semi_core.audit.bands`): on both error CDFs, the
+    exact binomial (Clopper-Pearson) bound at one calibrated *local* level at every count of a
+    pre-registered grid (equal local levels, Berk-Jones type), so the margin shrinks like
+    :math:`\sqrt{\alpha(1-\alpha)/N}` in the tails where the bound is decided instead of staying
+    at the DKW width. Simultaneous over all thresholds (failure :math:`\xi/2` per CDF, the
+    calibration's simulation error included); valid for any score law, ties included.
 ``gdp``
     Assumes the mechanism is :math:`\mu`-GDP and that its privacy profile *is* the GDP curve
     (true for the Gaussian mechanism; a CLT approximation for DP-SGD; **false** e.g. for
@@ -65,6 +84,7 @@ from semi_core._validation import (
     check_score_matrix,
     check_scores,
 )
+from semi_core.audit.bands import band_candidates, count_grid, rank_threshold_counts
 from semi_core.stats.gdp import gdp_epsilon
 
 __all__ = [
@@ -79,7 +99,11 @@ __all__ = [
     "METHODS",
 ]
 
-METHODS = ("dkw", "cp", "gdp")
+METHODS = ("band", "dkw", "cp", "gdp", "one-run")
+#: Methods of :func:`epsilon_lower_bound_from_counts` (one pre-registered test).
+COUNT_METHODS = ("cp", "dkw", "gdp")
+#: Pre-registered rank family of ``method="cp", thresholds="ranks"`` (see module docstring).
+CP_RANK_DENSE, CP_RANK_RATIO = 4, 1.3
 SIDES = ("one", "two")
 GDP_FITS = ("tradeoff", "gaussian")
 
@@ -105,6 +129,10 @@ class AuditResult:
     direction : str
         ``"tpr/fpr"`` (second inequality of Lemma 2.1) or ``"tnr/fnr"`` (first), whichever
         attains the bound.
+    local_level_member, local_level_nonmember : float or None
+        ``band``: the calibrated per-point levels of the two bands.
+    n_guesses, n_correct : int or None
+        ``one-run``: guesses made (abstentions excluded) and correct guesses.
     """
 
     epsilon_lower_bound: float
@@ -127,6 +155,10 @@ class AuditResult:
     n_thresholds: int | None = None
     mu_lower: float | None = None
     mu_hat: float | None = None
+    local_level_member: float | None = None
+    local_level_nonmember: float | None = None
+    n_guesses: int | None = None
+    n_correct: int | None = None
 
     def to_dict(self) -> dict:
         """Plain ``dict`` (for JSON)."""
@@ -275,6 +307,47 @@ def _batch_dkw(member, nonmember, delta, xi, sides, *, gdp=False):
     return out
 
 
+def _batch_band(member, nonmember, delta, xi, sides):
+    """Tail-adaptive band audit of B score sets (rows): the best of the candidate thresholds."""
+    c = band_candidates(member, nonmember, xi)
+    crit, direction = _log_ratio_bound(c["alpha_up"], c["beta_up"], delta, sides)
+    best = np.argmax(crit, axis=1)
+    return {
+        "crit": _pick(crit, best), "threshold": _pick(c["threshold"], best),
+        "alpha_hat": _pick(c["alpha_hat"], best), "beta_hat": _pick(c["beta_hat"], best),
+        "alpha_up": _pick(c["alpha_up"], best), "beta_up": _pick(c["beta_up"], best),
+        "direction": _pick(direction, best), "ll0": c["cal0"].local_level,
+        "ll1": c["cal1"].local_level,
+    }
+
+
+def _rank_cp(member, nonmember, grid, level):
+    """CP bounds at the rank thresholds X_(N0-g), g in ``grid``, each at ``level`` (rows)."""
+    n1, n0 = member.shape[1], nonmember.shape[1]
+    gam, le0, le1 = rank_threshold_counts(member, nonmember, grid)
+    k0 = n0 - le0
+    # alpha: the Beta law of V_(g+1) at the smallest grid count >= k0 (k0 < g only with ties)
+    g_ceil = grid[np.searchsorted(grid, k0, side="left")]
+    a_up = clopper_pearson_upper(g_ceil, n0, level)
+    b_up = clopper_pearson_upper(le1, n1, level)
+    return gam, k0 / n0, le1 / n1, a_up, b_up
+
+
+def _batch_cp_ranks(member, nonmember, delta, xi, sides):
+    """CP over the pre-registered rank family, Bonferroni over its K thresholds (rows)."""
+    grid = count_grid(nonmember.shape[1], dense=CP_RANK_DENSE, ratio=CP_RANK_RATIO)
+    gam, a_hat, b_hat, a_up, b_up = _rank_cp(member, nonmember, grid, xi / (2 * grid.size))
+    crit, direction = _log_ratio_bound(a_up, b_up, delta, sides)
+    best = np.argmax(crit, axis=1)
+    return {
+        "crit": _pick(crit, best), "threshold": _pick(gam, best),
+        "alpha_hat": _pick(a_hat, best), "beta_hat": _pick(b_hat, best),
+        "alpha_up": _pick(a_up, best), "beta_up": _pick(b_up, best),
+        "direction": _pick(direction, best), "n_thresholds": int(grid.size),
+        "n1": member.shape[1], "n0": nonmember.shape[1],
+    }
+
+
 def _gaussian_mu_lower(member, nonmember, xi):
     r"""Exact lower confidence bound on :math:`\mu` for equal-variance Gaussian scores (rows).
 
@@ -364,12 +437,10 @@ def _batch_cp_split(member, nonmember, delta, xi, sides, rng, select_fraction):
     npm = rng.permuted(nonmember, axis=1)
     msel, mcert = mp[:, :s1], mp[:, s1:]
     nsel, ncert = npm[:, :s0], npm[:, s0:]
-    # selection: maximise the CP-bounded ratio on the selection part (any rule is valid)
-    vals, mem_le, non_le, valid = _threshold_counts(msel, nsel)
-    a_up = clopper_pearson_upper(s0 - non_le, s0, xi / 2)
-    b_up = clopper_pearson_upper(mem_le, s1, xi / 2)
+    # selection: maximise the CP-bounded ratio on the selection part over its rank thresholds
+    # (any rule is valid; the dense rank grid keeps it to ~1000 CP evaluations at any size)
+    vals, _, _, a_up, b_up = _rank_cp(msel, nsel, count_grid(s0), xi / 2)
     crit, _ = _log_ratio_bound(a_up, b_up, delta, sides)
-    crit = np.where(valid, crit, -np.inf)
     gamma = _pick(vals, np.argmax(crit, axis=1))
     c1, c0 = n1 - s1, n0 - s0
     fn = (mcert <= gamma[:, None]).sum(axis=1)
@@ -391,7 +462,7 @@ def _as_generator(seed):
 
 def audit_batch(member, nonmember, *, delta, failure_prob=0.05, method="dkw", sides="two",
                 thresholds=None, select_fraction=0.5, seed=0,
-                gdp_fit="tradeoff") -> np.ndarray:
+                gdp_fit="tradeoff", guesses=None) -> np.ndarray:
     r"""Vectorised :math:`\underline\varepsilon` for ``B`` independent audits (rows).
 
     Same bounds as :func:`epsilon_lower_bound`, applied row by row (used by the soundness
@@ -412,11 +483,71 @@ def audit_batch(member, nonmember, *, delta, failure_prob=0.05, method="dkw", si
     return _run(member, nonmember, delta=check_delta(delta), xi=check_failure_prob(failure_prob),
                 method=_check_choice(method, "method", METHODS),
                 sides=_check_choice(sides, "sides", SIDES), thresholds=thresholds,
-                select_fraction=select_fraction, seed=seed, gdp_fit=gdp_fit)["eps"]
+                select_fraction=select_fraction, seed=seed, gdp_fit=gdp_fit,
+                guesses=guesses)["eps"]
+
+
+def _batch_one_run(member, nonmember, delta, xi, guesses, seed):
+    """One-run audit (Steinke et al. 2023) of each row; Bonferroni over the guess family."""
+    from semi_core.audit.one_run import guess_family, one_run_counts, one_run_epsilon
+
+    n1, n0 = member.shape[1], nonmember.shape[1]
+    m = n1 + n0
+    if guesses is None:
+        family = guess_family(m)
+    else:
+        g = np.asarray(guesses)
+        if g.ndim == 1 and g.size == 2:
+            g = g[None, :]
+        if g.ndim != 2 or g.shape[1] != 2 or g.shape[0] == 0 or not np.issubdtype(
+                g.dtype, np.integer) or (g < 0).any() or (g.sum(axis=1) > m).any():
+            raise ValueError(f"guesses must be a pair (k_plus, k_minus) or a list of pairs of "
+                             f"integers >= 0 with k_plus + k_minus <= m = {m}, got {guesses!r}")
+        family = [(int(a), int(b)) for a, b in g]
+    level = xi / len(family)
+    rows = {k: [] for k in ("eps", "threshold", "r", "v", "tp", "fp")}
+    for i in range(member.shape[0]):
+        best = None
+        for kp, km in family:
+            r, v, cut = one_run_counts(member[i], nonmember[i], kp, km, seed=seed)
+            e = one_run_epsilon(m, r, v, delta=delta, failure_prob=level)
+            if best is None or e > best[0]:
+                best = (e, cut, r, v)
+        e, cut, r, v = best
+        rows["eps"].append(e)
+        rows["threshold"].append(cut)
+        rows["r"].append(r)
+        rows["v"].append(v)
+        rows["tp"].append(int((member[i] >= cut).sum()) if math.isfinite(cut) else 0)
+        rows["fp"].append(int((nonmember[i] >= cut).sum()) if math.isfinite(cut) else 0)
+    out = {k: np.asarray(val) for k, val in rows.items()}
+    nan = np.full(member.shape[0], math.nan)
+    out.update(crit=out["eps"], alpha_hat=out["fp"] / n0, beta_hat=1.0 - out["tp"] / n1,
+               alpha_up=nan, beta_up=nan, direction=np.zeros(member.shape[0], dtype=int),
+               n1=n1, n0=n0, n_thresholds=len(family))
+    return out
 
 
 def _run(member, nonmember, *, delta, xi, method, sides, thresholds, select_fraction, seed,
-         gdp_fit="tradeoff"):
+         gdp_fit="tradeoff", guesses=None):
+    if method == "gdp" and delta == 0.0:
+        raise ValueError("delta must be > 0 for method='gdp': a mu-GDP mechanism with mu > 0 is "
+                         "(eps, 0)-DP for no finite eps, so eps(delta=0) is infinite; pass "
+                         "delta > 0 (the delta-free result is mu_lower), or use a "
+                         "distribution-free method")
+    if guesses is not None and method != "one-run":
+        raise ValueError("guesses is only used by method='one-run'")
+    if method in ("band", "one-run"):
+        if thresholds is not None:
+            raise ValueError(f"thresholds is only used by method='cp' ({method} chooses its own "
+                             "tests)")
+        if method == "band":
+            res = _batch_band(member, nonmember, delta, xi, sides)
+            res["n1"], res["n0"] = member.shape[1], nonmember.shape[1]
+        else:
+            res = _batch_one_run(member, nonmember, delta, xi, guesses, seed)
+        res["eps"] = np.maximum(res["crit"], 0.0)
+        return res
     if method in ("dkw", "gdp"):
         if thresholds is not None:
             raise ValueError("thresholds is only used by method='cp' (dkw and gdp optimise over "
@@ -439,7 +570,12 @@ def _run(member, nonmember, *, delta, xi, method, sides, thresholds, select_frac
             res["eps"] = np.maximum(res["crit"], 0.0)
         res["n1"], res["n0"] = member.shape[1], nonmember.shape[1]
         return res
-    if thresholds is None:
+    if isinstance(thresholds, str):
+        if thresholds != "ranks":
+            raise ValueError(f"thresholds must be None, 'ranks', a number or an array of "
+                             f"numbers, got {thresholds!r}")
+        res = _batch_cp_ranks(member, nonmember, delta, xi, sides)
+    elif thresholds is None:
         sf = float(select_fraction)
         if not (0.0 < sf < 1.0):
             raise ValueError(f"select_fraction must be in (0, 1), got {select_fraction}")
@@ -459,7 +595,7 @@ def _run(member, nonmember, *, delta, xi, method, sides, thresholds, select_frac
 def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
                         failure_prob: float = 0.05, method: str = "dkw", sides: str = "two",
                         thresholds=None, select_fraction: float = 0.5,
-                        seed=0, gdp_fit: str = "tradeoff") -> AuditResult:
+                        seed=0, gdp_fit: str = "tradeoff", guesses=None) -> AuditResult:
     r"""High-probability lower bound on :math:`\varepsilon` from MI scores (SeMI seed §2, §5.1).
 
     With probability at least :math:`1-\xi` over the scores (``xi = failure_prob``),
@@ -470,9 +606,9 @@ def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
             \frac{1-\delta-\bar\alpha(\gamma)}{\bar\beta(\gamma)},
             \frac{1-\delta-\bar\beta(\gamma)}{\bar\alpha(\gamma)}\right]\vee 0,
 
-    for the tests :math:`\mathbb 1(\text{score}>\gamma)`; see the module docstring for the three
-    ways (``dkw``, ``cp``, ``gdp``) of making :math:`\bar\alpha,\bar\beta` valid even though
-    :math:`\gamma` is chosen from the data.
+    for the tests :math:`\mathbb 1(\text{score}>\gamma)`; see the module docstring for the ways
+    (``band``, ``dkw``, ``cp``, ``gdp``) of making :math:`\bar\alpha,\bar\beta` valid even
+    though :math:`\gamma` is chosen from the data, and for ``one-run`` (canaries of one run).
 
     Parameters
     ----------
@@ -484,14 +620,17 @@ def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
     failure_prob : float
         :math:`\xi \in (0, 0.5]`, split equally over the bounds on :math:`\alpha` and
         :math:`\beta`.
-    method : {"dkw", "cp", "gdp"}
+    method : {"band", "dkw", "cp", "gdp", "one-run"}
+        ``"band"``: tail-adaptive simultaneous bands (the tightest distribution-free method
+        here). ``"one-run"``: the scores are the included / excluded canaries of one run.
     sides : {"two", "one"}
         ``"two"`` uses both inequalities of Lemma 2.1, ``"one"`` only
         :math:`(\mathrm{TPR}-\delta)/\mathrm{FPR}`. The confidence bounds are one-sided in
         both cases; the choice costs no extra failure probability.
-    thresholds : None, float or array_like
+    thresholds : None, "ranks", float or array_like
         ``cp`` only: pre-registered thresholds (chosen without looking at these scores);
-        Bonferroni over their number. ``None``: split mode.
+        Bonferroni over their number. ``"ranks"``: the pre-registered rank family (module
+        docstring). ``None``: split mode.
     select_fraction : float
         ``cp`` split mode: fraction of each class used to choose the threshold.
     seed : int, SeedSequence or Generator
@@ -505,7 +644,11 @@ def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
         noncentral-t lower confidence bound on the standardised mean difference
         (:math:`\hat\mu=(\bar s_1-\bar s_0)/s_p`). Much tighter; can over-claim when the
         scores are not equal-variance Gaussian. ``sides`` is ignored by ``gdp`` (the GDP
-        trade-off curve is symmetric).
+        trade-off curve is symmetric). ``gdp`` needs ``delta > 0``.
+    guesses : None, (int, int) or sequence of pairs
+        ``one-run`` only: ``(k_plus, k_minus)`` "in" / "out" guesses, or several pairs
+        (Bonferroni over them); ``None``: the pre-registered family
+        (:data:`semi_core.audit.one_run.GUESS_FRACTIONS`).
 
     Returns
     -------
@@ -527,7 +670,7 @@ def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
     sides = _check_choice(sides, "sides", SIDES)
     res = _run(m[None, :], nm[None, :], delta=delta, xi=xi, method=method, sides=sides,
                thresholds=thresholds, select_fraction=select_fraction, seed=seed,
-               gdp_fit=gdp_fit)
+               gdp_fit=gdp_fit, guesses=guesses)
     eps = float(res["eps"][0])
     a_up, b_up = float(res["alpha_up"][0]), float(res["beta_up"][0])
     extra = {}
@@ -537,8 +680,14 @@ def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
         extra["mu_lower"] = float(res["mu_lower"][0])
         extra["mu_hat"] = (float(res["mu_hat"][0]) if gdp_fit == "gaussian"
                            else _binormal_mu_hat(m, nm))
-    if method == "cp" and thresholds is not None:
+    if "n_thresholds" in res:
         extra["n_thresholds"] = int(res["n_thresholds"])
+    if method == "band":
+        extra["local_level_member"] = float(res["ll1"])
+        extra["local_level_nonmember"] = float(res["ll0"])
+    if method == "one-run":
+        extra["n_guesses"] = int(res["r"][0])
+        extra["n_correct"] = int(res["v"][0])
     return AuditResult(
         epsilon_lower_bound=eps, threshold=float(res["threshold"][0]),
         tpr=1.0 - float(res["beta_hat"][0]), fpr=float(res["alpha_hat"][0]),
@@ -599,8 +748,11 @@ def epsilon_lower_bound_from_counts(tp, fn, fp, tn, *, delta: float, failure_pro
                          f"(fp+tn={n0}) run")
     delta = check_delta(delta)
     xi = check_failure_prob(failure_prob)
-    method = _check_choice(method, "method", METHODS)
+    method = _check_choice(method, "method", COUNT_METHODS)
     sides = _check_choice(sides, "sides", SIDES)
+    if method == "gdp" and delta == 0.0:
+        raise ValueError("delta must be > 0 for method='gdp': eps(delta=0) of mu-GDP with "
+                         "mu > 0 is infinite; pass delta > 0 or use method='cp'")
     extra = {}
     if method == "dkw":
         e1, e0 = float(dkw_margin(n1, xi / 2)), float(dkw_margin(n0, xi / 2))

@@ -1,0 +1,250 @@
+r"""One-run audits: :math:`\varepsilon` lower bounds from the canaries of a single training run.
+
+Steinke, Nasr & Jagielski (2023), *Privacy auditing with one (1) training run*. ``m`` canaries
+are each included independently with probability 1/2 (:math:`S_i\in\{-1,+1\}` uniform), the
+mechanism runs once, and the auditor makes :math:`r` guesses :math:`T_i\in\{-1,+1\}`
+(abstaining on the other :math:`m-r`); :math:`W` counts the correct guesses. For an
+:math:`(\varepsilon,\delta)`-DP mechanism (Steinke et al., Thm. 5.2 and its numerical form,
+their Alg. 1), for every :math:`v`,
+
+.. math::
+
+    P[W\ge v]\ \le\ \beta+2m\delta\,\alpha,\qquad
+    \beta=P[\mathrm{Bin}(r,q)\ge v],\quad
+    \alpha=\max_{1\le i\le v}\frac1i\,P[v-i\le\mathrm{Bin}(r,q)<v],\quad
+    q=\frac{e^\varepsilon}{1+e^\varepsilon}.
+
+For :math:`\delta=0` this is the exact binomial tail of :math:`\varepsilon`-randomised response
+(attained by it). The lower bound at failure probability :math:`\xi` is the largest
+:math:`\varepsilon` whose p-value is :math:`\le\xi` (:func:`one_run_epsilon`; the p-value grows
+with :math:`\varepsilon`, found by bisection to 1e-10).
+
+Guesses (:func:`one_run_counts`): the top :math:`k_+` canary scores are guessed "in", the
+bottom :math:`k_-` "out" (ties broken by a seeded permutation, independent of the labels). The
+guess counts must not be chosen by looking at the labels: ``guesses=None`` uses the
+pre-registered family :math:`k_+=k_-=\max(1,\lfloor fm\rfloor)`,
+:math:`f\in\{0.005,0.01,0.02,0.05,0.1,0.2,0.5\}` (``GUESS_FRACTIONS``), with a Bonferroni
+correction over the family (:math:`\xi/7` each).
+
+f-DP version (:func:`one_run_gdp_mu`): Mahloujifar, Melis & Chaudhuri (2024) audit an f-DP
+hypothesis directly. Implemented here is the *µ-GDP specialisation obtained from the privacy
+profile*, not their recursion: a µ-GDP mechanism is :math:`(\varepsilon,\delta_\mu(\varepsilon))`-DP
+for every :math:`\varepsilon\ge0` at once, so
+:math:`P[W\ge v]\le\min_\varepsilon[\beta_\varepsilon+2m\delta_\mu(\varepsilon)\alpha_\varepsilon]`
+and :math:`\underline\mu` is the largest :math:`\mu` this rejects at level :math:`\xi`
+(valid; looser than their Alg. 3, which we did not implement), reported as
+:math:`\varepsilon_{\mathrm{GDP}}(\underline\mu,\delta)`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import expit
+from scipy.stats import binom
+
+from semi_core._validation import check_delta, check_failure_prob, check_int, check_scores
+from semi_core.stats.gdp import gdp_delta
+
+__all__ = [
+    "GUESS_FRACTIONS",
+    "one_run_p_value",
+    "one_run_epsilon",
+    "one_run_counts",
+    "one_run_gdp_mu",
+    "guess_family",
+]
+
+#: Pre-registered abstention family: k_plus = k_minus = max(1, floor(f m)).
+GUESS_FRACTIONS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
+
+
+def _check_mrv(m, r, v):
+    m = check_int(m, "m", minimum=1)
+    r = check_int(r, "r", minimum=0)
+    v = check_int(v, "v", minimum=0)
+    if not (v <= r <= m):
+        raise ValueError(f"need 0 <= v <= r <= m (correct <= guesses <= canaries), got "
+                         f"v={v}, r={r}, m={m}")
+    return m, r, v
+
+
+def _p_value(m: int, r: int, v: int, eps: float, delta: float) -> float:
+    if v == 0:
+        return 1.0
+    q = float(expit(eps))
+    beta = float(binom.sf(v - 1, r, q))
+    if delta == 0.0:
+        return min(1.0, beta)
+    j = np.arange(v - 1, -1, -1)  # v-1, v-2, ..., 0
+    cum = np.cumsum(binom.pmf(j, r, q))  # cum[i-1] = P[v-i <= Bin < v]
+    alpha = float(np.max(cum / np.arange(1, v + 1)))
+    return min(1.0, beta + 2.0 * m * delta * alpha)
+
+
+def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
+    r"""Upper bound on :math:`P[W\ge v]` for an :math:`(\varepsilon,\delta)`-DP mechanism.
+
+    .. math::
+
+        p=\min\Big(1,\ P[\mathrm{Bin}(r,q)\ge v]+2m\delta\max_{1\le i\le v}
+            \tfrac1i P[v-i\le\mathrm{Bin}(r,q)<v]\Big),\quad q=\frac{e^\varepsilon}{1+e^\varepsilon}
+
+    (Steinke, Nasr & Jagielski 2023, Thm. 5.2 / Alg. 1).
+
+    Parameters
+    ----------
+    m : int
+        Canaries, ``>= 1``.
+    r : int
+        Guesses (abstentions excluded), ``0 <= r <= m``.
+    v : int
+        Correct guesses, ``0 <= v <= r``.
+    epsilon : float
+        ``>= 0``.
+    delta : float
+        In ``[0, 1)``.
+    """
+    m, r, v = _check_mrv(m, r, v)
+    if not (isinstance(epsilon, int | float | np.floating) and epsilon >= 0
+            and math.isfinite(epsilon)):
+        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
+    return _p_value(m, r, v, float(epsilon), check_delta(delta))
+
+
+def one_run_epsilon(m: int, r: int, v: int, *, delta: float, failure_prob: float = 0.05) -> float:
+    r"""Largest :math:`\varepsilon` rejected at level :math:`\xi`: the one-run lower bound.
+
+    .. math::
+
+        \underline\varepsilon=\sup\{\varepsilon\ge0:\ p(m,r,v,\varepsilon,\delta)\le\xi\}
+        \quad(0\text{ if }p(\cdot,0,\cdot)>\xi)
+
+    With :math:`\delta=0` and all guesses correct (:math:`v=r`):
+    :math:`\underline\varepsilon=\operatorname{logit}(\xi^{1/r})`.
+
+    Parameters
+    ----------
+    m, r, v : int
+        As in :func:`one_run_p_value`.
+    delta : float
+    failure_prob : float
+        :math:`\xi\in(0,0.5]`.
+    """
+    m, r, v = _check_mrv(m, r, v)
+    delta = check_delta(delta)
+    xi = check_failure_prob(failure_prob)
+    if _p_value(m, r, v, 0.0, delta) > xi:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while _p_value(m, r, v, hi, delta) <= xi:
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e4:  # p-value never reaches xi: only with v = r and delta = 0 at huge r
+            return lo
+    while hi - lo > 1e-10 * max(1.0, hi):
+        mid = 0.5 * (lo + hi)
+        if _p_value(m, r, v, mid, delta) <= xi:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def guess_family(m: int) -> list[tuple[int, int]]:
+    """The pre-registered ``(k_plus, k_minus)`` pairs for ``m`` canaries (duplicates removed)."""
+    m = check_int(m, "m", minimum=2)
+    out = []
+    for f in GUESS_FRACTIONS:
+        k = max(1, int(math.floor(f * m)))
+        if 2 * k <= m and (k, k) not in out:
+            out.append((k, k))
+    return out
+
+
+def one_run_counts(member_scores, nonmember_scores, k_plus: int, k_minus: int, *,
+                   seed=0) -> tuple[int, int, float]:
+    r"""Guesses and correct guesses of the top-:math:`k_+` / bottom-:math:`k_-` rule.
+
+    Parameters
+    ----------
+    member_scores, nonmember_scores : array_like
+        Scores of the included (:math:`S_i=+1`) and excluded canaries of the run.
+    k_plus, k_minus : int
+        Number of "in" and "out" guesses, ``k_plus + k_minus <= m``.
+    seed : int
+        Tie-breaking permutation (independent of the labels).
+
+    Returns
+    -------
+    (r, v, cut)
+        Guesses, correct guesses and the score above which canaries are guessed "in".
+    """
+    mem = check_scores(member_scores, "member_scores")
+    non = check_scores(nonmember_scores, "nonmember_scores")
+    m = mem.size + non.size
+    k_plus = check_int(k_plus, "k_plus", minimum=0)
+    k_minus = check_int(k_minus, "k_minus", minimum=0)
+    if k_plus + k_minus > m:
+        raise ValueError(f"k_plus + k_minus must be <= m = {m}, got {k_plus + k_minus}")
+    scores = np.concatenate([mem, non])
+    lab = np.concatenate([np.ones(mem.size, bool), np.zeros(non.size, bool)])
+    tie = np.random.default_rng(np.random.SeedSequence([15, int(seed)])).permutation(m)
+    order = np.lexsort((tie, scores))  # ascending score, ties by the permutation
+    lab_sorted = lab[order]
+    v = int(lab_sorted[m - k_plus:].sum()) + int((~lab_sorted[:k_minus]).sum())
+    cut = float(scores[order[m - k_plus]]) if k_plus > 0 else math.inf
+    return k_plus + k_minus, v, cut
+
+
+def one_run_gdp_mu(m: int, r: int, v: int, *, failure_prob: float = 0.05,
+                   n_eps: int = 256) -> float:
+    r"""Lower bound on :math:`\mu` of a :math:`\mu`-GDP mechanism from one run.
+
+    .. math::
+
+        \underline\mu=\sup\Big\{\mu:\ \min_{\varepsilon\in E}\big[\beta_\varepsilon
+            +2m\,\delta_\mu(\varepsilon)\,\alpha_\varepsilon\big]\le\xi\Big\},\qquad
+        \delta_\mu(\varepsilon)=\Phi\big(-\tfrac{\varepsilon}{\mu}+\tfrac\mu2\big)
+            -e^\varepsilon\Phi\big(-\tfrac\varepsilon\mu-\tfrac\mu2\big),
+
+    over a grid :math:`E` of ``n_eps`` values (a minimum over a subset of valid bounds is
+    valid). The privacy-profile specialisation of the f-DP one-run audit; see the module
+    docstring.
+    """
+    m, r, v = _check_mrv(m, r, v)
+    xi = check_failure_prob(failure_prob)
+    n_eps = check_int(n_eps, "n_eps", minimum=2)
+    eps_hi = one_run_epsilon(m, r, v, delta=0.0, failure_prob=xi)
+    if eps_hi <= 0.0:
+        return 0.0
+    grid = np.linspace(0.0, eps_hi, n_eps)
+    # beta and alpha do not depend on mu
+    parts = []
+    for e in grid:
+        q = float(expit(e))
+        beta = float(binom.sf(v - 1, r, q))
+        j = np.arange(v - 1, -1, -1)
+        alpha = float(np.max(np.cumsum(binom.pmf(j, r, q)) / np.arange(1, v + 1)))
+        parts.append((beta, alpha))
+    beta = np.array([p[0] for p in parts])
+    alpha = np.array([p[1] for p in parts])
+
+    def rejected(mu):
+        d = np.asarray(gdp_delta(grid, mu), dtype=float)
+        return float(np.min(beta + 2.0 * m * d * alpha)) <= xi
+
+    lo, hi = 0.0, 1.0
+    if not rejected(1e-9):
+        return 0.0
+    while rejected(hi):
+        lo, hi = hi, 2.0 * hi
+        if hi > 100:
+            return lo
+    for _ in range(50):
+        mid = 0.5 * (lo + hi)
+        if rejected(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
