@@ -9,13 +9,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["EmpiricalMeanCase", "SEED_FIG2", "FIG2_T_GRID", "FIG2_DISTANCE_GRID", "POWER_CASES",
-           "FPR_LEVELS", "SEED_ROUNDS"]
+           "FPR_LEVELS", "SEED_ROUNDS", "POWER_FPR", "FAILURE_PROB", "AUDIT_DELTA", "DPSGD",
+           "NOISY_MEAN_AUDIT"]
 
 #: False-positive rates reported by `semi-core simulate` (and the seed's "power" = TPR at 1 %).
 FPR_LEVELS = (0.1, 0.01, 0.001)
 
 #: Games per point in the seed's experiments.
 SEED_ROUNDS = 50_000
+
+#: The seed's "power": TPR at 1 % FPR (default of `semi-core power --fpr`).
+POWER_FPR = 0.01
+
+#: Failure probability xi of every certified bound by default (seed §5.1; `--failure-prob`).
+FAILURE_PROB = 0.05
+
+#: delta of the noisy-mean audit (seed §5.1 reports epsilon at delta = 1e-5).
+AUDIT_DELTA = 1e-5
+
+#: DP-SGD audit (seed §5.2, Fig. 3): T = 10 steps, batch 64, delta = 1e-4, 1000 games per tau.
+DPSGD = {"steps": 10, "batch_size": 64, "delta": 1e-4, "rounds": 1000, "tau": 5}
+
+#: Noisy-mean audit table (`semi-core audit-game`): games per noise level, GDP levels.
+NOISY_MEAN_AUDIT = {"rounds": 4000, "mu_levels": (1.0, 2.0, 4.0)}
 
 
 @dataclass(frozen=True)

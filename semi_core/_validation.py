@@ -7,6 +7,8 @@ nothing is silently clipped.
 from __future__ import annotations
 
 import numbers
+import os
+from pathlib import Path
 
 import numpy as np
 
@@ -24,6 +26,12 @@ __all__ = [
     "check_failure_prob",
     "check_scores",
     "check_score_matrix",
+    "check_real",
+    "check_output_path",
+    "ResourceLimitError",
+    "memory_limit",
+    "check_memory",
+    "format_bytes",
 ]
 
 
@@ -85,6 +93,8 @@ def check_open_unit(values, name: str) -> np.ndarray:
 def check_finite_array(values, name: str, *, ndim: int | tuple[int, ...] | None = None,
                        shape: tuple | None = None, dtype=float) -> np.ndarray:
     """Convert to a float array and reject NaN/inf and wrong shapes."""
+    if np.iscomplexobj(values):  # np.asarray(..., float) would drop the imaginary part silently
+        raise TypeError(f"{name} must be real-valued, got a complex array")
     try:
         arr = np.asarray(values, dtype=dtype)
     except (TypeError, ValueError) as exc:
@@ -182,3 +192,122 @@ def check_score_matrix(scores, name: str, *, ndim: int = 2) -> np.ndarray:
     if nan:
         raise ValueError(f"{name} contains NaN ({nan} values)")
     return arr
+
+
+def check_real(value, name: str, *, finite: bool = True) -> float:
+    """A real number (``bool`` refused); finite unless ``finite=False`` (NaN always refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if np.isnan(value) or (finite and not np.isfinite(value)):
+        raise ValueError(f"{name} must be a finite real number, got {value}")
+    return value
+
+
+def check_output_path(path, name: str, *, kind: str = "file", suffix: str | None = None) -> Path:
+    """Check an output path *before* any work is done; return it as a :class:`~pathlib.Path`.
+
+    ``kind="file"``: the parent directory must exist and be writable, and the path must not be a
+    directory. ``kind="dir"``: the path must be a writable directory or creatable (its nearest
+    existing ancestor is a writable directory), and must not be an existing file. An empty path
+    is refused (it would silently mean the current directory).
+    """
+    if path is None or not str(path).strip():
+        raise ValueError(f"{name} must be a non-empty path, got {path!r}")
+    if kind not in ("file", "dir"):
+        raise ValueError(f"kind must be 'file' or 'dir', got {kind!r}")
+    p = Path(str(path)).expanduser()
+    if suffix is not None and kind == "file" and p.suffix.lower() != suffix:
+        raise ValueError(f"{name} must name a {suffix} file, got {str(path)!r}")
+    if kind == "file":
+        if p.is_dir():
+            raise IsADirectoryError(f"{name}: {path} is a directory, expected a file path")
+        parent = p.parent if str(p.parent) else Path(".")
+        if not parent.is_dir():
+            raise FileNotFoundError(f"{name}: directory {parent} does not exist")
+        existed = p.exists()
+        try:  # a real probe: os.access is true for root even on read-only mounts
+            with open(p, "ab"):
+                pass
+        except OSError as exc:
+            raise PermissionError(f"{name}: {path} is not writable ({exc.strerror or exc})") \
+                from None
+        if not existed:
+            p.unlink()
+        return p
+    if p.exists() and not p.is_dir():
+        raise FileExistsError(f"{name}: {path} exists and is not a directory")
+    anc = p
+    while not anc.exists():
+        if anc.parent == anc:
+            break
+        anc = anc.parent
+    if not anc.is_dir():
+        raise NotADirectoryError(f"{name}: {anc} (an ancestor of {path}) is not a directory")
+    try:  # create it now (the work would create it anyway) and probe a write
+        p.mkdir(parents=True, exist_ok=True)
+        probe = p / ".semi_core_write_probe"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise PermissionError(f"{name}: cannot write into {path} ({exc.strerror or exc})") \
+            from None
+    return p
+
+
+class ResourceLimitError(ValueError):
+    """The work or memory a call would need exceeds what is available: refused up front.
+
+    A ``ValueError`` (a user error: change the arguments); the message says what would work.
+    """
+
+
+def format_bytes(nbytes: float) -> str:
+    """``1.5 GiB``-style size."""
+    n = float(nbytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.3g} {unit}" if unit != "B" else f"{n:.0f} B"
+        n /= 1024
+    return f"{n:.3g} EiB"  # pragma: no cover
+
+
+def _parse_size(text: str) -> float:
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    mult = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+    if t and t[-1] in mult:
+        return float(t[:-1]) * mult[t[-1]]
+    return float(t)
+
+
+def memory_limit() -> float:
+    """Bytes one call may allocate: ``SEMI_CORE_MAX_MEMORY`` (e.g. ``8G``) if set, else half of
+    the physical memory (8 GiB where that cannot be read)."""
+    env = os.environ.get("SEMI_CORE_MAX_MEMORY")
+    if env:
+        try:
+            val = _parse_size(env)
+        except ValueError:
+            raise ValueError(f"SEMI_CORE_MAX_MEMORY must be a size like 8G, got {env!r}") from None
+        if not (np.isfinite(val) and val > 0):
+            raise ValueError(f"SEMI_CORE_MAX_MEMORY must be > 0, got {env!r}")
+        return val
+    try:
+        return 0.5 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 8.0 * 2**30
+
+
+def check_memory(nbytes: float, what: str, *, hint: str = "") -> float:
+    """Refuse (``ResourceLimitError``) when ``nbytes`` exceeds :func:`memory_limit`.
+
+    ``what`` names the allocation; ``hint`` says what would work instead (chunking, a
+    sufficient-statistic mode, a cluster).
+    """
+    limit = memory_limit()
+    if not np.isfinite(nbytes) or nbytes > limit:
+        msg = (f"{what} would need {format_bytes(nbytes) if np.isfinite(nbytes) else 'unbounded'}"
+               f" of memory; the limit is {format_bytes(limit)} (half the RAM, or "
+               "SEMI_CORE_MAX_MEMORY)")
+        raise ResourceLimitError(msg + (f"; {hint}" if hint else ""))
+    return float(nbytes)

@@ -460,7 +460,7 @@ def _as_generator(seed):
     return np.random.Generator(np.random.PCG64(as_seed_sequence(seed)))
 
 
-def audit_batch(member, nonmember, *, delta, failure_prob=0.05, method="dkw", sides="two",
+def audit_batch(member, nonmember, *, delta, failure_prob=0.05, method="band", sides="two",
                 thresholds=None, select_fraction=0.5, seed=0,
                 gdp_fit="tradeoff", guesses=None) -> np.ndarray:
     r"""Vectorised :math:`\underline\varepsilon` for ``B`` independent audits (rows).
@@ -537,6 +537,7 @@ def _run(member, nonmember, *, delta, xi, method, sides, thresholds, select_frac
                          "distribution-free method")
     if guesses is not None and method != "one-run":
         raise ValueError("guesses is only used by method='one-run'")
+    _check_choice(gdp_fit, "gdp_fit", GDP_FITS)  # an unknown fit is an error for every method
     if method in ("band", "one-run"):
         if thresholds is not None:
             raise ValueError(f"thresholds is only used by method='cp' ({method} chooses its own "
@@ -593,7 +594,7 @@ def _run(member, nonmember, *, delta, xi, method, sides, thresholds, select_frac
 
 # --------------------------------------------------------------------------- public API
 def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
-                        failure_prob: float = 0.05, method: str = "dkw", sides: str = "two",
+                        failure_prob: float = 0.05, method: str = "band", sides: str = "two",
                         thresholds=None, select_fraction: float = 0.5,
                         seed=0, gdp_fit: str = "tradeoff", guesses=None) -> AuditResult:
     r"""High-probability lower bound on :math:`\varepsilon` from MI scores (SeMI seed §2, §5.1).

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
-from ._common import emit
+from ._common import classify_error, emit
+from ._options import SemiCoreParser
 
 #: Order of the first commands in --help (discovered commands not listed follow alphabetically).
 ORDER = ["power", "simulate", "derive", "audit", "epsilon", "audit_game", "audit_dpsgd",
@@ -32,7 +34,7 @@ COMMAND_MODULES = _discover()
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+    parser = SemiCoreParser(
         prog="semi-core",
         description="Sequential membership inference and privacy auditing.",
     )
@@ -42,19 +44,49 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _wants_json(argv) -> bool:
+    # Decided from the raw tokens: a usage error happens before parsing completes.
+    return any(tok == "--json" or (tok.startswith("--j") and "--json".startswith(tok))
+               for tok in argv if isinstance(tok, str))
+
+
+def _command_name(argv) -> str:
+    return next((t for t in argv if isinstance(t, str) and not t.startswith("-")), "")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``semi-core`` console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Entry point of the ``semi-core`` console script.
+
+    Error contract (every command, automatically): any exception becomes, under ``--json``,
+    exactly one JSON object ``{"error": ..., "kind": ..., "command": ...}`` on stdout, else one
+    line ``semi-core CMD: error: ...`` on stderr; the exit code is 2 for user errors (usage,
+    invalid arguments, files, resources, timeouts), 130 when interrupted and 1 for internal
+    errors (``SEMI_CORE_DEBUG=1`` re-raises those with their traceback).
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    as_json = _wants_json(argv)
+    command = _command_name(argv)
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        command = getattr(args, "command", command) or command
+        as_json = bool(getattr(args, "json", as_json))
         result = args.func(args)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
-        if getattr(args, "json", False):
-            emit({"error": f"{type(exc).__name__}: {exc}"}, as_json=True)
+        emit(result, as_json=as_json)
+    except SystemExit:  # --help / --version
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the contract covers every failure
+        kind, code = classify_error(exc)
+        if code == 1 and os.environ.get("SEMI_CORE_DEBUG"):
+            raise
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        if as_json:
+            emit({"error": f"{type(exc).__name__}: {msg}", "kind": kind,
+                  "command": command or None}, as_json=True)
         else:
-            print(f"semi-core {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    emit(result, as_json=getattr(args, "json", False))
+            where = f"semi-core {command}" if command else "semi-core"
+            print(f"{where}: error: {msg}", file=sys.stderr)
+        return code
     return 0
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from semi_core._json import to_jsonable
 
-__all__ = ["Result", "emit", "to_jsonable", "add_json_flag", "load_npy"]
+__all__ = ["Result", "emit", "to_jsonable", "add_json_flag", "load_npy", "classify_error"]
 
 
 @dataclass
@@ -41,8 +41,77 @@ def add_json_flag(parser) -> None:
 
 
 def load_npy(path: str, name: str) -> np.ndarray:
-    """Load a ``.npy`` file without pickles (``allow_pickle=False``)."""
+    """Load a ``.npy`` file without pickles (``allow_pickle=False``).
+
+    An ``.npz`` archive, a pickled object array or a file that is not ``.npy`` is a
+    ``ValueError`` naming the flag; a complex array is a ``TypeError``.
+    """
+    if not str(path).strip():
+        raise ValueError(f"{name} must be a non-empty path")
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"{name}: no such file {path}")
-    return np.load(p, allow_pickle=False)
+    try:
+        arr = np.load(p, allow_pickle=False)
+    except ValueError as exc:
+        if "pickle" in str(exc).lower():
+            raise ValueError(f"{name}: {path} holds pickled objects, which are refused "
+                             "(allow_pickle=False)") from None
+        raise ValueError(f"{name}: {path} is not a readable .npy file: {exc}") from None
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"{name}: {path} is not a readable .npy file: {exc}") from None
+    if not isinstance(arr, np.ndarray):  # an .npz archive gives an NpzFile
+        close = getattr(arr, "close", None)
+        if close is not None:
+            close()
+        raise ValueError(f"{name}: {path} is an .npz archive; save one array with np.save "
+                         "(.npy)")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name}: {path} holds a complex array; real values are required")
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name}: {path} must hold numbers, got dtype {arr.dtype}")
+    return arr.astype(float)
+
+
+def classify_error(exc: BaseException) -> tuple[str, int]:
+    """``(kind, exit code)`` of an exception for the CLI's error contract.
+
+    Kinds are stable strings: ``usage``, ``invalid_argument``, ``resource``, ``corrupt_input``,
+    ``file_not_found``, ``permission_denied``, ``bad_path``, ``timeout``, ``connection``,
+    ``os_error``, ``missing_dependency``, ``numeric``, ``interrupted`` (exit 130) and
+    ``internal`` (exit 1: a bug, please report). Every other kind is a user error (exit 2).
+    """
+    import gzip
+    import zlib
+
+    from semi_core._validation import ResourceLimitError
+
+    from ._options import UsageError
+
+    if isinstance(exc, UsageError):
+        return "usage", 2
+    if isinstance(exc, ResourceLimitError | MemoryError):
+        return "resource", 2
+    if isinstance(exc, zlib.error | EOFError | gzip.BadGzipFile):
+        return "corrupt_input", 2
+    if isinstance(exc, FileNotFoundError):
+        return "file_not_found", 2
+    if isinstance(exc, PermissionError):
+        return "permission_denied", 2
+    if isinstance(exc, IsADirectoryError | NotADirectoryError | FileExistsError):
+        return "bad_path", 2
+    if isinstance(exc, TimeoutError):
+        return "timeout", 2
+    if isinstance(exc, ConnectionError):
+        return "connection", 2
+    if isinstance(exc, OSError):
+        return "os_error", 2
+    if isinstance(exc, ImportError):
+        return "missing_dependency", 2
+    if isinstance(exc, ValueError | TypeError):
+        return "invalid_argument", 2
+    if isinstance(exc, ArithmeticError):
+        return "numeric", 2
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted", 130
+    return "internal", 1

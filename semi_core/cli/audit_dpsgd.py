@@ -15,13 +15,27 @@ from __future__ import annotations
 
 import math
 
-from semi_core.cli._common import Result, add_json_flag
+from semi_core import _params
+from semi_core.cli._common import Result
+from semi_core.cli._options import (
+    add_delta,
+    add_failure_prob,
+    add_json,
+    add_rounds,
+    add_seed,
+    add_tau,
+    positive_int,
+    resolve_tau,
+)
 
 __all__ = ["register", "handler"]
 
 
 def _epsilon(text: str) -> float:
-    val = float(text)
+    try:
+        val = float(text)
+    except ValueError:
+        raise ValueError(f"--epsilon must be a number > 0 or 'inf', got {text!r}") from None
     if not (val > 0):
         raise ValueError(f"--epsilon must be > 0 or 'inf', got {text}")
     return val
@@ -36,22 +50,26 @@ def register(subparsers) -> None:
                     "lower bounds (dkw, cp) for SeMI-SGD, SeMI-max and four baselines against "
                     "the exact epsilon.")
     p.add_argument("--dataset", default="digits", choices=["digits", "fashion-mnist"])
-    p.add_argument("--data-dir", default=None, help="directory with Fashion-MNIST IDX files")
+    p.add_argument("--data-dir", default=None,
+                   help="directory with the Fashion-MNIST IDX files (fashion-mnist only)")
     p.add_argument("--model", default="logreg", choices=["logreg", "mlp", "frozen"])
     p.add_argument("--epsilon", type=str, default="1",
                    help="target epsilon of the run (> 0), or 'inf' for no noise")
-    p.add_argument("--delta", type=float, default=1e-4, help="delta (seed: 1e-4)")
-    p.add_argument("--rounds", type=int, default=1000, help="games per insertion time")
-    p.add_argument("--tau", default="5", help="insertion time in 1..T, or 'all'")
-    p.add_argument("--steps", type=int, default=10, help="T (seed: 10)")
-    p.add_argument("--batch-size", type=int, default=64, help="n (seed: 64)")
+    add_delta(p, default=_params.DPSGD["delta"], note=", the seed's §5.2 setting")
+    add_rounds(p, default=_params.DPSGD["rounds"], what="games per insertion time")
+    add_tau(p, extra="all")
+    p.add_argument("--steps", type=positive_int, default=_params.DPSGD["steps"],
+                   help=f"T (seed: {_params.DPSGD['steps']})")
+    p.add_argument("--batch-size", type=int, default=_params.DPSGD["batch_size"],
+                   help=f"n (seed: {_params.DPSGD['batch_size']})")
     p.add_argument("--lr", type=float, default=0.5, help="fine-tuning learning rate")
     p.add_argument("--clip", type=float, default=1.0, help="clipping norm C > 0")
     p.add_argument("--n-reference", type=int, default=128,
-                   help="reference gradients per statistic (>= 2)")
-    p.add_argument("--failure-prob", type=float, default=0.05)
-    p.add_argument("--seed", type=int, default=0)
-    add_json_flag(p)
+                   help="reference gradients per statistic (>= 2; at most the reference "
+                        "split: 300 for digits, 1000 for fashion-mnist)")
+    add_failure_prob(p)
+    add_seed(p)
+    add_json(p)
     p.set_defaults(func=handler)
 
 
@@ -62,26 +80,43 @@ def handler(args) -> Result:
     except ImportError as exc:  # torch is an optional extra
         raise ValueError(f"audit-dpsgd needs the torch extra (pip install semi_core[torch]): "
                          f"{exc}") from None
+    from semi_core._validation import (
+        check_batch_size,
+        check_delta,
+        check_failure_prob,
+        check_int,
+        check_positive,
+    )
+    from semi_core.sgd.data import DEFAULT_SIZES
+
     eps = math.inf if args.epsilon.strip().lower() in ("inf", "infinity") else _epsilon(
         args.epsilon)
-    if args.tau == "all":
-        taus = None
-    else:
-        try:
-            taus = [int(args.tau)]
-        except ValueError:
-            raise ValueError(f"--tau must be an integer in 1..{args.steps} or 'all', "
-                             f"got {args.tau!r}") from None
-        if not 1 <= taus[0] <= args.steps:
-            raise ValueError(f"--tau must be in 1..{args.steps} or 'all', got {taus[0]}")
+    check_delta(args.delta, "--delta")
+    if eps != math.inf and args.delta == 0:
+        raise ValueError("--delta must be > 0 for a finite --epsilon (the Gaussian mechanism "
+                         "is not (epsilon, 0)-DP)")
+    check_failure_prob(args.failure_prob, "--failure-prob")
+    check_batch_size(args.batch_size, "--batch-size")
+    check_positive(args.lr, "--lr")
+    check_positive(args.clip, "--clip")
+    tau = resolve_tau(args.tau, args.steps, extra="all")
+    taus = None if tau == "all" else [tau]
+    n_ref = check_int(args.n_reference, "--n-reference", minimum=2)
+    cap = DEFAULT_SIZES[args.dataset][2]
+    if n_ref > cap:
+        raise ValueError(f"--n-reference must be at most {cap} (the {args.dataset} reference "
+                         f"split), got {n_ref}")
+    if args.dataset == "digits" and args.data_dir is not None:
+        raise ValueError("--data-dir applies to --dataset fashion-mnist only (digits ships "
+                         "with scikit-learn)")
     out = run_audit(dataset=args.dataset, model=args.model, epsilon=eps, rounds=args.rounds,
                     taus=taus, delta=args.delta, seed=args.seed, batch_size=args.batch_size,
                     steps=args.steps, lr=args.lr, clip=args.clip,
-                    failure_prob=args.failure_prob, n_reference=args.n_reference,
+                    failure_prob=args.failure_prob, n_reference=n_ref,
                     data_dir=args.data_dir)
     lines = [f"DP-SGD audit: {out['dataset']} / {out['model']}, sigma_DP = {out['sigma_dp']:.4g}, "
              f"epsilon_true = {out['epsilon_true']:.4g} (delta = {out['delta']:g}), "
-             f"{args.rounds} games per tau, tau = {args.tau}",
+             f"{args.rounds} games per tau, tau = {tau}",
              f"{'attack':<18}{'eps_LB dkw':>11}{'eps_LB cp':>11}{'best-tau cp':>12}{'AUC':>8}"]
     for name, a in out["attacks"].items():
         lines.append(f"{name:<18}{a['epsilon_lower_bound']['dkw']:>11.3f}"

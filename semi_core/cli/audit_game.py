@@ -2,7 +2,7 @@
 
 Example::
 
-    semi-core audit-game --mu-levels 1 2 4 --rounds 4000 --delta 1e-5 --alpha 0.05 --json
+    semi-core audit-game --mu-levels 1 2 4 --rounds 4000 --delta 1e-5 --failure-prob 0.05 --json
 
 For each noise level, plays the SeMI game (seed Alg. 1-2) on
 :class:`semi_core.mechanisms.noisy_mean.NoisyMean` (clipped data, Gaussian noise on every
@@ -12,9 +12,23 @@ ground-truth epsilon(delta) of the mechanism.
 
 from __future__ import annotations
 
-from semi_core.cli._common import Result, add_json_flag
+from semi_core import _params
+from semi_core.cli._common import Result
+from semi_core.cli._options import (
+    add_delta,
+    add_failure_prob,
+    add_json,
+    add_method,
+    add_rounds,
+    add_seed,
+    add_tau,
+    resolve_tau,
+)
 
-__all__ = ["register", "handler"]
+__all__ = ["register", "handler", "run_table", "format_table"]
+
+DEFAULT_TESTS = ("semi-star", "semi-max", "final")
+
 
 def register(subparsers) -> None:
     """Add the ``audit-game`` subcommand."""
@@ -22,9 +36,11 @@ def register(subparsers) -> None:
         "audit-game", help="eps lower bounds of SeMI*, SeMI-max, Final Observation vs truth",
         description="SeMI game on the clipped, noisy empirical mean (a Gaussian mechanism with "
                     "known epsilon); certified eps_LB per test at several noise levels.")
-    p.add_argument("--n", type=int, default=10, help="batch size n >= 2 (default 10)")
-    p.add_argument("--T", type=int, default=10, help="number of releases (default 10)")
-    p.add_argument("--tau", type=int, default=1, help="insertion time in 1..T (default 1)")
+    p.add_argument("--n", type=int, default=_params.SEED_FIG2.n,
+                   help=f"batch size n >= 2 (default {_params.SEED_FIG2.n})")
+    p.add_argument("--T", type=int, default=_params.SEED_FIG2.T,
+                   help=f"number of releases T >= 1 (default {_params.SEED_FIG2.T})")
+    add_tau(p, extra=None)
     p.add_argument("--clip", type=float, default=1.0, help="clipping radius C (default 1)")
     p.add_argument("--data-mean", type=float, default=-1.0,
                    help="data mean (default -1 = -C: opposite the canary)")
@@ -33,33 +49,92 @@ def register(subparsers) -> None:
                    help="canary z* in [-C, C] (default C: on the boundary)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--noise", type=float, nargs="+", default=None,
-                   help="noise standard deviations s of the releases")
-    g.add_argument("--mu-levels", type=float, nargs="+", default=[1.0, 2.0, 4.0],
-                   help="GDP levels mu; noise s = Delta_1 / mu (default 1 2 4)")
-    p.add_argument("--rounds", type=int, default=4000, help="games per noise level (default 4000)")
-    p.add_argument("--delta", type=float, default=1e-5, help="delta in [0, 1) (default 1e-5)")
-    p.add_argument("--alpha", type=float, default=0.05,
-                   help="failure probability in (0, 0.5] (default 0.05)")
-    p.add_argument("--method", choices=("dkw", "cp", "gdp"), default="dkw")
-    p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-    add_json_flag(p)
+                   help="noise standard deviations s of the releases (each > 0)")
+    g.add_argument("--mu-levels", type=float, nargs="+",
+                   default=list(_params.NOISY_MEAN_AUDIT["mu_levels"]),
+                   help="GDP levels mu (each > 0); noise s = Delta_1 / mu (default 1 2 4)")
+    add_rounds(p, default=_params.NOISY_MEAN_AUDIT["rounds"], what="games per noise level")
+    add_delta(p, default=_params.AUDIT_DELTA, note=", the seed's §5.1 setting")
+    add_failure_prob(p, alpha_alias=True)
+    add_method(p)
+    add_seed(p)
+    add_json(p)
     p.set_defaults(func=handler)
+
+
+def run_table(*, n=10, T=10, tau=1, clip=1.0, data_mean=-1.0, data_std=0.1, target=None,
+              noise=None, mu_levels=(1.0, 2.0, 4.0), rounds=4000, delta=1e-5, failure_prob=0.05,
+              method="dkw", seed=0, tests=DEFAULT_TESTS, progress=None) -> list[dict]:
+    """One row per noise level: :func:`semi_core.audit.games.noisy_mean_audit_table` after
+    checking every argument and the memory of the games up front."""
+    import numpy as np
+
+    from semi_core._validation import (
+        check_batch_size,
+        check_delta,
+        check_failure_prob,
+        check_int,
+        check_memory,
+        check_positive,
+    )
+    from semi_core.audit.games import noisy_mean_audit_table
+
+    check_delta(delta, "--delta")  # fail before simulating
+    check_failure_prob(failure_prob, "--failure-prob")
+    n = check_batch_size(n, "--n")
+    T = check_int(T, "--T", minimum=1)
+    rounds = check_int(rounds, "--rounds", minimum=1)
+    check_positive(clip, "--clip")
+    check_positive(data_std, "--data-std")
+    if noise is not None:
+        noise = [check_positive(s, "--noise") for s in noise]
+    else:
+        mu_levels = [check_positive(m, "--mu-levels") for m in mu_levels]
+    if target is not None and not (np.isfinite(target) and abs(target) <= clip):
+        raise ValueError(f"--target must be in [-C, C] = [{-clip:g}, {clip:g}], got {target}")
+    if not np.isfinite(data_mean):
+        raise ValueError(f"--data-mean must be finite, got {data_mean}")
+    # every datum of every game is drawn: rounds x n x 8 bytes per step, ~3 live copies
+    check_memory(3.0 * rounds * n * 8 + 2.0 * rounds * T * 8,
+                 f"{rounds} games with batches of n = {n}",
+                 hint="use fewer --rounds or a smaller --n")
+    return noisy_mean_audit_table(n=n, T=T, tau=tau, clip=clip, data_mean=data_mean,
+                                  data_std=data_std, target=target, noise=noise,
+                                  mu_levels=mu_levels, rounds=rounds, delta=delta,
+                                  alpha=failure_prob, method=method, seed=seed, tests=tests,
+                                  progress=progress)
+
+
+def format_table(rows) -> str:
+    """Markdown table: noise, mu, eps_true (tau), eps_LB per test."""
+    tests = list(rows[0]["tests"])
+    head = ("| noise s | mu_1 | mu_tau | eps true | eps true (tau) | "
+            + " | ".join(f"eps_LB {t}" for t in tests) + " |")
+    sep = "|" + "---|" * (5 + len(tests))
+    lines = [head, sep]
+    for r in rows:
+        cells = [f"{r['noise']:.4g}", f"{r['mu']:.3f}", f"{r['mu_tau']:.3f}",
+                 f"{r['epsilon_true']:.3f}", f"{r['epsilon_true_tau']:.3f}"]
+        cells += [f"{r['tests'][t]['epsilon_lower_bound']:.3f}" for t in tests]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def handler(args) -> Result:
     """Run the table; payload = {"rows": [...], parameters}."""
-    from semi_core.audit.games import noisy_mean_audit_table as run_table
-    from semi_core.report.audit_section import format_table
+    from semi_core._validation import check_int
 
-    rows = run_table(n=args.n, T=args.T, tau=args.tau, clip=args.clip, data_mean=args.data_mean,
+    T = check_int(args.T, "--T", minimum=1)
+    tau = resolve_tau(args.tau, T, extra=None)
+    rows = run_table(n=args.n, T=T, tau=tau, clip=args.clip, data_mean=args.data_mean,
                      data_std=args.data_std, target=args.target, noise=args.noise,
                      mu_levels=args.mu_levels, rounds=args.rounds, delta=args.delta,
-                     alpha=args.alpha, method=args.method, seed=args.seed)
-    payload = {"n": args.n, "T": args.T, "tau": args.tau, "clip": args.clip,
+                     failure_prob=args.failure_prob, method=args.method, seed=args.seed)
+    payload = {"n": args.n, "T": T, "tau": tau, "clip": args.clip,
                "data_mean": args.data_mean, "data_std": args.data_std, "rounds": args.rounds,
-               "delta": args.delta, "alpha": args.alpha, "method": args.method,
+               "delta": args.delta, "failure_prob": args.failure_prob, "method": args.method,
                "seed": args.seed, "rows": rows}
-    text = (f"SeMI audit of the noisy mean (n={args.n}, T={args.T}, tau={args.tau}, "
-            f"delta={args.delta:g}, failure prob {args.alpha:g}, method {args.method}, "
+    text = (f"SeMI audit of the noisy mean (n={args.n}, T={T}, tau={tau}, "
+            f"delta={args.delta:g}, failure prob {args.failure_prob:g}, method {args.method}, "
             f"{args.rounds} games per level)\n" + format_table(rows))
     return Result(payload=payload, text=text)

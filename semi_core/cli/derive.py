@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ._common import Result, add_json_flag
+from ._common import Result
+from ._options import add_json, add_latex
 
 __all__ = ["register", "handler"]
 
@@ -16,10 +17,10 @@ def register(subparsers) -> None:
                     "whether the derived expression equals the seed's printed form, and notes "
                     "(errata).",
     )
-    parser.add_argument("--latex", action="store_true", help="include the LaTeX of each formula")
+    add_latex(parser, what="each formula")
     parser.add_argument("--name", default=None, metavar="NAME",
                         help="only this derivation (see the list without --name)")
-    add_json_flag(parser)
+    add_json(parser)
     parser.set_defaults(func=handler)
 
 
@@ -29,8 +30,10 @@ def _match_word(flag) -> str:
 
 def handler(args) -> Result:
     """Build the derivations (cached) and report them."""
+    from semi_core._validation import check_output_path
     from semi_core.symbolic import all_derivations, get_derivation
 
+    target = check_output_path(args.latex, "--latex", suffix=".tex") if args.latex else None
     if args.name is not None:
         items = {args.name: get_derivation(args.name)}
     else:
@@ -46,10 +49,17 @@ def handler(args) -> Result:
             "note": der.note,
         })
         lines.append(f"{name}  [{der.source}]  {_match_word(rows[-1]['matches_seed'])}")
-        if args.latex:
+        if args.latex is not None:
             lines.append(f"    {rows[-1]['latex']}")
         if rows[-1]["matches_seed"] is False or "ERRATUM" in der.note:
             lines.append(f"    note: {der.note}")
     n_diff = sum(r["matches_seed"] is False for r in rows)
     lines.append(f"{len(rows)} derivations, {n_diff} differ from the seed's printed form")
-    return Result(payload={"derivations": rows}, text="\n".join(lines))
+    payload = {"derivations": rows}
+    if target is not None:
+        body = "\n".join(f"% {r['name']} [{r['source']}]\n\\[ {r['latex']} \\]" for r in rows)
+        target.write_text("\\documentclass{article}\n\\usepackage{amsmath}\n"
+                          "\\begin{document}\n" + body + "\n\\end{document}\n")
+        payload["written"] = {"latex": args.latex}
+        lines.append(f"wrote latex: {args.latex}")
+    return Result(payload=payload, text="\n".join(lines))

@@ -2,16 +2,25 @@
 
 Example::
 
-    semi-core epsilon --mu 1 --delta 1e-5 --json      # {"epsilon": 4.377..., ...}
-    semi-core epsilon --sigma 2 --sensitivity 1 --delta 1e-5
+    semi-core epsilon --gdp-mu 1 --delta 1e-5 --json      # {"epsilon": 4.377..., ...}
+    semi-core epsilon --noise 2 --sensitivity 1 --delta 1e-5
+
+(``--mu`` and ``--sigma`` are deprecated aliases of ``--gdp-mu`` and ``--noise``: elsewhere
+``--mu``/``--sigma`` are the data's mean and standard deviation.)
 """
 
 from __future__ import annotations
 
+import math
+
 from semi_core.audit import gdp_delta, gdp_epsilon
-from semi_core.cli._common import Result, add_json_flag
+from semi_core.cli._common import Result
+from semi_core.cli._options import DeprecatedAlias, add_delta, add_json
 
 __all__ = ["register", "handler"]
+
+#: Largest mu accepted: epsilon(delta) ~ mu^2/2 is then ~5e11, beyond any meaningful privacy.
+MAX_GDP_MU = 1e6
 
 
 def register(subparsers) -> None:
@@ -19,30 +28,40 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "epsilon", help="exact epsilon(delta) of mu-GDP or the Gaussian mechanism",
         description="Solve Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) = delta for eps "
-                    "(log space). Give --mu, or --sigma and --sensitivity (mu = "
-                    "sensitivity / sigma).")
-    p.add_argument("--mu", type=float, default=None, help="GDP parameter mu >= 0")
-    p.add_argument("--sigma", type=float, default=None, help="Gaussian noise std (> 0)")
+                    "(log space). Give --gdp-mu, or --noise and --sensitivity (mu = "
+                    "sensitivity / noise).")
+    p.add_argument("--gdp-mu", dest="gdp_mu", type=float, default=None,
+                   help=f"GDP parameter mu in [0, {MAX_GDP_MU:g}]")
+    p.add_argument("--mu", dest="gdp_mu", type=float, action=DeprecatedAlias, new="--gdp-mu")
+    p.add_argument("--noise", dest="noise", type=float, default=None,
+                   help="Gaussian noise standard deviation (> 0)")
+    p.add_argument("--sigma", dest="noise", type=float, action=DeprecatedAlias, new="--noise")
     p.add_argument("--sensitivity", type=float, default=1.0,
-                   help="L2 sensitivity with --sigma (default 1)")
-    p.add_argument("--delta", type=float, required=True, help="delta in [0, 1)")
-    add_json_flag(p)
+                   help="L2 sensitivity with --noise (default 1)")
+    add_delta(p, required=True)
+    add_json(p)
     p.set_defaults(func=handler)
 
 
 def handler(args) -> Result:
     """Compute epsilon; payload keys epsilon, mu, delta, delta_at_epsilon."""
-    if (args.mu is None) == (args.sigma is None):
-        raise ValueError("give exactly one of --mu or --sigma")
-    if args.mu is not None:
-        mu = args.mu
+    from semi_core._validation import check_delta, check_positive, check_real
+
+    if (args.gdp_mu is None) == (args.noise is None):
+        raise ValueError("give exactly one of --gdp-mu or --noise")
+    delta = check_delta(args.delta, "--delta")
+    if args.gdp_mu is not None:
+        mu = check_real(args.gdp_mu, "--gdp-mu")
+        if mu < 0:
+            raise ValueError(f"--gdp-mu must be >= 0, got {mu}")
     else:
-        if not args.sigma > 0 or not args.sensitivity > 0:
-            raise ValueError(f"--sigma and --sensitivity must be > 0, got {args.sigma}, "
-                             f"{args.sensitivity}")
-        mu = args.sensitivity / args.sigma
-    eps = gdp_epsilon(mu, args.delta)
-    check = float(gdp_delta(eps, mu)) if (mu > 0 and eps != float("inf")) else 0.0
-    payload = {"epsilon": eps, "mu": mu, "delta": args.delta, "delta_at_epsilon": check}
+        mu = check_positive(args.sensitivity, "--sensitivity") / check_positive(args.noise,
+                                                                                  "--noise")
+    if not mu <= MAX_GDP_MU:
+        raise ValueError(f"mu = {mu:.3g} exceeds {MAX_GDP_MU:g}: epsilon(delta) ~ mu^2/2 is "
+                         "beyond any meaningful privacy level and beyond the solver's range")
+    eps = gdp_epsilon(mu, delta)
+    check = float(gdp_delta(eps, mu)) if (mu > 0 and eps != math.inf) else 0.0
+    payload = {"epsilon": eps, "mu": mu, "delta": delta, "delta_at_epsilon": check}
     return Result(payload=payload,
-                  text=f"mu = {mu:.6g}, delta = {args.delta:g}: epsilon = {eps:.10g}")
+                  text=f"mu = {mu:.6g}, delta = {delta:g}: epsilon = {eps:.10g}")

@@ -6,28 +6,29 @@ Example::
         --rounds 50000 --seed 0 --json
 
 prints, per test (semi-star, semi-unif, semi-max, final), the TPR at FPR 0.1, 0.01, 0.001 and
-the AUC, each with its Monte Carlo standard error (:mod:`semi_core.audit.roc`).
+the AUC, each with its Monte Carlo standard error (:mod:`semi_core.stats.empirical`).
+``--stream`` keeps only per-class score histograms (bounded memory, any number of rounds; a
+second pass makes the TPR at each FPR exact, :func:`semi_core.game.engine.simulate_summary`).
 """
 
 from __future__ import annotations
 
-import sys
-
-import numpy as np
-
-from semi_core._validation import check_int
-from semi_core.cli._common import Result, add_json_flag, load_npy
+from semi_core import _params
+from semi_core.cli._common import Result
+from semi_core.cli._options import (
+    add_dask_args,
+    add_json,
+    add_mechanism_args,
+    add_progress,
+    add_rounds,
+    add_seed,
+    mechanism_from_args,
+    positive_int,
+    progress_enabled,
+    resolve_tau,
+)
 
 __all__ = ["register", "handler"]
-
-
-def _tau_arg(value: str):
-    if value.strip().lower() == "uniform":
-        return "uniform"
-    try:
-        return int(value)
-    except ValueError:
-        raise ValueError(f"--tau must be an integer in 1..T or 'uniform', got {value!r}") from None
 
 
 def register(subparsers) -> None:
@@ -37,99 +38,88 @@ def register(subparsers) -> None:
         description="Play R rounds of the SeMI game (seed Alg. 1-2) for the empirical-mean "
                     "mechanism and report every test's TPR at FPR 0.1/0.01/0.001 and AUC "
                     "with Monte Carlo standard errors.")
-    p.add_argument("--n", type=int, default=10, help="batch size n >= 2 (default 10)")
-    p.add_argument("--T", type=int, default=10, help="number of updates T >= 1 (default 10)")
-    p.add_argument("--tau", type=str, default="5",
-                   help="insertion time: an integer in 1..T or 'uniform' (default 5)")
-    p.add_argument("--mu", type=float, default=0.0, help="data mean (every coordinate)")
-    p.add_argument("--sigma", type=float, default=1.0,
-                   help="data standard deviation (covariance sigma^2 I unless --cov)")
-    p.add_argument("--target", type=float, default=3.0,
-                   help="canary z* (every coordinate; see --target-file)")
-    p.add_argument("--dim", type=int, default=None, help="dimension d (default 1, or from files)")
-    p.add_argument("--cov", type=str, default=None, metavar="FILE.npy",
-                   help="(d, d) covariance matrix (np.load, allow_pickle=False)")
-    p.add_argument("--target-file", type=str, default=None, metavar="FILE.npy",
-                   help="(d,) canary vector (np.load, allow_pickle=False)")
-    p.add_argument("--rounds", type=int, default=50_000, help="games R (default 50000)")
-    p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    add_mechanism_args(p)
+    add_rounds(p, default=_params.SEED_ROUNDS)
+    add_seed(p)
     p.add_argument("--p-member", type=float, default=0.5, help="P(B = 1) (default 0.5)")
     p.add_argument("--mode", choices=("exact", "sufficient"), default="exact",
                    help="exact: simulate every datum; sufficient: Gaussian batch means directly")
     p.add_argument("--data", type=str, default="gaussian",
                    help="gaussian | laplace | student-t:NU | bernoulli:P | exponential")
-    p.add_argument("--threads", type=int, default=1, help="local threads (result unchanged)")
-    p.add_argument("--workers", type=int, default=None,
-                   help="run chunks on a Dask LocalCluster with this many workers")
-    p.add_argument("--scheduler", type=str, default=None,
-                   help="run chunks on an existing Dask scheduler (address)")
-    p.add_argument("--chunk-size", type=int, default=16384,
+    p.add_argument("--threads", type=positive_int, default=1,
+                   help="local threads (result unchanged)")
+    add_dask_args(p)
+    p.add_argument("--chunk-size", type=positive_int, default=16384,
                    help="rounds per chunk: the unit of work and of seeding (default 16384)")
-    bar = p.add_mutually_exclusive_group()
-    bar.add_argument("--progress", dest="progress", action="store_true", default=None,
-                     help="show a progress bar on stderr (default: when stderr is a terminal)")
-    bar.add_argument("--no-progress", dest="progress", action="store_false")
-    add_json_flag(p)
+    p.add_argument("--max-variates", type=float, default=None, metavar="N",
+                   help="refuse runs drawing more random variates (default 1e12, about an "
+                        "hour of one core)")
+    p.add_argument("--stream", action="store_true",
+                   help="bounded memory for any --rounds: keep per-class score histograms, "
+                        "then a second pass for exact TPR at each FPR (AUC within a stated "
+                        "bin error); default when the scores would not fit in memory")
+    add_progress(p)
+    add_json(p)
     p.set_defaults(func=handler)
 
 
 def _build_mechanism(args):
-    from semi_core.mechanisms.empirical_mean import EmpiricalMean
-
-    cov = load_npy(args.cov, "--cov") if args.cov else None
-    target = load_npy(args.target_file, "--target-file") if args.target_file else None
-    d = args.dim
-    if d is not None:
-        d = check_int(d, "--dim", minimum=1)
-    if cov is not None:
-        if cov.ndim != 2:
-            raise ValueError(f"--cov must hold a (d, d) matrix, got shape {cov.shape}")
-        if d is not None and cov.shape != (d, d):
-            raise ValueError(f"--cov has shape {cov.shape}, expected ({d}, {d}) from --dim")
-        d = cov.shape[0]
-    if target is not None:
-        if target.ndim != 1:
-            raise ValueError(f"--target-file must hold a (d,) vector, got shape {target.shape}")
-        if d is not None and target.size != d:
-            raise ValueError(f"--target-file has {target.size} entries, expected d = {d}")
-        d = target.size
-    d = 1 if d is None else d
-    if not np.isfinite(args.sigma) or args.sigma <= 0:
-        raise ValueError(f"--sigma must be finite and > 0, got {args.sigma}")
-    if cov is None:
-        cov = args.sigma**2 * np.eye(d)
-    if target is None:
-        target = np.full(d, args.target)
-    return EmpiricalMean(args.n, args.T, mu=np.full(d, args.mu), cov=cov, target=target)
+    """The mechanism of the flags (kept for callers; see :func:`mechanism_from_args`)."""
+    return mechanism_from_args(args)
 
 
 def handler(args) -> Result:
-    """Run the engine and summarise every test."""
+    """Run the engine and summarise every test (streaming when the scores would not fit)."""
+    from semi_core._validation import memory_limit
     from semi_core.audit.roc import DEFAULT_FPRS, summarize
-    from semi_core.game.engine import simulate
+    from semi_core.game.engine import (
+        build_params,
+        estimate_resources,
+        simulate,
+        simulate_streaming,
+    )
 
-    mech = _build_mechanism(args)
-    tau = _tau_arg(args.tau)
-    progress = sys.stderr.isatty() if args.progress is None else args.progress
-    res = simulate(mech, args.rounds, args.seed, data=args.data, mode=args.mode, tau=tau,
-                   p_member=args.p_member, chunk_size=args.chunk_size, threads=args.threads,
-                   workers=args.workers, scheduler=args.scheduler, progress=progress)
-    tests = summarize(res, DEFAULT_FPRS)
+    mech = mechanism_from_args(args)
+    tau = resolve_tau(args.tau, mech.T)
+    progress = progress_enabled(args)
+    kw = dict(data=args.data, mode=args.mode, tau=tau, p_member=args.p_member,
+              chunk_size=args.chunk_size, threads=args.threads, workers=args.workers,
+              scheduler=args.scheduler, connect_timeout=args.connect_timeout,
+              progress=progress, max_variates=args.max_variates)
+    stream = args.stream
+    if not stream:
+        params = build_params(mech, data=args.data, mode=args.mode, tau=tau,
+                              p_member=args.p_member)
+        est = estimate_resources(params, args.rounds, args.chunk_size)
+        stream = est["bytes_scores"] > memory_limit()
+    if stream:
+        res = simulate_streaming(mech, args.rounds, args.seed, fprs=DEFAULT_FPRS, **kw)
+        res["summary"] = {"method": "streaming", "passes": res.pop("passes"),
+                          "bins": res.pop("bins"),
+                          "note": "exact TPR at FPR; AUC within auc_bin_error"}
+    else:
+        r = simulate(mech, args.rounds, args.seed, **kw)
+        res = {"tests": summarize(r, DEFAULT_FPRS), "n_members": int(r.member.sum()),
+               "n_nonmembers": int((~r.member).sum()), "mode": r.mode, "data": r.data,
+               "chunk_size": r.chunk_size, "backend": r.backend, "kernel": r.kernel,
+               "seconds": r.seconds, "summary": {"method": "in-memory"}}
+    tests = res["tests"]
     payload = {
-        "params": {"n": args.n, "T": args.T, "tau": tau, "d": mech.d, "mu": args.mu,
-                   "sigma": args.sigma, "m_star": float(mech.m_t[0]) if mech.T else None,
+        "params": {"n": args.n, "T": mech.T, "tau": tau, "d": mech.d, "mu": args.mu,
+                   "sigma": args.sigma, "m_star": float(mech.m_t[0]),
                    "rounds": args.rounds, "seed": args.seed, "p_member": args.p_member,
-                   "mode": res.mode, "data": res.data, "chunk_size": res.chunk_size},
+                   "mode": res["mode"], "data": res["data"], "chunk_size": res["chunk_size"]},
         "tests": tests,
-        "n_members": int(res.member.sum()),
-        "n_nonmembers": int((~res.member).sum()),
-        "backend": res.backend,
-        "kernel": res.kernel,
-        "seconds": res.seconds,
+        "n_members": res["n_members"],
+        "n_nonmembers": res["n_nonmembers"],
+        "backend": res["backend"],
+        "kernel": res["kernel"],
+        "seconds": res["seconds"],
+        "summary": res["summary"],
     }
-    lines = [f"SeMI game: n={args.n} T={args.T} tau={tau} d={mech.d} data={res.data} "
-             f"mode={res.mode} R={args.rounds} seed={args.seed} ({res.seconds:.2f} s, "
-             f"{res.backend})",
+    lines = [f"SeMI game: n={args.n} T={mech.T} tau={tau} d={mech.d} data={res['data']} "
+             f"mode={res['mode']} R={args.rounds} seed={args.seed} ({res['seconds']:.2f} s, "
+             f"{res['backend']}, {res['summary']['method']})",
              f"{'test':<10} " + " ".join(f"{'TPR@' + format(f, 'g'):>18}" for f in DEFAULT_FPRS)
              + f" {'AUC':>18}"]
     for name, t in tests.items():

@@ -1,60 +1,69 @@
 """`semi-core verify`: check the seed papers' registered claims and report verdicts.
 
-``semi-core verify [--seed NAME] [--claim ID] [--json] [--latex FILE.tex] [--errata FILE.md]``
+``semi-core verify [--paper NAME] [--claim ID] [--json] [--latex [FILE.tex]] [--errata FILE.md]``
 
 Under ``--json`` one object is printed:
 ``{"claims": [{"id", "source", "verdict", "detail", "corrected_latex", ...}], "summary": {...}}``.
+Output paths are checked before any claim is verified. ``--seed`` is the RNG seed of the
+Monte Carlo checks (it was ``--rng-seed``, kept as a deprecated alias); the paper filter is
+``--paper`` (was ``--seed NAME``).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from ._common import Result, add_json_flag
+from ._common import Result
+from ._options import DeprecatedAlias, add_json, add_latex, add_seed
 
 
 def register(sub) -> None:
+    """Add the ``verify`` subcommand."""
     from semi_core.claims import SEED_MODULES
 
     p = sub.add_parser("verify", help="check the seed papers' claims (holds / fails / holds "
                                       "only under a condition)")
-    p.add_argument("--seed", choices=sorted(SEED_MODULES), default=None,
+    p.add_argument("--paper", choices=sorted(SEED_MODULES), default=None,
                    help="only the claims of this seed paper")
-    p.add_argument("--claim", default=None, help="only this claim (id 'seed:label' or label)")
-    p.add_argument("--latex", default=None, metavar="FILE.tex",
-                   help="write a standalone LaTeX document of the verdicts")
+    p.add_argument("--claim", default=None, help="only this claim (id 'paper:label' or label)")
+    add_latex(p, what="the verdicts (a standalone document)")
     p.add_argument("--errata", default=None, metavar="FILE.md",
                    help="write the errata page (Markdown) generated from the verdicts")
     p.add_argument("--full", action="store_true",
                    help="larger Monte Carlo sizes (default: quick)")
-    p.add_argument("--rng-seed", type=int, default=0, help="root seed of Monte Carlo checks")
+    add_seed(p, help_suffix="; Monte Carlo checks")
+    p.add_argument("--rng-seed", dest="seed", type=int, action=DeprecatedAlias, new="--seed")
     p.add_argument("--list", action="store_true", help="list the registered claim ids only")
-    add_json_flag(p)
+    add_json(p)
     p.set_defaults(func=run)
 
 
 def run(args) -> Result:
+    """Verify the selected claims; write the LaTeX / errata files if asked."""
+    from semi_core._validation import check_output_path
     from semi_core.claims import errata_markdown, select_claims, summary, to_latex, verify
 
     if args.list:
-        claims = select_claims(args.seed, args.claim)
+        claims = select_claims(args.paper, args.claim)
         rows = [{"id": c.id, "location": c.location, "title": c.title, "method": c.method}
                 for c in claims]
         return Result({"claims": rows, "count": len(rows)},
                       "\n".join(f"{c.id:45s} {c.location}" for c in claims))
-    for flag, path, ext in (("--latex", args.latex, ".tex"), ("--errata", args.errata, ".md")):
-        if path is not None and not str(path).endswith(ext):
-            raise ValueError(f"{flag} must name a {ext} file, got {path!r}")
-    results = verify(args.seed, args.claim, quick=not args.full, rng_seed=args.rng_seed)
+    targets = {}
+    if args.latex:
+        targets["latex"] = check_output_path(args.latex, "--latex", suffix=".tex")
+    if args.errata is not None:
+        targets["errata"] = check_output_path(args.errata, "--errata", suffix=".md")
+    results = verify(args.paper, args.claim, quick=not args.full, rng_seed=args.seed)
     summ = summary(results)
     written = {}
-    if args.latex:
-        Path(args.latex).write_text(to_latex(results))
+    if "latex" in targets:
+        targets["latex"].write_text(to_latex(results))
         written["latex"] = args.latex
-    if args.errata:
-        Path(args.errata).write_text(errata_markdown(results))
+    if "errata" in targets:
+        targets["errata"].write_text(errata_markdown(results))
         written["errata"] = args.errata
     payload = {"claims": [r.as_json() for r in results], "summary": summ}
+    if args.latex == "":
+        payload["latex"] = to_latex(results)
     if written:
         payload["written"] = written
     lines = [f"{r.verdict[:60]:62s} {r.id}" for r in results]
@@ -64,4 +73,6 @@ def run(args) -> Result:
         if r.verdict != "holds":
             lines.append(f"- {r.id}: {r.detail[:300]}")
     lines += [f"wrote {k}: {v}" for k, v in written.items()]
+    if args.latex == "":
+        lines += ["", payload["latex"]]
     return Result(payload, "\n".join(lines))

@@ -65,18 +65,34 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from semi_core._rng import as_seed_sequence, chunk_bounds
-from semi_core._validation import check_int, check_pmf, check_probability
+from semi_core._rng import as_seed_sequence
+from semi_core._validation import (
+    ResourceLimitError,
+    check_int,
+    check_memory,
+    check_pmf,
+    check_probability,
+    memory_limit,
+)
 from semi_core.game.semi_game import GameResult, resolve_tau_pmf
 from semi_core.kernels import _twins
 from semi_core.kernels._jit import use_twins
 from semi_core.kernels.engine_kernels import STAT_NAMES
 from semi_core.mechanisms.distributions import DataDistribution, parse_data
 
-__all__ = ["EngineParams", "EngineResult", "build_params", "simulate", "chunk_seed",
-           "play_chunk", "reference_per_round", "MODES", "STAT_NAMES"]
+__all__ = ["EngineParams", "EngineResult", "build_params", "simulate", "simulate_streaming",
+           "estimate_resources", "chunk_seed", "play_chunk", "reference_per_round", "MODES",
+           "STAT_NAMES", "DEFAULT_MAX_VARIATES"]
 
 MODES = ("exact", "sufficient")
+
+#: Largest number of random variates one call draws unless ``max_variates`` says otherwise
+#: (about an hour of one core at ~3e8 variates/s; a Dask cluster divides the time).
+DEFAULT_MAX_VARIATES = 1e12
+
+#: Bytes held per round by :func:`simulate` (4 float64 statistics, tau, member) times the
+#: copies made while concatenating chunks and sorting for the summary.
+_BYTES_PER_ROUND_IN_MEMORY = (4 * 8 + 8 + 1) * 3
 
 
 @dataclass(frozen=True)
@@ -259,10 +275,86 @@ def _chunk_task(task):
     return play_chunk(params, chunk_seed(seed, k), size)
 
 
+class _Tasks:
+    """Lazy task list ``(params, root, k, size)`` (no list of millions of tuples)."""
+
+    def __init__(self, params, root, rounds: int, chunk_size: int, extra=()):
+        self.params, self.root, self.rounds, self.chunk = params, root, rounds, chunk_size
+        self.extra = tuple(extra)
+        self.n = -(-rounds // chunk_size)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, k: int):
+        if not 0 <= k < self.n:
+            raise IndexError(k)
+        size = min(self.chunk, self.rounds - k * self.chunk)
+        return (self.params, self.root, k, size, *self.extra)
+
+    def sizes(self) -> list[int]:
+        return [min(self.chunk, self.rounds - k * self.chunk) for k in range(self.n)]
+
+
+def estimate_resources(params: EngineParams, rounds: int, chunk_size: int, *,
+                       keep_scores: bool = True) -> dict:
+    """Work and memory of a run, from the arguments alone (nothing is simulated).
+
+    Returns ``{"variates", "bytes_scores", "bytes_chunk"}``: random variates drawn, bytes of
+    the per-round scores kept by :func:`simulate` (0 when streaming) and bytes of one chunk's
+    working set (the NumPy twin draws a block of 256 rounds of every datum at once).
+    """
+    variates = float(rounds) * (params.variates_per_round() + 3)
+    per_round = params.variates_per_round() if use_twins() else params.T * params.d
+    chunk = min(int(chunk_size), int(rounds))
+    bytes_chunk = 8.0 * (min(chunk, 256) * per_round + 6 * chunk)
+    bytes_scores = float(rounds) * _BYTES_PER_ROUND_IN_MEMORY if keep_scores else 0.0
+    return {"variates": variates, "bytes_scores": bytes_scores, "bytes_chunk": bytes_chunk}
+
+
+def _check_finite_setup(params: EngineParams) -> None:
+    m = np.einsum("td,td->t", params.u, params.u)
+    if not np.all(np.isfinite(m)) or np.max(m) * float(np.max(params.n_t)) > 1e250:
+        raise ValueError(
+            f"the target is too far from the data mean (squared Mahalanobis distance m* = "
+            f"{float(np.max(m)):.3g}): the statistics overflow floating point. Every test "
+            "separates members perfectly long before that (TPR = 1 at any FPR once "
+            "sqrt(m*) >> 10); use a distance below 1e100")
+
+
+def _check_budget(params: EngineParams, rounds: int, chunk_size: int, threads: int,
+                  max_variates: float | None, keep_scores: bool) -> dict:
+    est = estimate_resources(params, rounds, chunk_size, keep_scores=keep_scores)
+    limit = DEFAULT_MAX_VARIATES if max_variates is None else float(max_variates)
+    if not (limit > 0):
+        raise ValueError(f"max_variates must be > 0, got {max_variates!r}")
+    if est["variates"] > limit:
+        cheaper = ("; mode 'sufficient' draws T*d variates per round instead of "
+                   f"{params.variates_per_round()}" if params.exact and params.data_spec ==
+                   "gaussian" else "")
+        raise ResourceLimitError(
+            f"{rounds} rounds would draw {est['variates']:.3g} random variates "
+            f"({params.variates_per_round()} per round), over the limit of {limit:.3g} "
+            f"(max_variates / --max-variates){cheaper}; fewer rounds, or a Dask cluster "
+            "(--scheduler/--workers) with a raised --max-variates")
+    check_memory(est["bytes_chunk"] * max(1, 4 * threads),
+                 f"a chunk of {min(chunk_size, rounds)} rounds",
+                 hint="use a smaller chunk_size (--chunk-size) or mode 'sufficient'")
+    if keep_scores:
+        if est["bytes_scores"] > memory_limit():
+            raise ResourceLimitError(
+                f"keeping the scores of {rounds} rounds would need "
+                f"{est['bytes_scores'] / 2**30:.3g} GiB (limit {memory_limit() / 2**30:.3g} "
+                "GiB); use simulate_streaming (CLI: --stream), which keeps per-class "
+                "histograms in bounded memory and gives exact TPR at each FPR")
+    return est
+
+
 def simulate(mech, rounds: int, seed=0, *, data="gaussian", mode: str = "exact", tau=None,
              p_member: float = 0.5, unif_pmf=None, chunk_size: int = 16384, threads: int = 1,
              workers: int | None = None, scheduler: str | None = None, client=None,
-             progress: bool = False) -> EngineResult:
+             progress: bool = False, connect_timeout: float = 10.0,
+             max_variates: float | None = None) -> EngineResult:
     """Play ``rounds`` SeMI games with the compiled engine and return every statistic.
 
     Parameters
@@ -289,15 +381,29 @@ def simulate(mech, rounds: int, seed=0, *, data="gaussian", mode: str = "exact",
         Local threads running chunks concurrently (result does not depend on it).
     workers, scheduler, client
         Dask: a LocalCluster with ``workers`` processes, an existing scheduler address, or a
-        ``distributed.Client``; identical results to the local run.
+        ``distributed.Client``; identical results to the local run. Only connect to a
+        scheduler you trust (the Dask protocol deserialises objects).
     progress : bool
         Show a tqdm progress bar (stderr).
+    connect_timeout : float
+        Seconds to wait for ``scheduler``.
+    max_variates : float, optional
+        Refuse runs drawing more random variates (default :data:`DEFAULT_MAX_VARIATES`).
 
     Returns
     -------
     EngineResult
         ``member`` (R,), ``tau`` (R,) in 1..T, ``stats`` dict of (R,) arrays keyed by
         ``semi-star``, ``semi-unif``, ``semi-max``, ``final`` (higher = member).
+
+    Raises
+    ------
+    ResourceLimitError
+        Before any work, when the run would exceed ``max_variates`` or the memory limit
+        (:func:`semi_core._validation.memory_limit`); the message says what would work
+        (:func:`simulate_streaming` for rounds beyond memory, mode ``sufficient``, a cluster).
+    ValueError
+        When the target is so far that the statistics overflow, or a statistic is not finite.
     """
     from semi_core.game import backends
 
@@ -306,24 +412,287 @@ def simulate(mech, rounds: int, seed=0, *, data="gaussian", mode: str = "exact",
     threads = check_int(threads, "threads", minimum=1)
     params = build_params(mech, data=data, mode=mode, tau=tau, p_member=p_member,
                           unif_pmf=unif_pmf)
+    _check_finite_setup(params)
+    _check_budget(params, rounds, chunk_size, threads, max_variates, keep_scores=True)
     root = as_seed_sequence(seed)
-    bounds = chunk_bounds(rounds, chunk_size)
-    tasks = [(params, root, k, hi - lo) for k, (lo, hi) in enumerate(bounds)]
+    tasks = _Tasks(params, root, rounds, chunk_size)
     t0 = time.perf_counter()
     outs, backend = backends.run_tasks(_chunk_task, tasks, threads=threads, workers=workers,
                                        scheduler=scheduler, client=client, progress=progress,
-                                       sizes=[hi - lo for lo, hi in bounds])
+                                       sizes=tasks.sizes(), connect_timeout=connect_timeout)
     seconds = time.perf_counter() - t0
     member = np.concatenate([o[0] for o in outs])
     tau_r = np.concatenate([o[1] for o in outs])
     stats = np.concatenate([o[2] for o in outs], axis=1)
+    bad = ~np.isfinite(stats)
+    if bad.any():
+        raise ValueError(f"{int(bad.sum())} statistics are not finite (overflow at this target "
+                         "distance / data family); use a nearer target")
     return EngineResult(member=member, tau=tau_r,
                         stats={name: stats[i] for i, name in enumerate(STAT_NAMES)},
                         mode=params.mode, data=params.data_spec, chunk_size=chunk_size,
                         seconds=seconds, backend=backend,
                         kernel="numpy-twin" if use_twins() else "numba",
                         info={"variates_per_round": params.variates_per_round(),
-                              "chunks": len(bounds)})
+                              "chunks": len(tasks)})
+
+
+# -- bounded memory: per-class score histograms, exact thresholds by further passes ----------
+
+def _in(x, lo, hi):
+    """Membership of the half-open bin ``[lo, hi)`` (``hi = +inf`` closed)."""
+    return (x >= lo) & ((x < hi) | (hi == np.inf))
+
+
+def _hist_task(task):
+    """Pass over one chunk: per query, either a histogram of the scores in the query's interval
+    (``("hist", lo, hi, edges)``) with their min/max, or the scores themselves (``("collect",
+    lo, hi)``). Query ``None`` means the whole line (pass 1)."""
+    params, seed, k, size, queries = task
+    member, _tau, stats = play_chunk(params, chunk_seed(seed, k), size)
+    out = []
+    for i, q in queries:
+        x = stats[i]
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"statistic {STAT_NAMES[i]} is not finite in chunk {k} "
+                             "(overflow at this target distance); use a nearer target")
+        if q[0] == "collect":
+            sel = _in(x, q[1], q[2])
+            out.append((np.sort(x[sel & ~member]), np.sort(x[sel & member])))
+            continue
+        _, lo, hi, edges = q
+        sel = _in(x, lo, hi)
+        xs, ms = x[sel], member[sel]
+        idx = np.searchsorted(edges, xs, side="right")
+        K = edges.size + 1
+        c0 = np.bincount(idx[~ms], minlength=K)
+        c1 = np.bincount(idx[ms], minlength=K)
+        mn = float(xs.min()) if xs.size else np.inf
+        mx = float(xs.max()) if xs.size else -np.inf
+        out.append((c0, c1, mn, mx))
+    return out
+
+
+def _fold(acc, _i, res):
+    if acc is None:
+        return [list(r) for r in res]
+    for a, r in zip(acc, res, strict=True):
+        if len(r) == 4 and not isinstance(r[0], tuple):
+            a[0] = a[0] + r[0]
+            a[1] = a[1] + r[1]
+            a[2] = min(a[2], r[2])
+            a[3] = max(a[3], r[3])
+    return acc
+
+
+def _fold_collect(acc, _i, res):
+    if acc is None:
+        acc = [[[], []] for _ in res]
+    for a, r in zip(acc, res, strict=True):
+        a[0].append(r[0])
+        a[1].append(r[1])
+    return acc
+
+
+def _grid(lo: float, hi: float, bins: int) -> np.ndarray:
+    """Interior edges of ``bins`` equal bins on ``[lo, hi]`` (``bins - 1`` edges)."""
+    if not hi > lo:
+        return np.array([lo])
+    return np.linspace(lo, hi, bins + 1)[1:-1]
+
+
+def simulate_streaming(mech, rounds: int, seed=0, *, fprs=(0.1, 0.01, 0.001), bins: int = 4096,
+                       collect_limit: int = 2_000_000, data="gaussian", mode: str = "exact",
+                       tau=None, p_member: float = 0.5, unif_pmf=None, chunk_size: int = 16384,
+                       threads: int = 1, workers: int | None = None,
+                       scheduler: str | None = None, client=None, progress: bool = False,
+                       connect_timeout: float = 10.0, max_variates: float | None = None,
+                       max_passes: int = 8) -> dict:
+    r"""Play ``rounds`` SeMI games in bounded memory: per-class score histograms, exact TPR.
+
+    Memory does not grow with ``rounds``: each chunk is reduced to per-class histograms of the
+    four statistics (``bins`` bins on the range seen in chunk 0, plus two open end bins) as
+    soon as it is played, locally or on Dask. The TPR at each FPR is then made **exact**: the
+    empirical threshold :math:`\hat\gamma` (the :math:`(\lfloor fN_0\rfloor+1)`-th largest
+    non-member score, tie rule "strictly greater is member", as in
+    :func:`semi_core.audit.roc.tpr_at_fpr_se`) lies in one bin; further passes replay the same
+    chunks (same seeds, same scores) and either histogram that bin more finely or, once it
+    holds at most ``collect_limit`` scores, collect them and read :math:`\hat\gamma`,
+    :math:`\widehat{TPR}=\#\{s^{(1)}>\hat\gamma\}/N_1` and the achieved FPR exactly. The result
+    equals what :func:`simulate` + ``summarize`` give for the same seed and chunk size.
+
+    The AUC comes from the histograms: pairs in different bins are ordered exactly, pairs in a
+    common bin count 1/2, so
+
+    .. math::
+
+        |\widehat{AUC}_{\text{hist}}-\widehat{AUC}| \le \frac{1}{2N_0N_1}\sum_b N_{0,b}N_{1,b}
+        \quad(\text{reported as ``auc_bin_error``}),
+
+    and its standard error is Hanley-McNeil's,
+    :math:`\mathrm{se}^2=[A(1-A)+(N_1-1)(Q_1-A^2)+(N_0-1)(Q_2-A^2)]/(N_0N_1)`,
+    :math:`Q_1=A/(2-A)`, :math:`Q_2=2A^2/(1+A)`. The TPR's ``se`` adds the threshold's
+    sampling error with the ROC slope read off the histogram (the delta-method form of
+    :func:`semi_core.audit.roc.tpr_at_fpr_se`).
+
+    Parameters
+    ----------
+    mech, rounds, seed, data, mode, tau, p_member, unif_pmf, chunk_size, threads, workers,
+    scheduler, client, progress, connect_timeout, max_variates
+        As in :func:`simulate`.
+    fprs : sequence of float in (0, 1)
+        Target false-positive rates.
+    bins : int
+        Histogram bins per statistic (>= 16); memory per chunk result ``~ 64 * bins`` bytes.
+    collect_limit : int
+        Largest number of scores collected from one bin (else the bin is refined).
+    max_passes : int
+        Passes over the games at most (pass 1 + refinements + collection).
+
+    Returns
+    -------
+    dict
+        ``tests`` (the shape of :func:`semi_core.audit.roc.summarize`, plus ``auc_bin_error``),
+        ``n_members``, ``n_nonmembers``, ``passes``, ``bins``, ``mode``, ``data``,
+        ``chunk_size``, ``backend``, ``kernel``, ``seconds``.
+    """
+    from semi_core.game import backends
+
+    rounds = check_int(rounds, "rounds", minimum=1)
+    chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
+    threads = check_int(threads, "threads", minimum=1)
+    bins = check_int(bins, "bins", minimum=16, maximum=1 << 22)
+    collect_limit = check_int(collect_limit, "collect_limit", minimum=1000)
+    max_passes = check_int(max_passes, "max_passes", minimum=2)
+    f = np.atleast_1d(np.asarray(fprs, dtype=float))
+    if f.ndim != 1 or f.size == 0 or np.isnan(f).any() or ((f <= 0) | (f >= 1)).any():
+        raise ValueError(f"fprs must be values in (0, 1), got {fprs!r}")
+    params = build_params(mech, data=data, mode=mode, tau=tau, p_member=p_member,
+                          unif_pmf=unif_pmf)
+    _check_finite_setup(params)
+    _check_budget(params, rounds, chunk_size, threads, max_variates, keep_scores=False)
+    check_memory(8.0 * (2 * len(STAT_NAMES) * (bins + 2) + 4) * (4 * threads + 2)
+                 + 8.0 * 2 * collect_limit * len(f) * len(STAT_NAMES),
+                 "the histograms and collected scores", hint="use fewer bins or a smaller "
+                 "collect_limit")
+    root = as_seed_sequence(seed)
+    n_stats = len(STAT_NAMES)
+    t0 = time.perf_counter()
+    backend = "local"
+
+    def run(queries, fold):
+        nonlocal backend
+        tasks = _Tasks(params, root, rounds, chunk_size, extra=(queries,))
+        acc, backend = backends.run_tasks(
+            _hist_task, tasks, threads=threads, workers=workers, scheduler=scheduler,
+            client=client, progress=progress, sizes=tasks.sizes(), reduce=fold, init=None,
+            connect_timeout=connect_timeout)
+        return acc
+
+    # pilot (chunk 0, replayed in pass 1): the histogram range of every statistic
+    _m0, _t0, pilot = play_chunk(params, chunk_seed(root, 0), min(chunk_size, rounds))
+    if not np.all(np.isfinite(pilot)):
+        raise ValueError("statistics are not finite (overflow at this target distance); use "
+                         "a nearer target")
+    queries = []
+    for i in range(n_stats):
+        lo, hi = float(pilot[i].min()), float(pilot[i].max())
+        pad = 0.25 * (hi - lo) if hi > lo else 1.0
+        queries.append((i, ("hist", -np.inf, np.inf, _grid(lo - pad, hi + pad, bins))))
+    hist = run(queries, _fold)
+    passes = 1
+    n1 = int(hist[0][1].sum())
+    n0 = int(hist[0][0].sum())
+    if n0 == 0 or n1 == 0:
+        raise ValueError(f"need both members and non-members, got {n1} and {n0} "
+                         "(more rounds, or p_member further from 0/1)")
+    # one refinement state per (statistic, fpr)
+    states = []
+    for i in range(n_stats):
+        c0, c1, mn, mx = hist[i]
+        edges = queries[i][1][3]
+        for fi, fv in enumerate(f):
+            k = int(np.floor(fv * n0))
+            states.append({"i": i, "fi": fi, "r": k + 1, "A": 0, "M": 0,
+                           "hist": (c0, c1, mn, mx, edges, -np.inf, np.inf), "done": False})
+
+    def locate(st):
+        c0, c1, mn, mx, edges, lo, hi = st["hist"]
+        above0 = np.cumsum(c0[::-1])[::-1]  # non-members in bins >= j
+        need = st["r"]
+        j = int(np.flatnonzero(above0 >= need)[-1])
+        st["A"] += int(c0[j + 1:].sum())
+        st["M"] += int(c1[j + 1:].sum())
+        st["r"] = need - int(c0[j + 1:].sum())
+        b_lo = lo if j == 0 else float(edges[j - 1])
+        b_hi = hi if j == edges.size else float(edges[j])
+        st["bin"] = (b_lo, b_hi, max(mn, b_lo), min(mx, b_hi), int(c0[j]), int(c1[j]))
+
+    for st in states:
+        locate(st)
+    while True:
+        pending = [st for st in states if not st["done"]]
+        for st in pending:
+            b_lo, b_hi, mn, mx, cnt0, cnt1 = st["bin"]
+            if mn == mx:  # every score of the bin ties: the threshold is that value
+                st.update(done=True, thr=mn, above0=st["A"], above1=st["M"])
+        pending = [st for st in states if not st["done"]]
+        if not pending:
+            break
+        if passes >= max_passes:
+            raise ResourceLimitError(f"exact thresholds need more than max_passes = "
+                                     f"{max_passes} passes; raise bins or collect_limit")
+        collect = all(st["bin"][4] + st["bin"][5] <= collect_limit for st in pending)
+        qs = []
+        for st in pending:
+            b_lo, b_hi, mn, mx, *_ = st["bin"]
+            if collect:
+                qs.append((st["i"], ("collect", b_lo, b_hi)))
+            else:
+                qs.append((st["i"], ("hist", b_lo, b_hi, _grid(mn, mx, bins))))
+        res = run(qs, _fold_collect if collect else _fold)
+        passes += 1
+        for st, q, r in zip(pending, qs, res, strict=True):
+            if collect:
+                v0 = np.sort(np.concatenate(r[0]))[::-1]
+                v1 = np.concatenate(r[1])
+                thr = float(v0[st["r"] - 1])
+                st.update(done=True, thr=thr, above0=st["A"] + int((v0 > thr).sum()),
+                          above1=st["M"] + int((v1 > thr).sum()))
+            else:
+                c0, c1, mn, mx = r
+                st["hist"] = (c0, c1, mn, mx, q[1][3], q[1][1], q[1][2])
+                locate(st)
+    tests = {}
+    for i, name in enumerate(STAT_NAMES):
+        c0, c1 = hist[i][0].astype(float), hist[i][1].astype(float)
+        below0 = np.cumsum(c0) - c0
+        a = float((c1 * (below0 + 0.5 * c0)).sum() / (n0 * n1))
+        err = float((c0 * c1).sum() / (2.0 * n0 * n1))
+        q1, q2 = a / (2 - a), 2 * a * a / (1 + a)
+        a_se = math.sqrt(max(a * (1 - a) + (n1 - 1) * (q1 - a * a) + (n0 - 1) * (q2 - a * a),
+                             0.0) / (n0 * n1))
+        # binned ROC (points at bin edges) for the slope of the TPR's delta-method s.e.
+        fpr_pts = np.concatenate([[1.0], np.cumsum(c0[::-1])[::-1][1:] / n0, [0.0]])
+        tpr_pts = np.concatenate([[1.0], np.cumsum(c1[::-1])[::-1][1:] / n1, [0.0]])
+        ox, oy = fpr_pts[::-1], tpr_pts[::-1]
+        rows = {}
+        for st in (s_ for s_ in states if s_["i"] == i):
+            fv = float(f[st["fi"]])
+            tpr = st["above1"] / n1
+            h = max(2.0 * math.sqrt(fv * (1 - fv) / n0), 1.0 / n0)
+            lo_f, hi_f = max(fv - h, 0.0), min(fv + h, 1.0)
+            slope = (np.interp(hi_f, ox, oy) - np.interp(lo_f, ox, oy)) / (hi_f - lo_f)
+            se_bin = math.sqrt(tpr * (1 - tpr) / n1)
+            se = math.sqrt(se_bin**2 + float(slope) ** 2 * fv * (1 - fv) / n0)
+            rows[f"{fv:g}"] = {"tpr": tpr, "se": se, "se_binomial": se_bin,
+                               "fpr_achieved": st["above0"] / n0, "threshold": st["thr"]}
+        tests[name] = {"tpr_at_fpr": rows, "auc": a, "auc_se": a_se, "auc_bin_error": err}
+    return {"tests": tests, "n_members": n1, "n_nonmembers": n0, "passes": passes,
+            "bins": bins, "mode": params.mode, "data": params.data_spec,
+            "chunk_size": chunk_size, "backend": backend,
+            "kernel": "numpy-twin" if use_twins() else "numba",
+            "seconds": time.perf_counter() - t0}
 
 
 def reference_per_round(mech, rounds: int, seed=0, *, data="gaussian", tau=None,

@@ -35,6 +35,7 @@ from semi_core._validation import (
     check_covariance,
     check_finite_array,
     check_int,
+    check_positive,
     check_tau,
 )
 from semi_core.kernels import QuadraticForm
@@ -131,8 +132,12 @@ class EmpiricalMean(MechanismBase):
         """Stationary N(mu 1, sigma^2 I_d) data with a target at Mahalanobis distance ``distance``
         along the first axis (the seed's §3.3 setting: n=10, mu=0, sigma=1, z*=3)."""
         d = check_int(d, "d", minimum=1)
-        target = np.full(d, float(mu))
-        target[0] += float(distance) * float(sigma)
+        sigma = check_positive(sigma, "sigma")  # a negative sigma would mirror the target
+        distance = float(check_finite_array(distance, "distance", ndim=0))
+        if distance < 0:
+            raise ValueError(f"distance (a Mahalanobis distance) must be >= 0, got {distance}")
+        target = np.full(d, float(check_finite_array(mu, "mu", ndim=0)))
+        target[0] += distance * sigma
         return cls(n, T, mu=np.full(d, float(mu)), cov=float(sigma) ** 2, target=target)
 
     # -- structure ----------------------------------------------------------------------

@@ -78,7 +78,14 @@ def calibrate_sigma(epsilon: float, delta: float) -> float:
     lo, hi = 1e-6, 1.0
     while gdp_epsilon(hi, delta) < epsilon:
         hi *= 2
+        if hi > 1e4:
+            raise ValueError(f"epsilon={epsilon} at delta={delta} needs mu > 1e4 (sigma_DP < "
+                             "2e-4): outside the calibration range")
     mu = optimize.brentq(lambda m: gdp_epsilon(m, delta) - epsilon, lo, hi, xtol=1e-13)
+    got = gdp_epsilon(mu, delta)
+    if not abs(got - epsilon) <= 1e-6 * max(1.0, epsilon):  # never return a sigma off target
+        raise ValueError(f"could not calibrate sigma_DP to epsilon={epsilon} at delta={delta} "
+                         f"(closest epsilon {got:.6g})")
     return 2.0 / mu
 
 

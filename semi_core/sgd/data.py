@@ -8,6 +8,7 @@ directory the user provides.
 from __future__ import annotations
 
 import gzip
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,38 +17,63 @@ import numpy as np
 from semi_core._validation import check_int
 
 __all__ = ["read_idx", "load_fashion_mnist", "load_digits", "AuditSplits", "make_splits",
-           "load_dataset"]
+           "load_dataset", "DEFAULT_SIZES", "MAX_IDX_BYTES"]
 
 _IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 
+#: Largest IDX payload read (bytes): Fashion-MNIST's training images are 47 MB.
+MAX_IDX_BYTES = 512 * 2**20
 
-def read_idx(path) -> np.ndarray:
+#: Split sizes (public, private, reference, candidates) per dataset.
+DEFAULT_SIZES = {"digits": (600, 700, 300, 197), "fashion-mnist": (5000, 5000, 1000, 500)}
+
+
+def _read_capped(fh, n: int, p: Path) -> bytes:
+    try:
+        return fh.read(n)
+    except (zlib.error, EOFError, gzip.BadGzipFile, OSError) as exc:
+        raise ValueError(f"{p}: corrupt or truncated gzip data ({type(exc).__name__}: {exc})") \
+            from None
+
+
+def read_idx(path, *, max_bytes: int = MAX_IDX_BYTES) -> np.ndarray:
     """Read one IDX file (``magic = 0 0 dtype ndim``, big-endian ``uint32`` dims, raw data).
+
+    The header's declared size is checked against ``max_bytes`` before the payload is read,
+    and only that many bytes (plus one, to detect trailing data) are read, so a small ``.gz``
+    cannot inflate without bound.
 
     Raises
     ------
     FileNotFoundError
         If the file does not exist.
     ValueError
-        If the header is malformed or the payload size does not match the dimensions.
+        If the header is malformed, the declared size exceeds ``max_bytes``, the payload is
+        shorter or longer than the dimensions say, or the gzip stream is corrupt.
     """
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"no such IDX file: {p}")
+    max_bytes = check_int(max_bytes, "max_bytes", minimum=1)
     opener = gzip.open if p.suffix == ".gz" else open
     with opener(p, "rb") as fh:
-        raw = fh.read()
-    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_DTYPES:
-        raise ValueError(f"{p}: not an IDX file (bad magic number {raw[:4]!r})")
-    ndim = raw[3]
-    if ndim < 1 or len(raw) < 4 + 4 * ndim:
-        raise ValueError(f"{p}: truncated IDX header")
-    dims = tuple(int(v) for v in np.frombuffer(raw, dtype=">u4", count=ndim, offset=4))
-    dtype = np.dtype(_IDX_DTYPES[raw[2]])
-    expected = int(np.prod(dims)) * dtype.itemsize
-    payload = raw[4 + 4 * ndim:]
+        head = _read_capped(fh, 4, p)
+        if len(head) < 4 or head[0] != 0 or head[1] != 0 or head[2] not in _IDX_DTYPES:
+            raise ValueError(f"{p}: not an IDX file (bad magic number {head[:4]!r})")
+        ndim = head[3]
+        dims_raw = _read_capped(fh, 4 * ndim, p) if ndim else b""
+        if ndim < 1 or len(dims_raw) < 4 * ndim:
+            raise ValueError(f"{p}: truncated IDX header")
+        dims = tuple(int(v) for v in np.frombuffer(dims_raw, dtype=">u4", count=ndim))
+        dtype = np.dtype(_IDX_DTYPES[head[2]])
+        expected = int(np.prod(dims, dtype=object)) * dtype.itemsize
+        if expected > max_bytes:
+            raise ValueError(f"{p}: header declares dims {dims} = {expected} bytes, more than "
+                             f"the limit of {max_bytes} bytes (max_bytes)")
+        payload = _read_capped(fh, expected + 1, p)
     if len(payload) != expected:
-        raise ValueError(f"{p}: payload has {len(payload)} bytes, dims {dims} need {expected}")
+        more = "more than" if len(payload) > expected else f"{len(payload)} bytes,"
+        raise ValueError(f"{p}: payload has {more} the {expected} bytes dims {dims} need")
     return np.frombuffer(payload, dtype=dtype).reshape(dims)
 
 
@@ -71,6 +97,14 @@ def load_fashion_mnist(data_dir, *, split: str = "train") -> tuple[np.ndarray, n
     labels = read_idx(_find(d, f"{split}-labels-idx1-ubyte"))
     if images.ndim != 3 or labels.ndim != 1 or images.shape[0] != labels.shape[0]:
         raise ValueError(f"inconsistent IDX shapes: images {images.shape}, labels {labels.shape}")
+    if images.dtype != np.uint8:
+        raise ValueError(f"Fashion-MNIST images must be unsigned bytes (IDX type 0x08), got "
+                         f"{images.dtype}")
+    if images.shape[0] == 0:
+        raise ValueError("the IDX files hold no images")
+    if labels.dtype.kind not in "iu" or labels.min() < 0 or labels.max() > 9:
+        raise ValueError(f"Fashion-MNIST labels must be integers in 0..9, got dtype "
+                         f"{labels.dtype} with values {labels.min()}..{labels.max()}")
     x = images.reshape(images.shape[0], -1).astype(np.float64) / 255.0
     return x, labels.astype(np.int64)
 
@@ -116,11 +150,110 @@ def load_dataset(name: str, *, data_dir=None, rng: np.random.Generator,
     (5000, 5000, 1000, 500) from its training file.
     """
     if name == "digits":
+        if data_dir is not None:
+            raise ValueError("data_dir applies to fashion-mnist only (digits ships with "
+                             "scikit-learn)")
         x, y = load_digits()
-        return make_splits(x, y, sizes=sizes or (600, 700, 300, 197), rng=rng)
+        return make_splits(x, y, sizes=sizes or DEFAULT_SIZES["digits"], rng=rng)
     if name in ("fashion-mnist", "fashion_mnist", "fmnist"):
         if data_dir is None:
             raise ValueError("data_dir is required for fashion-mnist (nothing is downloaded)")
         x, y = load_fashion_mnist(data_dir)
-        return make_splits(x, y, sizes=sizes or (5000, 5000, 1000, 500), rng=rng)
+        return make_splits(x, y, sizes=sizes or DEFAULT_SIZES["fashion-mnist"], rng=rng)
     raise ValueError(f"dataset must be 'digits' or 'fashion-mnist', got {name!r}")
+
+
+# ----------------------------------------------------------------------------- attack datasets
+# (appended for the white-box / reference-model attacks of ``iha_parameters_vs_loss``)
+
+#: Bundled datasets of the attack experiments (scikit-learn ships them; nothing is downloaded).
+ATTACK_DATASETS = ("digits-odd", "digits", "breast-cancer", "wine")
+
+
+def _standardize(x: np.ndarray) -> np.ndarray:
+    sd = x.std(axis=0)
+    return (x - x.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+
+
+def load_bundled(name: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """``(X, y, n_classes)`` of a bundled dataset for the attack experiments.
+
+    ``"digits-odd"``: the 8x8 digits in [0, 1] with label ``digit mod 2`` (the seed's MNIST-Odd
+    analogue); ``"digits"``: 10 classes; ``"breast-cancer"`` and ``"wine"``: standardised
+    tabular features (the Purchase-100 analogue).
+    """
+    if name in ("digits", "digits-odd"):
+        x, y = load_digits()
+        return (x, y % 2, 2) if name == "digits-odd" else (x, y, 10)
+    if name in ("breast-cancer", "wine"):
+        from sklearn.datasets import load_breast_cancer, load_wine
+
+        bunch = load_breast_cancer() if name == "breast-cancer" else load_wine()
+        y = bunch.target.astype(np.int64)
+        return _standardize(bunch.data.astype(np.float64)), y, int(y.max()) + 1
+    raise ValueError(f"dataset must be one of {ATTACK_DATASETS}, got {name!r}")
+
+
+def _check_xy(x: np.ndarray, y: np.ndarray, where: str) -> tuple[np.ndarray, np.ndarray]:
+    if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] == 0:
+        raise ValueError(f"{where}: features must be a non-empty 2-D array, got shape {x.shape}")
+    if y.shape != (x.shape[0],):
+        raise ValueError(f"{where}: {x.shape[0]} rows of features but labels of shape {y.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{where}: features contain NaN or infinite values")
+    yf = np.asarray(y, dtype=np.float64)
+    if not np.all(np.isfinite(yf)) or np.any(yf != np.round(yf)) or np.any(yf < 0):
+        raise ValueError(f"{where}: labels must be non-negative integers")
+    return x.astype(np.float64), yf.astype(np.int64)
+
+
+def load_tabular(path, *, label_column: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Tabular data from a local file (Purchase-100 style): ``X`` (N, F) float64, ``y`` (N,) int64.
+
+    ``.csv`` / ``.txt``: comma-separated numbers, one record per line, the label in column
+    ``label_column`` (Purchase-100's ``dataset_purchase`` has the class first; labels 1..100 are
+    kept as given). ``.npz``: arrays ``X`` and ``y`` (or ``features`` and ``labels``), read with
+    ``allow_pickle=False``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        On an unknown extension, missing arrays, ragged or non-numeric rows, NaN/inf features,
+        or non-integer labels (the message names the file).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"no such data file: {p}")
+    suffix = p.suffix.lower()
+    if suffix == ".npz":
+        with np.load(p, allow_pickle=False) as z:
+            keys = set(z.files)
+            for kx, ky in (("X", "y"), ("features", "labels")):
+                if {kx, ky} <= keys:
+                    return _check_xy(np.asarray(z[kx], dtype=np.float64), np.asarray(z[ky]), str(p))
+        raise ValueError(f"{p}: an .npz needs arrays 'X' and 'y' (or 'features' and 'labels'), "
+                         f"found {sorted(keys)}")
+    if suffix in (".csv", ".txt"):
+        rows = []
+        with open(p) as fh:
+            for k, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    rows.append([float(v) for v in line.strip().split(",")])
+                except ValueError:
+                    raise ValueError(f"{p}: line {k} is not comma-separated numbers") from None
+        if not rows:
+            raise ValueError(f"{p}: no records")
+        width = {len(r) for r in rows}
+        if len(width) != 1:
+            raise ValueError(f"{p}: rows have different numbers of columns {sorted(width)}")
+        arr = np.asarray(rows)
+        label_column = check_int(label_column, "label_column", minimum=-arr.shape[1],
+                                 maximum=arr.shape[1] - 1)
+        y = arr[:, label_column]
+        x = np.delete(arr, label_column % arr.shape[1], axis=1)
+        return _check_xy(x, y, str(p))
+    raise ValueError(f"{p}: unknown extension {suffix!r} (expected .csv, .txt or .npz)")

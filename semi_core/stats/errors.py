@@ -36,6 +36,9 @@ SeMI-Unif has no closed form: use Monte Carlo (:mod:`semi_core.game`).
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 from scipy import integrate, optimize
 from scipy.special import log_ndtr, ndtr
@@ -64,31 +67,123 @@ __all__ = [
 CLOSED_FORM_TESTS = ("semi-star", "final", "semi-max")
 
 
+#: Non-centrality above which scipy's ncx2 loses accuracy (NaN from ~1e10): the conditional
+#: Phi form below takes over.
+_NC_LARGE = 1e7
+
+#: Largest n * m accepted: beyond it the threshold's spread (~ sqrt(n m)) falls below the
+#: resolution of doubles at its magnitude (~ n m), so no threshold is representable.
+_NM_MAX = 1e24
+
+
 def _check_nmd(n, m, d):
     n = np.asarray(n, dtype=float)
     m = np.asarray(m, dtype=float)
     if np.any(n < 2) or np.isnan(n).any():
         raise ValueError("n must be >= 2")
+    if not np.all(np.isfinite(n)):
+        raise ValueError("n must be finite")
     if np.any(m < 0) or np.isnan(m).any():
         raise ValueError("m (squared Mahalanobis distance) must be >= 0")
+    if not np.all(np.isfinite(m)) or np.any(n * m > _NM_MAX):
+        raise ValueError(
+            f"n * m (batch size x squared Mahalanobis distance) = {float(np.max(n * m)):.3g} "
+            f"exceeds {_NM_MAX:g}: thresholds are not representable in double precision (a "
+            "target this far is detected with TPR = 1 to double precision once sqrt(m) > 40; "
+            "use a nearer target)")
     d = check_int(d, "d", minimum=1)
     return n, m, d
 
 
+def _cdf_large(x: float, df: int, nc: float) -> float:
+    r""":math:`P(\|Z+a e_1\|^2\le x)=E_Y[\Phi(\sqrt{x-Y}-a)-\Phi(-\sqrt{x-Y}-a)]`,
+    :math:`Y\sim\chi^2_{d-1}`, :math:`a=\sqrt{nc}` (exact; 1-D quadrature for d > 1)."""
+    if not x > 0:
+        return 0.0
+    a = math.sqrt(nc)
+
+    def phi_part(y):
+        r = math.sqrt(max(x - y, 0.0))
+        return float(ndtr(r - a) - ndtr(-r - a))
+
+    if df == 1:
+        return phi_part(0.0)
+    upper = min(x, float(chi2.isf(1e-18, df - 1)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        val, _ = integrate.quad(lambda y: chi2.pdf(y, df - 1) * phi_part(y), 0.0, upper,
+                                limit=200, epsabs=1e-14, epsrel=1e-12)
+    return float(min(max(val, 0.0), 1.0))
+
+
+def _sf_large(x: float, df: int, nc: float) -> float:
+    """Survival function of the same law (no 1 - cdf cancellation for the upper tail)."""
+    if not x > 0:
+        return 1.0
+    a = math.sqrt(nc)
+
+    def part(y):
+        r = math.sqrt(max(x - y, 0.0))
+        return float(ndtr(a - r) + ndtr(-r - a))
+
+    if df == 1:
+        return part(0.0)
+    upper = min(x, float(chi2.isf(1e-18, df - 1)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        val, _ = integrate.quad(lambda y: chi2.pdf(y, df - 1) * part(y), 0.0, upper,
+                                limit=200, epsabs=1e-14, epsrel=1e-12)
+    return float(min(max(val + chi2.sf(x, df - 1), 0.0), 1.0))
+
+
+def _ppf_large(q: float, df: int, nc: float) -> float:
+    a = math.sqrt(nc)
+    extra = float(chi2.isf(1e-18, df - 1)) if df > 1 else 0.0
+    lo, hi = max(a - 40.0, 0.0) ** 2, (a + 40.0) ** 2 + extra
+    return float(optimize.brentq(lambda x: _cdf_large(x, df, nc) - q, lo, hi,
+                                 xtol=1e-12 * max(hi, 1.0), rtol=1e-15, maxiter=500))
+
+
+def _large_fallback(out, args, fn):
+    """Replace entries with nc >= _NC_LARGE (or non-finite scipy values) by ``fn``."""
+    x, df, nc = args
+    bad = (nc >= _NC_LARGE) | ~np.isfinite(out)
+    if np.any(bad):
+        out = np.array(out, dtype=float, copy=True)
+        out[bad] = [fn(float(xi), int(df), float(ci)) for xi, ci in zip(x[bad], nc[bad],
+                                                                       strict=True)]
+    if not np.all(np.isfinite(out)):
+        raise ValueError("non-central chi-square value not computable (argument out of range)")
+    return out
+
+
 def _ncx2_cdf(x, df, nc):
     x, nc = np.broadcast_arrays(np.asarray(x, float), np.asarray(nc, float))
-    out = np.where(nc > 0, ncx2.cdf(x, df, np.where(nc > 0, nc, 1.0)), chi2.cdf(x, df))
-    return out
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        out = np.where(nc > 0, ncx2.cdf(x, df, np.where(nc > 0, nc, 1.0)), chi2.cdf(x, df))
+    return _large_fallback(out, (x, df, nc), _cdf_large)
 
 
 def _ncx2_sf(x, df, nc):
     x, nc = np.broadcast_arrays(np.asarray(x, float), np.asarray(nc, float))
-    return np.where(nc > 0, ncx2.sf(x, df, np.where(nc > 0, nc, 1.0)), chi2.sf(x, df))
+    with np.errstate(all="ignore"):
+        out = np.where(nc > 0, ncx2.sf(x, df, np.where(nc > 0, nc, 1.0)), chi2.sf(x, df))
+    return _large_fallback(out, (x, df, nc), _sf_large)
 
 
 def _ncx2_ppf(q, df, nc):
     q, nc = np.broadcast_arrays(np.asarray(q, float), np.asarray(nc, float))
-    return np.where(nc > 0, ncx2.ppf(q, df, np.where(nc > 0, nc, 1.0)), chi2.ppf(q, df))
+    with np.errstate(all="ignore"):
+        out = np.where(nc > 0, ncx2.ppf(q, df, np.where(nc > 0, nc, 1.0)), chi2.ppf(q, df))
+    return _large_fallback(out, (q, df, nc), _ppf_large)
+
+
+def _check_gamma(gamma) -> np.ndarray:
+    g = np.asarray(gamma, dtype=float)
+    if np.isnan(g).any():
+        raise ValueError("gamma (threshold) contains NaN")
+    return g
 
 
 def gamma_max(n, m, d: int = 1):
@@ -114,6 +209,7 @@ def alpha_quadratic(gamma, n, m, d: int = 1):
         Dimension.
     """
     n, m, d = _check_nmd(n, m, d)
+    gamma = _check_gamma(gamma)
     if d == 1:  # the Phi form keeps full relative accuracy deep in the tail
         return alpha_1d(gamma, n, m)
     K = gamma_max(n, m, d) - np.asarray(gamma, dtype=float)
@@ -126,6 +222,7 @@ def beta_quadratic(gamma, n, m, d: int = 1):
     .. math:: \beta(\gamma) = 1-F_{\chi^2_d((n-1)m)}\big(2n(\gamma_{\max}-\gamma)\big)
     """
     n, m, d = _check_nmd(n, m, d)
+    gamma = _check_gamma(gamma)
     if d == 1:
         return beta_1d(gamma, n, m)
     K = gamma_max(n, m, d) - np.asarray(gamma, dtype=float)
@@ -225,7 +322,7 @@ def alpha(mech, gamma, test: str = "semi-star", tau=None):
         SeMI* and Final Observation use the known tau, so their errors average over it.
     """
     test = _check_test(test)
-    g = np.asarray(gamma, dtype=float)[..., None]
+    g = _check_gamma(gamma)[..., None]
     n_t, m_t = _step_params(mech, "semi-star" if test == "semi-max" else test)
     a_t = alpha_quadratic(g, n_t, m_t, mech.d)
     if test == "semi-max":
@@ -236,7 +333,7 @@ def alpha(mech, gamma, test: str = "semi-star", tau=None):
 def beta(mech, gamma, test: str = "semi-star", tau=None):
     """Type II error :math:`P_1(S<\\gamma)` of ``test``, averaged over the insertion-time law."""
     test = _check_test(test)
-    g = np.asarray(gamma, dtype=float)[..., None]
+    g = _check_gamma(gamma)[..., None]
     p = _tau_pmf(mech, tau)
     if test == "semi-max":
         a_t = alpha_quadratic(g, mech.n_t, mech.m_t, mech.d)
@@ -272,8 +369,17 @@ def _solve_threshold(mech, f: float, test: str, tau) -> float:
     n_t, m_t = _step_params(mech, "semi-star" if test == "semi-max" else test)
     hi = float(np.max(gamma_max(n_t, m_t, mech.d)))
     lo = hi - 1.0
-    while alpha(mech, lo, test, tau) < f:
+    for _ in range(2000):
+        if alpha(mech, lo, test, tau) >= f:
+            break
         lo = hi - 2 * (hi - lo)
+        if not np.isfinite(lo):
+            break
+    else:  # pragma: no cover - alpha is a cdf in gamma
+        lo = -np.inf
+    if not np.isfinite(lo):
+        raise ValueError(f"no finite threshold attains FPR {f} (the statistic's range "
+                         "overflows double precision)")
     return optimize.brentq(lambda g: alpha(mech, g, test, tau) - f, lo, hi, xtol=1e-13, rtol=1e-13)
 
 

@@ -41,8 +41,8 @@ def scores_csv(tmp_path):
 
 @pytest.mark.parametrize("method", ["dkw", "cp", "gdp"])
 def test_audit_json(scores_csv, capsys, method):
-    out = _run(["audit", "--scores", str(scores_csv), "--delta", "1e-5", "--alpha", "0.05",
-                "--method", method, "--json"], capsys)
+    out = _run(["audit", "--scores", str(scores_csv), "--delta", "1e-5", "--failure-prob",
+                "0.05", "--method", method, "--json"], capsys)
     for key in ("epsilon_lower_bound", "threshold", "tpr", "fpr", "tpr_lower", "fpr_upper"):
         assert key in out
     assert 0 < out["epsilon_lower_bound"] < 20 and out["method"] == method
@@ -100,7 +100,8 @@ def test_main_reports_errors_as_one_json_object(scores_csv, capsys):
     [(["epsilon", "--mu", "1", "--delta", "1"], "delta"),
      (["epsilon", "--delta", "0.1"], "exactly one"),
      (["audit-game", "--mu-levels", "-1", "--rounds", "100"], "mu-levels"),
-     (["audit-game", "--alpha", "0.7", "--rounds", "100"], "failure_prob")],
+     (["audit-game", "--alpha", "0.7", "--rounds", "100"], "failure-prob"),
+     (["audit-game", "--failure-prob", "0.7", "--rounds", "100"], "failure-prob")],
 )
 def test_bad_args(capsys, argv, match):
     with pytest.raises(ValueError, match=match):

@@ -61,7 +61,7 @@ def test_text_and_multivariate_files(tmp_path, capsys):
     ("--data bernoulli:1.5", ValueError, r"p must be in \(0, 1\)"),
     ("--data student-t:2", ValueError, "nu must be > 2"),
     ("--data gamma", ValueError, "unknown distribution"),
-    ("--tau soon", ValueError, "--tau must be an integer in 1..T or 'uniform'"),
+    ("--tau soon", ValueError, "--tau must be an integer in 1..10 or 'uniform'"),
     ("--tau 11", ValueError, "tau"),
     ("--sigma 0", ValueError, "--sigma"),
     ("--mode sufficient --data laplace", ValueError, "needs data 'gaussian'"),

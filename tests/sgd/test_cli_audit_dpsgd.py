@@ -33,7 +33,7 @@ def test_cli_json_payload(capsys):
     (["--tau", "11"], "tau"),
     (["--tau", "x"], "tau"),
     (["--clip", "0"], "clip"),
-    (["--batch-size", "1"], "batch_size"),
+    (["--batch-size", "1"], "batch-size"),
     (["--epsilon", "-1"], "epsilon"),
 ])
 def test_cli_bad_arguments(argv, match):

@@ -1,0 +1,349 @@
+"""The one home of the options shared by ``semi-core`` commands: same name => same meaning.
+
+Every command module imports its common flags from here instead of spelling them again, so
+one flag has one meaning, one type, one default and one help text everywhere. A new command
+(``semi_core/cli/<name>.py``) uses them like this::
+
+    from semi_core.cli._common import Result
+    from semi_core.cli._options import add_json, add_seed, add_failure_prob, add_delta
+
+    def register(subparsers):
+        p = subparsers.add_parser("my-cmd", help="...")
+        add_delta(p, default=1e-5)
+        add_failure_prob(p)          # --failure-prob (default 0.05)
+        add_seed(p)                  # --seed: an RNG seed, always
+        add_json(p)                  # --json: exactly one JSON object
+        p.set_defaults(func=handler)
+
+Errors need no handling in the command: raise ``ValueError``/``TypeError`` naming the flag and
+:func:`semi_core.cli.main` prints one JSON object ``{"error", "kind"}`` under ``--json`` (exit 2
+for user errors) for *every* exception, argparse usage errors included.
+
+The vocabulary
+--------------
+``--seed INT``
+    root seed of the random number generator (``SeedSequence``), a non-negative integer,
+    default 0. Never a paper: ``verify`` filters papers with ``--paper``.
+``--failure-prob XI``
+    failure probability of a certified bound, in (0, 0.5], default
+    :data:`semi_core._params.FAILURE_PROB`. ``--alpha`` is a deprecated alias where it existed
+    (``alpha`` is a Type-I error elsewhere in the toolkit).
+``--delta``
+    the delta of (epsilon, delta)-DP, in [0, 1). Required where the answer is meaningless
+    without it (``audit``, ``epsilon``); elsewhere the default is the seed experiment's setting
+    from :mod:`semi_core._params` (stated in the help).
+``--tau``
+    insertion time of the canary: an integer in 1..T; default the seed's setting
+    ``min(5, T)`` (:data:`semi_core._params.SEED_FIG2`), reported in the output. ``uniform``
+    (power, simulate) or ``all`` (audit-dpsgd) where the command supports it.
+``--n``, ``--T``
+    batch size n >= 2 and number of releases T >= 1 (defaults: the seed's 10 and 10).
+``--mu``, ``--sigma``
+    data mean (every coordinate) and data standard deviation. (The GDP parameter is
+    ``--gdp-mu`` and a noise standard deviation ``--noise``.)
+``--dim``
+    data dimension d; default: from ``--cov``/``--target-file`` if given, else 1; a mismatch
+    with a file is an error.
+``--target``
+    the canary z*: its first coordinate, the others at the data mean (so the Mahalanobis
+    distance does not grow with ``--dim``); ``--target-file`` gives the whole vector.
+``--rounds``
+    number of games; defaults differ by cost and are stated per command.
+``--method``
+    certification method ``dkw | cp | gdp`` (:func:`semi_core.audit.epsilon_lower_bound`).
+``--progress/--no-progress``
+    progress bar on stderr (default: when stderr is a terminal and not ``--json``).
+``--workers``, ``--scheduler``, ``--connect-timeout``
+    Dask execution (only trusted schedulers: the protocol deserialises objects).
+``--latex [FILE.tex]``
+    LaTeX output: without a value, include it in the output; with a value, write it there.
+``--json``
+    print exactly one JSON object (also on errors).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+import numpy as np
+
+from semi_core import _params
+
+from ._common import add_json_flag, load_npy
+
+__all__ = ["SemiCoreParser", "UsageError", "DeprecatedAlias", "add_json", "add_seed",
+           "add_failure_prob", "add_delta", "add_tau", "resolve_tau", "add_mechanism_args",
+           "mechanism_from_args", "parse_tau", "add_rounds", "add_method", "add_progress",
+           "progress_enabled", "add_dask_args", "add_latex", "nonneg_int", "positive_int",
+           "DEFAULT_TAU"]
+
+#: Default insertion time (the seed's §3.3 setting), used as ``min(DEFAULT_TAU, T)``.
+DEFAULT_TAU = _params.SEED_FIG2.tau
+
+# A negative number in scientific notation ("-1e-5") or "-inf" is a value, not an option.
+_NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$",
+                              re.IGNORECASE)
+
+
+class UsageError(ValueError):
+    """An argparse usage error (unknown flag, missing value, invalid choice, bad type)."""
+
+    def __init__(self, message: str, prog: str = "semi-core"):
+        super().__init__(message)
+        self.prog = prog
+
+
+class SemiCoreParser(argparse.ArgumentParser):
+    """ArgumentParser that raises :class:`UsageError` instead of printing and exiting, and reads
+    ``-1e-5``/``-inf`` as numbers (so ``--delta -1e-5`` is a range error, not a usage error)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_NUMBER
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        raise UsageError(f"{message} (see {self.prog} --help)", self.prog)
+
+
+class DeprecatedAlias(argparse.Action):
+    """An old spelling of a flag: stores into the new flag's ``dest`` and warns on stderr."""
+
+    def __init__(self, option_strings, dest, new: str = "", **kwargs):
+        self.new = new
+        kwargs.setdefault("help", f"deprecated alias of {new}")
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"semi-core: warning: {option_string} is deprecated, use {self.new}",
+              file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+# -- argument types --------------------------------------------------------------------------
+
+def nonneg_int(text: str) -> int:
+    """argparse type: an integer >= 0 (``1e3`` accepted when it is a whole number)."""
+    try:
+        val = float(text) if any(c in str(text).lower() for c in ".e") else int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}") from None
+    if isinstance(val, float):
+        if not (np.isfinite(val) and val.is_integer()):
+            raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+        val = int(val)
+    if val < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return val
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    val = nonneg_int(text)
+    if val < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return val
+
+
+def _seed(text: str) -> int:
+    try:
+        val = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a non-negative integer RNG seed, got {text!r} (to select a paper in "
+            "`verify`, use --paper)") from None
+    if val < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer RNG seed, got {val}")
+    return val
+
+
+# -- the shared options ----------------------------------------------------------------------
+
+def add_json(parser) -> None:
+    """``--json``: exactly one JSON object (also on errors)."""
+    add_json_flag(parser)
+
+
+def add_seed(parser, *, help_suffix: str = "") -> None:
+    """``--seed``: root seed of the RNG (non-negative integer, default 0)."""
+    parser.add_argument("--seed", type=_seed, default=0, metavar="INT",
+                        help="root seed of the random number generator (integer >= 0, "
+                             f"default 0){help_suffix}")
+
+
+def add_failure_prob(parser, *, alpha_alias: bool = False) -> None:
+    """``--failure-prob`` (dest ``failure_prob``); ``--alpha`` as a deprecated alias."""
+    parser.add_argument("--failure-prob", dest="failure_prob", type=float,
+                        default=_params.FAILURE_PROB, metavar="XI",
+                        help="failure probability of the certified bound, in (0, 0.5] "
+                             f"(default {_params.FAILURE_PROB})")
+    if alpha_alias:
+        parser.add_argument("--alpha", dest="failure_prob", type=float, action=DeprecatedAlias,
+                            new="--failure-prob", metavar="XI")
+
+
+def add_delta(parser, *, default: float | None = None, required: bool = False,
+              note: str = "") -> None:
+    """``--delta`` in [0, 1): required, or a default from :mod:`semi_core._params`."""
+    where = "required" if required else f"default {default:g}{note}"
+    parser.add_argument("--delta", type=float, default=None if required else default,
+                        required=required, help=f"delta of (epsilon, delta)-DP, in [0, 1) ({where})")
+
+
+def add_tau(parser, *, extra: str | None = "uniform") -> None:
+    """``--tau``: integer insertion time, or ``extra`` ('uniform'/'all'); default min(5, T)."""
+    alt = f", or '{extra}'" if extra else ""
+    parser.add_argument("--tau", type=str, default=None, metavar="TAU",
+                        help=f"insertion time of the canary: an integer in 1..T{alt} "
+                             f"(default: the seed's min({DEFAULT_TAU}, T), reported)")
+
+
+def resolve_tau(value, T: int, *, extra: str | None = "uniform"):
+    """``None`` -> ``min(DEFAULT_TAU, T)``; ``extra`` -> ``extra``; else an int in 1..T."""
+    if value is None:
+        return min(DEFAULT_TAU, int(T))
+    text = str(value).strip().lower()
+    if extra and text == extra:
+        return extra
+    alt = f" or '{extra}'" if extra else ""
+    try:
+        tau = int(text)
+    except ValueError:
+        raise ValueError(f"--tau must be an integer in 1..{T}{alt}, got {value!r}") from None
+    if not 1 <= tau <= T:
+        raise ValueError(f"--tau must be in 1..{T}{alt}, got {tau}")
+    return tau
+
+
+def parse_tau(value, T: int):
+    """Back-compatible helper: ``'uniform'`` -> None (uniform law), else :func:`resolve_tau`."""
+    tau = resolve_tau(value, T)
+    return None if tau == "uniform" else tau
+
+
+def add_rounds(parser, *, default: int, what: str = "games") -> None:
+    """``--rounds``: number of games (>= 1)."""
+    parser.add_argument("--rounds", type=positive_int, default=default,
+                        help=f"number of {what} (>= 1, default {default})")
+
+
+def add_method(parser) -> None:
+    """``--method dkw|cp|gdp``: how the epsilon lower bound is certified."""
+    parser.add_argument("--method", choices=("dkw", "cp", "gdp"), default="dkw",
+                        help="certification: dkw (uniform DKW bands), cp (Clopper-Pearson), "
+                             "gdp (mu-GDP fit; assumes a GDP mechanism) (default dkw)")
+
+
+def add_progress(parser) -> None:
+    """``--progress`` / ``--no-progress`` (default: when stderr is a terminal)."""
+    bar = parser.add_mutually_exclusive_group()
+    bar.add_argument("--progress", dest="progress", action="store_true", default=None,
+                     help="show a progress bar on stderr (default: when stderr is a terminal "
+                          "and not --json)")
+    bar.add_argument("--no-progress", dest="progress", action="store_false",
+                     help="hide the progress bar")
+
+
+def progress_enabled(args) -> bool:
+    """Resolve ``--progress``: explicit flag, else stderr is a TTY and no ``--json``."""
+    if args.progress is not None:
+        return bool(args.progress)
+    return sys.stderr.isatty() and not getattr(args, "json", False)
+
+
+def add_dask_args(parser) -> None:
+    """``--workers``, ``--scheduler``, ``--connect-timeout`` (Dask)."""
+    parser.add_argument("--workers", type=positive_int, default=None,
+                        help="run chunks on a local Dask cluster with this many processes")
+    parser.add_argument("--scheduler", type=str, default=None, metavar="ADDRESS",
+                        help="run chunks on an existing Dask scheduler (tcp://host:port). "
+                             "Only connect to a scheduler you trust: the Dask protocol "
+                             "deserialises (unpickles) objects it receives")
+    parser.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="give up connecting to --scheduler after this many seconds "
+                             "(default 10)")
+
+
+def add_latex(parser, *, what: str) -> None:
+    """``--latex [FILE.tex]``: include LaTeX in the output, or write it to FILE.tex."""
+    parser.add_argument("--latex", nargs="?", const="", default=None, metavar="FILE.tex",
+                        help=f"LaTeX of {what}: without a value, include it in the output; "
+                             "with FILE.tex, write it there (checked before any work)")
+
+
+# -- the empirical-mean mechanism (power, simulate) -------------------------------------------
+
+def add_mechanism_args(parser, *, tau_extra: str | None = "uniform") -> None:
+    """--n --T --mu --sigma --target --dim --cov --target-file --tau (one meaning each)."""
+    case = _params.SEED_FIG2
+    parser.add_argument("--n", type=int, default=case.n,
+                        help=f"batch size n >= 2 (default {case.n})")
+    parser.add_argument("--T", type=int, default=case.T,
+                        help=f"number of released updates T >= 1 (default {case.T})")
+    parser.add_argument("--mu", type=float, default=case.mu,
+                        help=f"data mean, every coordinate (default {case.mu:g})")
+    parser.add_argument("--sigma", type=float, default=case.sigma,
+                        help="data standard deviation: covariance sigma^2 I unless --cov "
+                             f"(default {case.sigma:g})")
+    parser.add_argument("--target", type=float, default=case.mu + case.distance * case.sigma,
+                        help="canary z*: its first coordinate, the others at --mu (default "
+                             f"{case.mu + case.distance * case.sigma:g}); see --target-file")
+    parser.add_argument("--dim", type=int, default=None,
+                        help="data dimension d (default: from --cov/--target-file, else 1)")
+    parser.add_argument("--cov", metavar="FILE.npy", default=None,
+                        help="(d, d) covariance matrix, overrides --sigma (np.load, no pickles)")
+    parser.add_argument("--target-file", metavar="FILE.npy", default=None,
+                        help="(d,) canary vector, overrides --target (np.load, no pickles)")
+    add_tau(parser, extra=tau_extra)
+
+
+def mechanism_from_args(args):
+    """The :class:`~semi_core.mechanisms.empirical_mean.EmpiricalMean` the flags describe.
+
+    Checks the dimensions agree (``--dim`` vs ``--cov`` vs ``--target-file``) and estimates
+    the memory of the per-step covariances before building anything.
+    """
+    from semi_core._validation import (
+        check_finite_array,
+        check_int,
+        check_memory,
+        check_positive,
+        check_real,
+    )
+    from semi_core.mechanisms.empirical_mean import EmpiricalMean
+
+    T = check_int(args.T, "--T", minimum=1)
+    check_int(args.n, "--n", minimum=2)
+    mu_val = check_real(args.mu, "--mu")
+    d = None if args.dim is None else check_int(args.dim, "--dim", minimum=1)
+    cov = target = None
+    if args.cov:
+        cov = load_npy(args.cov, "--cov")
+        if cov.ndim != 2 or cov.shape[0] != cov.shape[1] or cov.size == 0:
+            raise ValueError(f"--cov must hold a non-empty square (d, d) matrix, got shape "
+                             f"{cov.shape}")
+        if d is not None and cov.shape != (d, d):
+            raise ValueError(f"--cov has shape {cov.shape}, expected ({d}, {d}) from --dim")
+        cov = check_finite_array(cov, "--cov")
+        d = cov.shape[0]
+    if args.target_file:
+        target = load_npy(args.target_file, "--target-file")
+        if target.ndim != 1 or target.size == 0:
+            raise ValueError(f"--target-file must hold a non-empty (d,) vector, got shape "
+                             f"{target.shape}")
+        if d is not None and target.size != d:
+            raise ValueError(f"--target-file has {target.size} entries, expected d = {d}")
+        target = check_finite_array(target, "--target-file")
+        d = target.size
+    d = 1 if d is None else d
+    # cov_t, chol_t (T x d x d each) plus temporaries: refuse before allocating
+    check_memory(4.0 * (T + 1) * d * d * 8, f"the mechanism's per-step covariances (d = {d}, "
+                 f"T = {T})", hint="use a smaller --dim (the closed forms and the sufficient "
+                 "mode depend on d only through the Mahalanobis distance for isotropic data)")
+    if cov is None:
+        cov = check_positive(args.sigma, "--sigma") ** 2 * np.eye(d)
+    if target is None:
+        target = np.full(d, mu_val)
+        target[0] = check_real(args.target, "--target")
+    return EmpiricalMean(args.n, T, mu=np.full(d, mu_val), cov=cov, target=target)
