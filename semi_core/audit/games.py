@@ -43,18 +43,25 @@ def audit_game_result(result: GameResult, *, delta: float, failure_prob: float =
     Returns
     -------
     dict
-        ``{test: AuditResult.to_dict()}``.
+        ``{test: AuditResult.to_dict()}``, each with ``epsilon_max_certifiable``: the largest
+        bound the method can return from these numbers of games
+        (:func:`~semi_core.audit.selection.certifiable_epsilon_max`).
     """
     if not isinstance(result, GameResult):
         raise TypeError(f"result must be a GameResult, got {type(result).__name__}")
     if result.member.all() or not result.member.any():
         raise ValueError("the game produced one class only; increase rounds")
+    from semi_core.audit.selection import certifiable_epsilon_max
+
     names = list(result.stats) if tests is None else list(tests)
     out = {}
     for name in names:
         m, nm = result.scores(name)
         out[name] = epsilon_lower_bound(m, nm, delta=delta, failure_prob=failure_prob,
                                         method=method, **audit_kwargs).to_dict()
+        # what this many games could certify at best (perfect separation): a 0 reads against it
+        out[name]["epsilon_max_certifiable"] = certifiable_epsilon_max(
+            m.size, nm.size, delta=delta, failure_prob=failure_prob, method=method)
     return out
 
 

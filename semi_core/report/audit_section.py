@@ -22,13 +22,14 @@ def format_table(rows) -> str:
     """Markdown table: noise, mu, eps_true (tau), eps_LB per test."""
     tests = list(rows[0]["tests"])
     head = ("| noise s | mu_1 | mu_tau | eps true | eps true (tau) | "
-            + " | ".join(f"eps_LB {t}" for t in tests) + " |")
-    sep = "|" + "---|" * (5 + len(tests))
+            + " | ".join(f"eps_LB {t}" for t in tests) + " | max certifiable |")
+    sep = "|" + "---|" * (6 + len(tests))
     lines = [head, sep]
     for r in rows:
         cells = [f"{r['noise']:.4g}", f"{r['mu']:.3f}", f"{r['mu_tau']:.3f}",
                  f"{r['epsilon_true']:.3f}", f"{r['epsilon_true_tau']:.3f}"]
         cells += [f"{r['tests'][t]['epsilon_lower_bound']:.3f}" for t in tests]
+        cells.append(f"{r['tests'][tests[0]]['epsilon_max_certifiable']:.3f}")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -232,6 +232,7 @@ def audit_bounds(rec: GameRecords, *, delta: float, failure_prob: float = 0.05,
     ``best_bonferroni`` (each tau's bound at ``failure_prob / len(taus)``).
     """
     from semi_core.audit import auc, epsilon_lower_bound, tpr_at_fpr
+    from semi_core.audit.selection import certifiable_epsilon_max
 
     delta = check_probability(delta, "delta", low_open=False)
     taus = sorted(rec.b)
@@ -248,6 +249,8 @@ def audit_bounds(rec: GameRecords, *, delta: float, failure_prob: float = 0.05,
                 res = epsilon_lower_bound(mem, non, delta=delta, failure_prob=failure_prob,
                                           method=meth, seed=seed)
                 entry[f"eps_lb_{meth}"] = float(res.epsilon_lower_bound)
+                entry[f"eps_max_{meth}"] = certifiable_epsilon_max(
+                    mem.size, non.size, delta=delta, failure_prob=failure_prob, method=meth)
                 if len(taus) > 1:
                     bon = epsilon_lower_bound(mem, non, delta=delta, method=meth, seed=seed,
                                               failure_prob=failure_prob / len(taus))
@@ -259,6 +262,7 @@ def audit_bounds(rec: GameRecords, *, delta: float, failure_prob: float = 0.05,
         for meth in methods:
             vals = np.array([per_tau[t][name][f"eps_lb_{meth}"] for t in taus])
             s[f"eps_lb_{meth}_mean"] = float(vals.mean())
+            s[f"eps_max_{meth}"] = float(min(per_tau[t][name][f"eps_max_{meth}"] for t in taus))
             s[f"eps_lb_{meth}_best"] = float(vals.max())
             s[f"eps_lb_{meth}_best_tau"] = int(taus[int(vals.argmax())])
             if len(taus) > 1:

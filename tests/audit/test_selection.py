@@ -20,7 +20,7 @@ def test_certifiable_max_matches_the_dkw_closed_form():
     # every actual audit with that many games is below it
     rng = np.random.default_rng(0)
     got = epsilon_lower_bound(rng.normal(3, 1, n), rng.normal(0, 1, n), delta=delta,
-                              failure_prob=xi).epsilon_lower_bound
+                              failure_prob=xi, method="dkw").epsilon_lower_bound
     assert got <= want
     assert certifiable_epsilon_max(n, n, delta=delta, failure_prob=xi, method="cp") > want
 
@@ -67,3 +67,15 @@ def test_bad_inputs():
         select_and_certify({1: _null(10, 0)}, delta=0.0, pilot_fraction=1.0)
     with pytest.raises(ValueError, match="n_member"):
         certifiable_epsilon_max(0, 5, delta=0.0)
+
+
+def test_every_audit_table_states_what_it_could_certify():
+    from semi_core.audit.games import audit_game_result
+
+    rng = np.random.default_rng(3)
+    b = rng.random(800) < 0.5
+    res = GameResult(b, 1, {"s": rng.normal(2.0 * b, 1.0)})
+    out = audit_game_result(res, delta=1e-5, failure_prob=0.05)["s"]
+    want = certifiable_epsilon_max(int(b.sum()), int((~b).sum()), delta=1e-5, failure_prob=0.05)
+    assert out["epsilon_max_certifiable"] == pytest.approx(want)
+    assert 0 < out["epsilon_lower_bound"] <= out["epsilon_max_certifiable"]
