@@ -1,0 +1,37 @@
+"""Anytime-valid sequential DP auditing (sequential_dp_auditing seed) and SeMI stream audits.
+
+* :mod:`.tau` -- :math:`\\tau(\\varepsilon,\\delta)` (Thm 3.1), the DP-Auditorium bound, the
+  success bound :math:`p^*` of a DP guessing game;
+* :mod:`.rbf` -- RBF kernel, median heuristic, closed-form MMDs (oracles);
+* :mod:`.ons` -- 1-D Online Newton Step (Alg. 3);
+* :mod:`.tester` -- Alg. 1 (ONS test supermartingale), Alg. 2 (e-process), epsilon grids with
+  an anytime-valid lower bound, runs and summaries;
+* :mod:`.batch` -- the fixed-sample MMD tester (DP-Auditorium style) for the Table 3 ablation;
+* :mod:`.semi_stream` -- anytime-valid audits of SeMI games fed as a stream of guesses.
+"""
+
+from .batch import batch_mmd_test
+from .ons import OnlineNewtonStep
+from .rbf import median_bandwidth, mmd_gaussian_shift, mmd_v_statistic, rbf
+from .semi_stream import SemiStreamResult, semi_stream_audit
+from .tau import success_bound, tau_auditorium, tau_mmd, tv_bound
+from .tester import (
+    GridResult,
+    PairSource,
+    SequentialResult,
+    mechanism_source,
+    run_audits,
+    sampler_source,
+    sequential_grid,
+    sequential_test,
+    stream_source,
+    summarize,
+)
+
+__all__ = [
+    "tau_mmd", "tau_auditorium", "tv_bound", "success_bound", "rbf", "median_bandwidth",
+    "mmd_gaussian_shift", "mmd_v_statistic", "OnlineNewtonStep", "PairSource",
+    "mechanism_source", "stream_source", "sampler_source", "SequentialResult", "GridResult",
+    "sequential_test", "sequential_grid", "run_audits", "summarize", "batch_mmd_test",
+    "semi_stream_audit", "SemiStreamResult",
+]

@@ -1,0 +1,240 @@
+r"""Anytime-valid audits of a SeMI game played as a stream of guesses (beyond the seed).
+
+Round :math:`r`: a fair coin :math:`b_r` puts the target in or out, the mechanism releases, the
+auditor scores the release (SeMI*, SeMI-max, ... via ``mechanism.score``) and guesses
+:math:`g_r = \mathbb 1\{s_r > \theta_r\}` with a threshold :math:`\theta_r` learned **only from
+rounds before r** (the accuracy-maximising threshold on the past scores and bits; predictable).
+Let :math:`Z_r = \mathbb 1\{g_r = b_r\}`.
+
+**Bound.** Given the past, round :math:`r` is a test between :math:`\mathcal A(S)` and
+:math:`\mathcal A(S')` with a fixed rejection region, so under :math:`(\varepsilon,\delta)`-DP
+its balanced accuracy is at most :math:`\max_\alpha\tfrac12(2-\alpha-f(\alpha))` over the DP
+trade-off curve, i.e.
+
+.. math:: P(Z_r = 1\mid\mathcal F_{r-1})\le p^*(\varepsilon,\delta)=\frac{e^\varepsilon+\delta}{1+e^\varepsilon}
+
+(derived symbolically in :mod:`semi_core.symbolic.seqaudit`, ``semi_success_bound``).
+
+**Martingale.** For :math:`q\ge p^*` the likelihood ratio
+:math:`\prod_r (q/p^*)^{Z_r}((1-q)/(1-p^*))^{1-Z_r}` has conditional factor mean
+:math:`\le1` whenever :math:`P(Z_r=1\mid\mathcal F_{r-1})\le p^*`, so its mixture over the
+uniform prior on :math:`[p^*,1]`,
+
+.. math::
+
+    \mathcal K_n = \frac{B(k+1,n-k+1)\,I_{1-p^*}(n-k+1,k+1)}{(1-p^*)\,p^{*k}(1-p^*)^{n-k}},
+    \qquad k=\textstyle\sum_{r\le n}Z_r,
+
+is a test supermartingale under :math:`H_0`; reject at the first :math:`\mathcal K_n\ge1/\alpha`
+(Ville). Over a grid of :math:`\varepsilon` the lower bound uses the fixed-sequence reading of
+:class:`~semi_core.audit.sequential.tester.GridResult` (valid without correction: the nulls are
+nested because :math:`p^*` increases with :math:`\varepsilon`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from semi_core._rng import as_seed_sequence
+from semi_core._validation import check_delta, check_int
+
+from .tau import check_alpha, check_epsilon, success_bound
+
+__all__ = ["semi_stream_audit", "SemiStreamResult", "log_mixture_wealth", "learned_threshold",
+           "fixed_r_rejection_rate"]
+
+
+def log_mixture_wealth(k, n, p) -> np.ndarray:
+    r""":math:`\log\mathcal K_n` of the uniform-on-:math:`[p,1]` mixture (broadcasting k, n, p)."""
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    p = np.asarray(p, dtype=float)
+    with np.errstate(divide="ignore"):
+        tail = np.log(special.betainc(n - k + 1.0, k + 1.0, 1.0 - p))
+    return (special.betaln(k + 1.0, n - k + 1.0) + tail - np.log1p(-p)
+            - k * np.log(p) - (n - k) * np.log1p(-p))
+
+
+def learned_threshold(scores: np.ndarray, bits: np.ndarray, default: float) -> float:
+    """Accuracy-maximising threshold for ``1{s > theta}`` on past rounds (``default`` if none)."""
+    if scores.size == 0:
+        return float(default)
+    order = np.argsort(scores, kind="stable")
+    s, b = scores[order], bits[order].astype(float)
+    # theta below everything: all guessed 1 -> correct = #b=1; moving theta past s_i flips i
+    gain = np.cumsum(np.where(b > 0, -1.0, 1.0))
+    best_i = int(np.argmax(gain))
+    if gain[best_i] <= 0:
+        return float(s[0] - 1.0) if np.isfinite(s[0]) else float(default)
+    j = best_i
+    # put theta between s_j and the next distinct score
+    hi = s[j + 1] if j + 1 < s.size else s[j] + 1.0
+    return float(0.5 * (s[j] + hi)) if np.isfinite(hi) and np.isfinite(s[j]) else float(s[j])
+
+
+@dataclass
+class SemiStreamResult:
+    """Stream audit at a grid of epsilons."""
+
+    epsilons: np.ndarray
+    stopped_at: list[int | None]
+    log_wealth: np.ndarray          # (n_rounds, n_eps)
+    correct: np.ndarray             # Z_r
+    members: np.ndarray
+    thresholds: np.ndarray
+    scores: np.ndarray
+    epsilon_lower_bound: float
+    lower_bound_path: np.ndarray
+    delta: float
+    failure_prob: float
+    n_rounds: int
+
+    @property
+    def rejected(self) -> list[bool]:
+        return [s is not None for s in self.stopped_at]
+
+    def to_dict(self, *, paths: bool = False) -> dict:
+        d = {"epsilons": self.epsilons.tolist(), "stopped_at": self.stopped_at,
+             "rejected": self.rejected, "epsilon_lower_bound": self.epsilon_lower_bound,
+             "delta": self.delta, "failure_prob": self.failure_prob, "n_rounds": self.n_rounds,
+             "accuracy": float(self.correct.mean()) if self.correct.size else None,
+             "success_bounds": [success_bound(float(e), self.delta) for e in self.epsilons]}
+        if paths:
+            d["log_wealth"] = self.log_wealth.T.tolist()
+            d["lower_bound_path"] = self.lower_bound_path.tolist()
+        return d
+
+
+def semi_stream_audit(mechanism, epsilons: float | Sequence[float], *, delta: float,
+                      failure_prob: float = 0.05, max_rounds: int = 10_000, tau: int = 1,
+                      test: str = "semi-star", threshold: str | float = "learned",
+                      threshold_init: float = 0.0, refit_every: int = 50, block: int = 256,
+                      seed=0, stop_when_all_rejected: bool = True) -> SemiStreamResult:
+    r"""Anytime-valid test of ":math:`\mathcal A` is :math:`(\varepsilon,\delta)`-DP" from a SeMI
+    game played round by round (see the module docstring).
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        Anything with ``release(member, tau, rng)`` and ``score(releases, tau, tests=[test])``
+        (every :class:`~semi_core.mechanisms.base.MechanismBase`).
+    epsilons : float or sequence of float
+        Claimed epsilon(s) (each >= 0).
+    delta : float
+        In [0, 1).
+    failure_prob : float
+        :math:`\alpha\in(0,1)`.
+    max_rounds : int
+        Largest number of rounds (>= 1).
+    tau : int
+        Insertion step of the target.
+    test : str
+        Score (a test of ``mechanism.tests``).
+    threshold : "learned" or float
+        Learned (predictable) accuracy-maximising threshold, or a fixed one.
+    refit_every : int
+        Refit the learned threshold every this many rounds (still predictable).
+
+    Returns
+    -------
+    SemiStreamResult
+    """
+    eps = np.sort(np.atleast_1d(np.asarray(
+        [check_epsilon(float(e)) for e in np.atleast_1d(epsilons)], dtype=float)))
+    delta = check_delta(delta)
+    alpha = check_alpha(failure_prob)
+    max_rounds = check_int(max_rounds, "max_rounds", minimum=1)
+    refit_every = check_int(refit_every, "refit_every", minimum=1)
+    p = np.array([success_bound(float(e), delta) for e in eps])
+    if np.any(p >= 1):
+        raise ValueError("delta/epsilon make the success bound 1: nothing can be rejected")
+    rng = np.random.Generator(np.random.PCG64(as_seed_sequence(seed)))
+    log_thr = math.log(1.0 / alpha)
+    scores, bits, thetas, correct = [], [], [], []
+    stops: list[int | None] = [None] * eps.size
+    theta = float(threshold_init) if threshold == "learned" else float(threshold)
+    r = 0
+    k = 0
+    logk_blocks = []
+    while r < max_rounds:
+        size = min(block, max_rounds - r)
+        member = rng.random(size) < 0.5
+        rel = mechanism.release(member, tau, rng)
+        s = np.asarray(mechanism.score(rel, tau, tests=[test])[test], dtype=float).reshape(-1)
+        if s.size != size or np.isnan(s).any():
+            raise ValueError(f"mechanism produced {s.size} {test} scores for {size} rounds "
+                             "(or NaN scores)")
+        zb = np.empty(size)
+        for j in range(size):  # the guess of round r uses rounds < r only
+            if threshold == "learned" and r + j > 0 and (r + j) % refit_every == 0:
+                theta = learned_threshold(np.asarray(scores), np.asarray(bits), threshold_init)
+            zb[j] = float((s[j] > theta) == member[j])
+            scores.append(s[j])
+            bits.append(bool(member[j]))
+            thetas.append(theta)
+        correct.extend(zb.tolist())
+        kc = k + np.cumsum(zb)
+        nn = r + np.arange(1, size + 1)
+        lk = log_mixture_wealth(kc[:, None], nn[:, None], p[None, :])
+        logk_blocks.append(lk)
+        for i in range(eps.size):
+            if stops[i] is None:
+                hit = np.flatnonzero(lk[:, i] >= log_thr)
+                if hit.size:
+                    stops[i] = int(r + hit[0] + 1)
+        k = int(kc[-1])
+        r += size
+        if stop_when_all_rejected and all(st is not None for st in stops):
+            break
+    n = r
+    L = np.vstack(logk_blocks)
+    st = np.array([np.inf if s_ is None else s_ for s_ in stops], dtype=float)
+    prefix = np.maximum.accumulate(st)
+    lb_path = np.zeros(n)
+    for i in range(eps.size):
+        if np.isfinite(prefix[i]):
+            lb_path[int(prefix[i]) - 1:] = np.maximum(lb_path[int(prefix[i]) - 1:], eps[i])
+    kk = int(np.isfinite(prefix).sum())
+    return SemiStreamResult(
+        epsilons=eps, stopped_at=stops, log_wealth=L, correct=np.asarray(correct),
+        members=np.asarray(bits), thresholds=np.asarray(thetas), scores=np.asarray(scores),
+        epsilon_lower_bound=float(eps[kk - 1]) if kk else 0.0, lower_bound_path=lb_path,
+        delta=delta, failure_prob=alpha, n_rounds=n)
+
+
+def fixed_r_rejection_rate(mechanism, rounds: int, *, epsilon: float, delta: float,
+                           failure_prob: float = 0.05, method: str = "cp", audits: int = 200,
+                           tau: int = 1, test: str = "semi-star", seed=0) -> dict:
+    r"""How often a fixed-R audit (:func:`semi_core.audit.bounds.audit_batch`) certifies
+    :math:`\underline\varepsilon>\varepsilon` from ``rounds`` games with fair-coin membership.
+
+    ``method="cp"`` uses the pre-registered LR threshold 0 (Clopper--Pearson, no split);
+    ``"dkw"`` optimises the threshold with DKW bands. Same :math:`\alpha` as the stream audit.
+    """
+    from semi_core.audit.bounds import audit_batch
+
+    rounds = check_int(rounds, "rounds", minimum=2)
+    audits = check_int(audits, "audits", minimum=1)
+    rng = np.random.Generator(np.random.PCG64(as_seed_sequence(seed)))
+    rej = 0
+    eps_lb = []
+    for _ in range(audits):
+        member = rng.random(rounds) < 0.5
+        if member.all() or (~member).all():
+            member[0] = ~member[0]
+        rel = mechanism.release(member, tau, rng)
+        s = np.asarray(mechanism.score(rel, tau, tests=[test])[test], float).reshape(-1)
+        kw = {"thresholds": [0.0]} if method == "cp" else {}
+        e = float(audit_batch(s[member][None, :], s[~member][None, :], delta=delta,
+                              failure_prob=min(failure_prob, 0.5), method=method, **kw)[0])
+        eps_lb.append(e)
+        rej += e > epsilon
+    rate = rej / audits
+    return {"rounds": rounds, "rejection_rate": rate,
+            "rejection_rate_se": math.sqrt(rate * (1 - rate) / audits),
+            "median_eps_lb": float(np.median(eps_lb)), "method": method}

@@ -1,0 +1,446 @@
+r"""Anytime-valid sequential DP audits with the MMD witness (seed Alg. 1 and Alg. 2).
+
+Given streams :math:`X_t\sim\mathcal A(S)`, :math:`Y_t\sim\mathcal A(S')`, the witness
+:math:`f_t` is learned by OGA from the pairs before :math:`t` (:mod:`semi_core.kernels.witness`),
+so :math:`v_t=f_t(X_t)-f_t(Y_t)` has :math:`\mathbb E[v_t\mid\mathcal F_{t-1}]\le\mathrm{MMD}`.
+
+**Algorithm 1** (test supermartingale, ONS bets). Payoff :math:`a_t = v_t-\tau(\varepsilon,\delta)`,
+wealth :math:`\mathcal K_t = \mathcal K_{t-1}(1+\lambda_t a_t)` with :math:`\lambda_t` from ONS on
+:math:`[0, 1/(4+2\tau)]` (predictable). Under :math:`H_0:\mathrm{MMD}\le\tau` it is a non-negative
+supermartingale (:math:`1+\lambda a\ge 1/2`), so by Ville
+:math:`P(\exists t:\mathcal K_t\ge1/\alpha)\le\alpha`: stop and reject at the first such t.
+
+**Algorithm 2** (e-process). E-values :math:`E_t=(2+v_t)/(2+\tau)` (:math:`\ge0`,
+:math:`\mathbb E_{H_0}[E_t\mid\mathcal F_{t-1}]\le1`), constant-mix wealth
+:math:`W_t(\beta)=\prod_{i\le t}(1+\beta(E_i-1))`. The universal portfolio with the
+Beta(1/2,1/2) prior has wealth :math:`W^{UP}_t=\int W_t(\beta)\,\pi(d\beta)` (a test
+supermartingale) and regret :math:`\le\tfrac12\log(t+1)+\log2`, so
+
+.. math:: \tilde W_t = \max_{\beta\in[0,1]}W_t(\beta)\,\big/\,\big(2\sqrt{t+1}\big) \le W^{UP}_t
+
+is an e-process (Alg. 2 line 7; the seed's eq. 19 prints :math:`+\log 2`, which breaks the
+inequality -- claim ``eq19.penalty_sign``). We evaluate :math:`W_t(\beta)` at the
+:math:`K=\lceil(N_{\max}+1)/2\rceil` Gauss--Chebyshev nodes of the Beta(1/2,1/2) prior: since
+:math:`W_t` is a polynomial of degree :math:`t\le N_{\max}\le 2K-1`, their average *is*
+:math:`W^{UP}_t` exactly (``evalue="mixture"``), and their maximum is :math:`\le` the true
+maximum (so the grid :math:`\tilde W_t` is conservative); near the threshold the maximum is
+refined exactly by bisection on the concave :math:`\log W_t`. ``evalue="max"`` (the seed's rule)
+stops on :math:`\tilde W_t\ge1/\alpha`.
+
+Warm-up: the first ``warmup`` pairs (20, as the seed) set the median-heuristic bandwidth and
+are discarded; ``stopped_at`` counts test pairs after the warm-up.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from semi_core._rng import as_seed_sequence
+from semi_core._validation import check_delta, check_int
+from semi_core.kernels.witness import new_state, witness_block
+
+from .ons import OnlineNewtonStep
+from .rbf import median_bandwidth
+from .tau import check_alpha, check_epsilon, tau_for
+
+__all__ = ["SequentialResult", "GridResult", "PairSource", "mechanism_source", "stream_source",
+           "sampler_source", "sequential_test", "sequential_grid", "run_audits", "summarize"]
+
+
+# ----------------------------------------------------------------------------- pair sources
+class PairSource:
+    """Draws paired outputs ``(X, Y)``, each ``(size, d)``, with checks on every draw.
+
+    Parameters
+    ----------
+    draw : callable
+        ``draw(size, rng) -> (X, Y)``.
+    name : str
+        Shown in errors and results.
+    limit : int, optional
+        Largest total number of pairs available (pre-recorded streams).
+    """
+
+    def __init__(self, draw: Callable, name: str = "mechanism", limit: int | None = None):
+        self._draw, self.name, self.limit = draw, name, limit
+        self.dim: int | None = None
+
+    def __call__(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        X, Y = self._draw(int(size), rng)
+        out = []
+        for arr, which in ((X, "A(S)"), (Y, "A(S')")):
+            try:
+                a = np.asarray(arr, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"mechanism: outputs on {which} are not numeric") from None
+            a = a.reshape(a.shape[0], -1) if a.ndim >= 1 else a.reshape(1, 1)
+            if a.shape[0] != size:
+                raise ValueError(f"mechanism: asked for {size} outputs on {which}, got "
+                                 f"{a.shape[0]}")
+            if not np.all(np.isfinite(a)):
+                raise ValueError(f"mechanism returned NaN or infinite outputs on {which}")
+            if self.dim is None:
+                self.dim = a.shape[1]
+            elif a.shape[1] != self.dim:
+                raise ValueError(f"mechanism changed its output shape: dimension {self.dim} "
+                                 f"before, {a.shape[1]} now (on {which})")
+            out.append(np.ascontiguousarray(a))
+        return out[0], out[1]
+
+
+def mechanism_source(mechanism, S, S_prime) -> PairSource:
+    """Pairs from a dataset mechanism (zoo class, or any callable ``mechanism(dataset, rng)``)."""
+    from semi_core.mechanisms.zoo import as_dataset_mechanism
+
+    mech = as_dataset_mechanism(mechanism)
+
+    def draw(size, rng):
+        return mech.sample(S, size, rng), mech.sample(S_prime, size, rng)
+
+    return PairSource(draw, getattr(mech, "name", "mechanism"))
+
+
+def stream_source(X, Y, name: str = "stream") -> PairSource:
+    """Pairs read in order from pre-recorded outputs (e.g. the DP-SGD canary stream)."""
+    X = np.asarray(X, dtype=float)
+    Y = np.asarray(Y, dtype=float)
+    X = X.reshape(X.shape[0], -1)
+    Y = Y.reshape(Y.shape[0], -1)
+    if X.shape[0] != Y.shape[0]:
+        raise ValueError(f"X and Y must have the same length, got {X.shape[0]} and {Y.shape[0]}")
+    pos = [0]
+
+    def draw(size, rng):
+        i = pos[0]
+        if i + size > X.shape[0]:
+            raise ValueError(f"{name}: stream exhausted ({X.shape[0]} pairs)")
+        pos[0] = i + size
+        return X[i:i + size], Y[i:i + size]
+
+    return PairSource(draw, name, limit=X.shape[0])
+
+
+def sampler_source(sample_x: Callable, sample_y: Callable, name: str = "distributions"
+                   ) -> PairSource:
+    """Pairs from two samplers ``sample(size, rng) -> (size, d)`` (synthetic experiments)."""
+    return PairSource(lambda size, rng: (sample_x(size, rng), sample_y(size, rng)), name)
+
+
+# ----------------------------------------------------------------------------- results
+@dataclass
+class SequentialResult:
+    """One sequential test (one epsilon)."""
+
+    rejected: bool
+    stopped_at: int | None
+    n_observed: int
+    log_wealth: np.ndarray
+    epsilon: float
+    delta: float
+    failure_prob: float
+    tau: float
+    algorithm: int
+    bandwidth: float
+    bandwidth_note: str
+    bound: str
+    log_mixture: np.ndarray | None = None
+    witness: np.ndarray | None = None
+
+    def to_dict(self, *, paths: bool = True) -> dict:
+        d = {"rejected": self.rejected, "stopped_at": self.stopped_at,
+             "n_observed": self.n_observed, "epsilon": self.epsilon, "delta": self.delta,
+             "failure_prob": self.failure_prob, "tau": self.tau, "algorithm": self.algorithm,
+             "bandwidth": self.bandwidth, "bandwidth_note": self.bandwidth_note,
+             "bound": self.bound, "final_log_wealth": float(self.log_wealth[-1])
+             if self.log_wealth.size else 0.0}
+        if paths:
+            d["log_wealth"] = self.log_wealth.tolist()
+        return d
+
+
+@dataclass
+class GridResult:
+    r"""Tests at several epsilons on one stream and the anytime-valid lower bound.
+
+    ``epsilon_lower_bound`` is the *fixed-sequence* reading: with the grid sorted increasingly,
+    the largest :math:`\varepsilon_i` such that every :math:`\varepsilon_j\le\varepsilon_i` has
+    been rejected (0 if the smallest was not). It is valid at level :math:`\alpha` at every
+    time, with no multiplicity correction: the nulls are nested (:math:`\tau` increases with
+    :math:`\varepsilon`), so if :math:`\varepsilon_{i_0}` is the smallest grid value whose null
+    holds, :math:`\underline\varepsilon_t\ge\varepsilon_{i_0}` requires the single test at
+    :math:`\varepsilon_{i_0}` to reject, which has probability :math:`\le\alpha` uniformly in t.
+    The seed's reading (§4.2, "the smallest candidate that the test fails to reject") is one
+    grid step *above* ours and not valid (claim ``sec4.2.lower_bound_reading``).
+    """
+
+    epsilons: np.ndarray
+    results: list[SequentialResult]
+    lower_bound_path: np.ndarray
+    epsilon_lower_bound: float
+    seed_reading: float
+    bandwidth: float
+    n_observed: int
+
+    def to_dict(self, *, paths: bool = True) -> dict:
+        return {"epsilons": self.epsilons.tolist(), "epsilon_lower_bound": self.epsilon_lower_bound,
+                "seed_reading_smallest_not_rejected": self.seed_reading,
+                "bandwidth": self.bandwidth, "n_observed": self.n_observed,
+                "lower_bound_path": self.lower_bound_path.tolist() if paths else None,
+                "tests": [r.to_dict(paths=paths) for r in self.results]}
+
+
+# ----------------------------------------------------------------------------- bettors
+class _ONSBettor:
+    """Alg. 1 wealth with ONS on [0, 1/(4+2 tau)]."""
+
+    def __init__(self, tau: float, alpha: float):
+        self.tau, self.log_thr = tau, math.log(1.0 / alpha)
+        self.ons = OnlineNewtonStep(0.0, 1.0 / (4.0 + 2.0 * tau), 4.0 + 2.0 * tau)
+        self.logk = 0.0
+        self.path: list[float] = []
+        self.stop: int | None = None
+
+    def feed(self, v: np.ndarray, t0: int) -> None:
+        lam = self.ons.lam
+        for j, vt in enumerate(v):
+            a = float(vt) - self.tau
+            x = lam * a
+            self.logk += math.log1p(x)
+            self.path.append(self.logk)
+            if self.logk >= self.log_thr:
+                self.stop = t0 + j + 1
+                return
+            lam = self.ons.update(-a / (1.0 + x))
+
+
+class _EBettor:
+    """Alg. 2: W_t(beta) on the Gauss-Chebyshev nodes of Beta(1/2, 1/2)."""
+
+    def __init__(self, tau: float, alpha: float, n_max: int, rule: str):
+        K = (n_max + 2) // 2  # 2K - 1 >= n_max: the node average is the exact UP wealth
+        k = np.arange(1, K + 1)
+        self.beta = 0.5 * (1.0 + np.cos((2 * k - 1) * np.pi / (2 * K)))
+        self.logw = np.zeros(K)
+        self.tau, self.log_thr, self.rule = tau, math.log(1.0 / alpha), rule
+        self.path: list[float] = []
+        self.mix: list[float] = []
+        self.e: list[float] = []
+        self.stop: int | None = None
+
+    def _exact_max(self) -> float:
+        d = np.asarray(self.e) - 1.0
+        g = lambda b: float(np.sum(d / (1.0 + b * d)))  # noqa: E731 - derivative, decreasing
+        if g(0.0) <= 0:
+            return 0.0
+        if g(1.0) >= 0:
+            return float(np.sum(np.log1p(d)))
+        lo, hi = 0.0, 1.0
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if g(mid) > 0 else (lo, mid)
+        b = 0.5 * (lo + hi)
+        return float(np.sum(np.log1p(b * d)))
+
+    def feed(self, v: np.ndarray, t0: int) -> None:
+        E = (2.0 + np.asarray(v)) / (2.0 + self.tau)
+        inc = np.log1p(self.beta[None, :] * (E[:, None] - 1.0))
+        cum = self.logw[None, :] + np.cumsum(inc, axis=0)
+        t = t0 + np.arange(1, E.size + 1)
+        pen = 0.5 * np.log(t + 1.0) + math.log(2.0)
+        cmax = cum.max(axis=1)
+        lmax = cmax - pen
+        lmix = cmax + np.log(np.mean(np.exp(cum - cmax[:, None]), axis=1))
+        for j in range(E.size):
+            self.e.append(float(E[j]))
+            val = lmax[j]
+            if self.rule == "max" and self.log_thr - 0.05 <= val < self.log_thr:
+                val = max(val, self._exact_max() - pen[j])
+            self.path.append(float(val))
+            self.mix.append(float(lmix[j]))
+            stat = val if self.rule == "max" else lmix[j]
+            if stat >= self.log_thr:
+                self.stop = t0 + j + 1
+                self.logw = cum[j]
+                return
+        self.logw = cum[-1]
+
+
+# ----------------------------------------------------------------------------- drivers
+def _check_common(delta, failure_prob, max_obs, algorithm, warmup, bound, evalue):
+    delta = check_delta(delta)
+    alpha = check_alpha(failure_prob, "failure_prob")
+    max_obs = check_int(max_obs, "max_obs", minimum=1)
+    if algorithm not in (1, 2):
+        raise ValueError(f"algorithm must be 1 or 2, got {algorithm!r}")
+    warmup = check_int(warmup, "warmup", minimum=0)
+    if bound not in ("new", "auditorium"):
+        raise ValueError(f"bound must be 'new' or 'auditorium', got {bound!r}")
+    if evalue not in ("max", "mixture"):
+        raise ValueError(f"evalue must be 'max' or 'mixture', got {evalue!r}")
+    return delta, alpha, max_obs, warmup
+
+
+def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: float,
+                    failure_prob: float = 0.05, max_obs: int = 5000, algorithm: int = 1,
+                    bandwidth: float | str = "median", warmup: int = 20, bound: str = "new",
+                    evalue: str = "max", seed=0, block: int = 128, backend: str = "auto",
+                    keep_witness: bool = False) -> GridResult:
+    r"""Sequential tests of :math:`H_0(\varepsilon_i):\mathrm{MMD}\le\tau(\varepsilon_i,\delta)` on
+    one stream, and the anytime-valid :math:`\varepsilon` lower bound (see :class:`GridResult`).
+
+    Parameters
+    ----------
+    source : PairSource
+        Where the pairs come from (:func:`mechanism_source`, :func:`stream_source`, ...).
+    epsilons : sequence of float
+        Grid, each :math:`\ge0` (sorted internally).
+    delta : float
+        :math:`\delta\in[0,1)`.
+    failure_prob : float
+        Test level :math:`\alpha\in(0,1)`: reject when the wealth reaches :math:`1/\alpha`.
+    max_obs : int
+        :math:`N_{\max}\ge1` test pairs (after the warm-up).
+    algorithm : {1, 2}
+        Alg. 1 (ONS test supermartingale) or Alg. 2 (e-process).
+    bandwidth : float or "median"
+        RBF bandwidth, or the median heuristic on ``warmup`` discarded pairs.
+    warmup : int
+        Pairs drawn and discarded for the median heuristic (ignored for a fixed bandwidth).
+    bound : {"new", "auditorium"}
+        Theorem 3.1 threshold or the older DP-Auditorium one (ablation, Table 3).
+    evalue : {"max", "mixture"}
+        Alg. 2 stopping statistic: the seed's :math:`\tilde W_t` or the exact UP mixture.
+    seed : int or SeedSequence
+    block : int
+        Pairs drawn per mechanism call (the test still looks at them one at a time).
+    backend : {"auto", "numba", "numpy", "python"}
+        Witness kernel (see :func:`semi_core.kernels.witness.witness_block`).
+
+    Returns
+    -------
+    GridResult
+    """
+    delta, alpha, max_obs, warmup = _check_common(delta, failure_prob, max_obs, algorithm, warmup,
+                                                  bound, evalue)
+    eps = np.atleast_1d(np.asarray(epsilons, dtype=float))
+    if eps.ndim != 1 or eps.size == 0:
+        raise ValueError("epsilons must be a non-empty 1-D sequence")
+    eps = np.sort(np.array([check_epsilon(float(e), "epsilon") for e in eps]))
+    rng = np.random.Generator(np.random.PCG64(as_seed_sequence(seed)))
+    if isinstance(bandwidth, str):
+        if bandwidth != "median":
+            raise ValueError(f"bandwidth must be a positive number or 'median', got {bandwidth!r}")
+        if warmup < 2:
+            raise ValueError("warmup must be >= 2 for the median heuristic")
+        wx, wy = source(warmup, rng)  # discarded after setting the bandwidth
+        bw, note = median_bandwidth(wx, wy)
+    else:
+        if isinstance(bandwidth, bool) or not isinstance(bandwidth, numbers.Real) or not (
+                np.isfinite(bandwidth) and bandwidth > 0):
+            raise ValueError(f"bandwidth must be finite and > 0, got {bandwidth!r}")
+        bw, note = float(bandwidth), "fixed"
+    taus = [tau_for(bound, float(e), delta) for e in eps]
+    bettors = [(_ONSBettor(t, alpha) if algorithm == 1 else _EBettor(t, alpha, max_obs, evalue))
+               for t in taus]
+    X = Y = None
+    buf = None
+    t = 0
+    lb_path = np.zeros(max_obs)
+    while t < max_obs and any(b.stop is None for b in bettors):
+        size = min(block, max_obs - t)
+        xb, yb = source(size, rng)
+        if X is None:
+            d = xb.shape[1]
+            X, Y = np.zeros((max_obs, d)), np.zeros((max_obs, d))
+            buf = new_state(max_obs, d)
+        X[t:t + size], Y[t:t + size] = xb, yb
+        witness_block(X, Y, t, t + size, bw, buf, backend=backend)
+        v = buf["v"][t:t + size]
+        for b in bettors:
+            if b.stop is None:
+                b.feed(v, t)
+        t += size
+    n_obs = t
+    results, stops = [], []
+    for e, tau_i, b in zip(eps, taus, bettors):
+        mix = np.asarray(b.mix) if algorithm == 2 else None
+        results.append(SequentialResult(
+            rejected=b.stop is not None, stopped_at=b.stop, n_observed=len(b.path),
+            log_wealth=np.asarray(b.path), epsilon=float(e), delta=delta, failure_prob=alpha,
+            tau=float(tau_i), algorithm=algorithm, bandwidth=bw, bandwidth_note=note,
+            bound=bound, log_mixture=mix,
+            witness=buf["v"][:n_obs].copy() if (keep_witness and buf is not None) else None))
+        stops.append(np.inf if b.stop is None else b.stop)
+    # fixed-sequence lower bound path: largest eps_i with every eps_j <= eps_i rejected by t
+    stops = np.asarray(stops, dtype=float)
+    prefix = np.maximum.accumulate(stops)  # time at which eps_0..eps_i are all rejected
+    lb_path = np.zeros(n_obs)
+    for i in range(eps.size):
+        if np.isfinite(prefix[i]):
+            lb_path[int(prefix[i]) - 1:] = np.maximum(lb_path[int(prefix[i]) - 1:], eps[i])
+    rej_prefix = np.isfinite(prefix)
+    k = int(rej_prefix.sum())
+    lb = float(eps[k - 1]) if k else 0.0
+    seed_reading = float(eps[k]) if k < eps.size else float("inf")
+    return GridResult(epsilons=eps, results=results, lower_bound_path=lb_path,
+                      epsilon_lower_bound=lb, seed_reading=seed_reading, bandwidth=bw,
+                      n_observed=n_obs)
+
+
+def sequential_test(source: PairSource, *, epsilon: float, delta: float,
+                    failure_prob: float = 0.05, max_obs: int = 5000, algorithm: int = 1,
+                    **kw) -> SequentialResult:
+    r"""One anytime-valid test of :math:`H_0:\mathrm{MMD}(\mathcal A(S),\mathcal A(S'))\le
+    \tau(\varepsilon,\delta)` (Alg. 1 or 2); see :func:`sequential_grid` for the parameters.
+
+    Examples
+    --------
+    >>> from semi_core.mechanisms.zoo import NonDPLaplace1, SEED_PAIR
+    >>> src = mechanism_source(NonDPLaplace1(0.01), *SEED_PAIR)
+    >>> r = sequential_test(src, epsilon=0.01, delta=1e-5, max_obs=2000, seed=0)
+    >>> r.rejected
+    True
+    """
+    check_epsilon(epsilon)
+    return sequential_grid(source, [epsilon], delta=delta, failure_prob=failure_prob,
+                           max_obs=max_obs, algorithm=algorithm, **kw).results[0]
+
+
+@dataclass
+class AuditRuns:
+    """Independent runs of one configuration and their summary."""
+
+    runs: list[SequentialResult]
+    summary: dict = field(default_factory=dict)
+
+
+def summarize(runs: Sequence[SequentialResult]) -> dict:
+    """Rejection rate (binomial SE) and mean stopping time over rejecting runs (SE)."""
+    R = len(runs)
+    rej = np.array([r.rejected for r in runs], dtype=float)
+    stops = np.array([r.stopped_at for r in runs if r.rejected], dtype=float)
+    rate = float(rej.mean()) if R else float("nan")
+    out = {"runs": R, "rejections": int(rej.sum()), "rejection_rate": rate,
+           "rejection_rate_se": float(np.sqrt(rate * (1 - rate) / R)) if R else float("nan"),
+           "mean_stop": float(stops.mean()) if stops.size else None,
+           "mean_stop_se": (float(stops.std(ddof=1) / np.sqrt(stops.size))
+                            if stops.size > 1 else (0.0 if stops.size else None))}
+    return out
+
+
+def run_audits(make_source: Callable[[], PairSource], *, runs: int, seed=0, progress=None,
+               **kw) -> AuditRuns:
+    """``runs`` independent sequential tests (run ``i`` uses the ``i``-th child of ``seed``)."""
+    runs = check_int(runs, "runs", minimum=1)
+    children = as_seed_sequence(seed).spawn(runs)
+    out = []
+    for i, ss in enumerate(children):
+        out.append(sequential_test(make_source(), seed=ss, **kw))
+        if progress is not None:
+            progress(i + 1, runs)
+    return AuditRuns(out, summarize(out))

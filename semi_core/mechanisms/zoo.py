@@ -1,0 +1,354 @@
+r"""Black-box mean mechanisms of the sequential DP auditing seed (§4.1, eq. 5-7) and user callables.
+
+A *dataset mechanism* maps a dataset (records in :math:`[0,1]`, add/remove neighbours) to a
+random output. Here, for :math:`n = |S|`, :math:`s = \sum_i x_i` and
+:math:`\tilde n = \max\{10^{-12}, n + W\}`:
+
+============== ======================================= =========================================
+name           output                                  privacy
+============== ======================================= =========================================
+DPLaplace      :math:`(s + Z)/\tilde n`                 :math:`\varepsilon`-DP
+NonDPLaplace1  :math:`(s + Z)/n`                        not DP (noise scaled by the private n)
+NonDPLaplace2  :math:`s/n + Z/\tilde n`                 not DP (mean with the private n)
+============== ======================================= =========================================
+
+with :math:`W, Z\sim\mathrm{Laplace}(0, 2/\varepsilon)` (seed eq. 5-7: :math:`\rho_1 = Z/\tilde n`,
+:math:`\rho_2 = Z/n`). DPLaplace is :math:`\varepsilon`-DP: the count (sensitivity 1) and the
+sum (sensitivity 1 for records in :math:`[0,1]`) each get :math:`\varepsilon/2`, the division is
+post-processing. The Gaussian variants replace both noises by :math:`N(0,\sigma^2)`.
+
+**Our sigma calibration** (the seed does not state one): each of the two Gaussian releases is
+calibrated *exactly* to :math:`(\varepsilon/2,\delta/2)`-DP at sensitivity 1 with the analytic
+Gaussian mechanism, i.e. :math:`\sigma = 1/\mu` where :math:`\mu`-GDP has
+:math:`\delta_\mu(\varepsilon/2) = \delta/2`; by basic composition DPGaussian is
+:math:`(\varepsilon,\delta)`-DP (default :math:`\delta = 10^{-5}`).
+
+The seed's pair is :math:`S=\{0\}`, :math:`S'=\{0,1\}` (:data:`SEED_PAIR`).
+
+Any Python callable ``mechanism(dataset, rng) -> output`` (a scalar or a fixed-shape array) is
+accepted by :func:`as_dataset_mechanism` without subclassing; every output is checked (finite,
+same shape each call) and a violation raises an error naming ``mechanism``.
+
+The zoo classes also implement the :class:`~semi_core.mechanisms.base.Mechanism` protocol with
+``T = 1`` (``member`` = output on :math:`S'`), their exact log-LR computed by quadrature over the
+count noise (:meth:`NoisyCountMean.logpdf`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from scipy import optimize, special
+
+from semi_core._validation import check_delta, check_positive
+from semi_core.mechanisms.base import GroundTruthUnknown, MechanismBase
+
+__all__ = ["NoisyCountMean", "DPLaplace", "NonDPLaplace1", "NonDPLaplace2", "DPGaussian",
+           "NonDPGaussian1", "NonDPGaussian2", "CallableMechanism", "as_dataset_mechanism",
+           "ZOO", "SEED_PAIR", "gaussian_sigma", "make_zoo_mechanism", "RandomizedResponse"]
+
+#: The seed's neighbouring datasets (§4.1): S = {0}, S' = {0, 1}.
+SEED_PAIR = (np.array([0.0]), np.array([0.0, 1.0]))
+
+_FLOOR = 1e-12  # the seed's max{1e-12, n + noise}
+
+
+def gaussian_sigma(epsilon: float, delta: float) -> float:
+    r"""Noise std of a sensitivity-1 Gaussian release that is exactly :math:`(\varepsilon,\delta)`-DP.
+
+    Solves :math:`\Phi(-\varepsilon/\mu+\mu/2)-e^\varepsilon\Phi(-\varepsilon/\mu-\mu/2)=\delta`
+    for :math:`\mu` (Brent, log space via :func:`semi_core.stats.gdp.gdp_delta`) and returns
+    :math:`1/\mu`.
+    """
+    from semi_core.stats.gdp import gdp_delta
+
+    epsilon = check_positive(epsilon, "epsilon")
+    delta = check_delta(delta)
+    if delta <= 0:
+        raise ValueError("delta must be > 0 for a Gaussian mechanism")
+    hi = 1.0
+    while float(gdp_delta(epsilon, hi)) < delta:
+        hi *= 2.0
+    lo = hi / 2.0
+    while float(gdp_delta(epsilon, lo)) > delta:
+        lo /= 2.0
+    mu = optimize.brentq(lambda m: float(gdp_delta(epsilon, m)) - delta, lo, hi, xtol=1e-15,
+                         rtol=1e-13)
+    return 1.0 / mu
+
+
+def _check_dataset(dataset) -> np.ndarray:
+    arr = np.asarray(dataset, dtype=float).reshape(-1)
+    if arr.size == 0:
+        raise ValueError("dataset must have at least one record")
+    if not np.all(np.isfinite(arr)) or arr.min() < 0 or arr.max() > 1:
+        raise ValueError("dataset records must be finite and in [0, 1] (sum sensitivity 1)")
+    return arr
+
+
+class NoisyCountMean(MechanismBase):
+    """Noisy mean with a noisy count (the six mechanisms of seed eq. 5-7; see the module doc).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter the mechanism is designed for (> 0).
+    noise : {"laplace", "gaussian"}
+    variant : {"dp", "nondp1", "nondp2"}
+    delta : float
+        Gaussian variants only (default ``1e-5``).
+    pair : tuple of array_like
+        ``(S, S')`` used by the :class:`Mechanism` protocol (default :data:`SEED_PAIR`).
+    """
+
+    T = 1
+    tests = ("semi-star", "semi-max", "semi-unif")
+
+    def __init__(self, epsilon: float, *, noise: str = "laplace", variant: str = "dp",
+                 delta: float = 1e-5, pair=SEED_PAIR, quad_nodes: int = 4000):
+        self.epsilon_design = check_positive(epsilon, "epsilon")
+        if noise not in ("laplace", "gaussian"):
+            raise ValueError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
+        if variant not in ("dp", "nondp1", "nondp2"):
+            raise ValueError(f"variant must be 'dp', 'nondp1' or 'nondp2', got {variant!r}")
+        self.noise, self.variant = noise, variant
+        self.delta_design = check_delta(delta) if noise == "gaussian" else 0.0
+        if noise == "laplace":
+            self.scale = 2.0 / self.epsilon_design
+        else:
+            self.scale = gaussian_sigma(self.epsilon_design / 2, self.delta_design / 2)
+        self.pair = (_check_dataset(pair[0]), _check_dataset(pair[1]))
+        self.quad_nodes = int(quad_nodes)
+
+    # -------------------------------------------------------------- black-box sampling
+    def _noise(self, rng, size):
+        if self.noise == "laplace":
+            return rng.laplace(0.0, self.scale, size)
+        return rng.normal(0.0, self.scale, size)
+
+    def sample(self, dataset, size: int, rng: np.random.Generator) -> np.ndarray:
+        """``size`` independent outputs on ``dataset``, shape ``(size, 1)``."""
+        x = _check_dataset(dataset)
+        n, s = float(x.size), float(x.sum())
+        w, z = self._noise(rng, size), self._noise(rng, size)
+        nt = np.maximum(_FLOOR, n + w)
+        if self.variant == "dp":
+            out = (s + z) / nt
+        elif self.variant == "nondp1":
+            out = (s + z) / n
+        else:
+            out = s / n + z / nt
+        return out[:, None]
+
+    def __call__(self, dataset, rng: np.random.Generator) -> float:
+        """One output (the ``mechanism(dataset, rng)`` form)."""
+        return float(self.sample(dataset, 1, rng)[0, 0])
+
+    @property
+    def name(self) -> str:
+        kind = "DP" if self.variant == "dp" else "NonDP"
+        num = {"dp": "", "nondp1": "1", "nondp2": "2"}[self.variant]
+        return f"{kind}{self.noise.capitalize()}{num}"
+
+    @property
+    def is_dp(self) -> bool:
+        return self.variant == "dp"
+
+    # -------------------------------------------------------------- exact densities
+    def _logf(self, u):
+        if self.noise == "laplace":
+            return -np.abs(u) / self.scale - np.log(2 * self.scale)
+        return -0.5 * (u / self.scale) ** 2 - np.log(self.scale * np.sqrt(2 * np.pi))
+
+    def _count_nodes(self, n: float) -> np.ndarray:
+        u = (np.arange(self.quad_nodes) + 0.5) / self.quad_nodes
+        if self.noise == "laplace":
+            w = -self.scale * np.sign(u - 0.5) * np.log1p(-2 * np.abs(u - 0.5))
+        else:
+            w = self.scale * special.ndtri(u)
+        return np.maximum(_FLOOR, n + w)
+
+    def logpdf(self, outputs, dataset) -> np.ndarray:
+        r"""Log-density of scalar outputs on ``dataset``: exact for ``nondp1``, else the mean of
+        the conditional densities over ``quad_nodes`` midpoint quantiles of the count noise
+        (:math:`p(o)=\mathbb E_{\tilde n}\,p(o\mid\tilde n)`)."""
+        x = _check_dataset(dataset)
+        n, s = float(x.size), float(x.sum())
+        o = np.asarray(outputs, dtype=float).reshape(-1)
+        if self.variant == "nondp1":
+            return np.log(n) + self._logf(n * o - s)
+        nt = self._count_nodes(n)[None, :]
+        if self.variant == "dp":
+            lc = np.log(nt) + self._logf(nt * o[:, None] - s)
+        else:
+            lc = np.log(nt) + self._logf(nt * (o[:, None] - s / n))
+        return special.logsumexp(lc, axis=1) - np.log(nt.shape[1])
+
+    # -------------------------------------------------------------- Mechanism protocol
+    def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
+        """Outputs on ``S'`` (member) or ``S``, shape ``(R, 1, 1)``; ``tau`` must be 1."""
+        member = np.asarray(member, dtype=bool).reshape(-1)
+        if np.any(np.asarray(tau) != 1):
+            raise ValueError("tau must be 1 (one release)")
+        out = np.empty((member.size, 1, 1))
+        for flag, data in ((False, self.pair[0]), (True, self.pair[1])):
+            idx = np.flatnonzero(member == flag)
+            out[idx, 0, :] = self.sample(data, idx.size, rng)
+        return out
+
+    def log_lr_steps(self, releases) -> np.ndarray:
+        """Exact log-LR of ``S'`` against ``S`` per release, shape ``(R, 1)``."""
+        o = np.asarray(releases, dtype=float).reshape(-1)
+        return (self.logpdf(o, self.pair[1]) - self.logpdf(o, self.pair[0]))[:, None]
+
+    def epsilon(self, delta: float, tau: int = 1) -> float:
+        """No exact epsilon(delta) is known (DP variants satisfy the design guarantee only)."""
+        raise GroundTruthUnknown(f"{self.name}: only the design guarantee is known "
+                                 f"(eps={self.epsilon_design}, delta={self.delta_design})"
+                                 if self.is_dp else f"{self.name} is not DP")
+
+    def params(self) -> dict[str, Any]:
+        return {"mechanism": self.name, "T": 1, "epsilon": self.epsilon_design,
+                "delta": self.delta_design, "noise_scale": self.scale,
+                "S": self.pair[0].tolist(), "S_prime": self.pair[1].tolist()}
+
+    def __repr__(self) -> str:
+        return f"{self.name}(epsilon={self.epsilon_design}, scale={self.scale:.6g})"
+
+
+def DPLaplace(epsilon, **kw):  # noqa: N802 - the seed's names
+    """seed eq. 5: :math:`\\sum x/\\tilde n + \\rho_1` (epsilon-DP)."""
+    return NoisyCountMean(epsilon, noise="laplace", variant="dp", **kw)
+
+
+def NonDPLaplace1(epsilon, **kw):  # noqa: N802
+    """seed eq. 6: :math:`\\sum x/n + \\rho_2` (not DP)."""
+    return NoisyCountMean(epsilon, noise="laplace", variant="nondp1", **kw)
+
+
+def NonDPLaplace2(epsilon, **kw):  # noqa: N802
+    """seed eq. 7: :math:`\\sum x/n + \\rho_1` (not DP)."""
+    return NoisyCountMean(epsilon, noise="laplace", variant="nondp2", **kw)
+
+
+def DPGaussian(epsilon, delta=1e-5, **kw):  # noqa: N802
+    """Gaussian analogue of DPLaplace ((epsilon, delta)-DP with our calibration)."""
+    return NoisyCountMean(epsilon, noise="gaussian", variant="dp", delta=delta, **kw)
+
+
+def NonDPGaussian1(epsilon, delta=1e-5, **kw):  # noqa: N802
+    """Gaussian analogue of NonDPLaplace1."""
+    return NoisyCountMean(epsilon, noise="gaussian", variant="nondp1", delta=delta, **kw)
+
+
+def NonDPGaussian2(epsilon, delta=1e-5, **kw):  # noqa: N802
+    """Gaussian analogue of NonDPLaplace2."""
+    return NoisyCountMean(epsilon, noise="gaussian", variant="nondp2", delta=delta, **kw)
+
+
+#: CLI names -> constructors ``f(epsilon, delta)``.
+ZOO: dict[str, Callable[..., NoisyCountMean]] = {
+    "dp-laplace": lambda e, d: DPLaplace(e),
+    "nondp-laplace-1": lambda e, d: NonDPLaplace1(e),
+    "nondp-laplace-2": lambda e, d: NonDPLaplace2(e),
+    "dp-gaussian": lambda e, d: DPGaussian(e, d),
+    "nondp-gaussian-1": lambda e, d: NonDPGaussian1(e, d),
+    "nondp-gaussian-2": lambda e, d: NonDPGaussian2(e, d),
+}
+
+
+def make_zoo_mechanism(name: str, epsilon: float, delta: float = 1e-5) -> NoisyCountMean:
+    """A zoo mechanism by CLI name (``dp-laplace``, ``nondp-gaussian-2``, ...)."""
+    if name not in ZOO:
+        raise ValueError(f"mechanism must be one of {sorted(ZOO)}, got {name!r}")
+    return ZOO[name](epsilon, delta)
+
+
+class CallableMechanism:
+    """Wrap ``fn(dataset, rng) -> output`` (scalar or array) as a dataset mechanism.
+
+    Every output is validated: it must be numeric, finite and of the same shape on every call
+    (the shape of the first output); violations raise ``ValueError`` naming ``mechanism``.
+    """
+
+    def __init__(self, fn: Callable[[Any, np.random.Generator], Any]):
+        if not callable(fn):
+            raise TypeError(f"mechanism must be callable as mechanism(dataset, rng), got "
+                            f"{type(fn).__name__}")
+        self.fn = fn
+        self.shape: tuple[int, ...] | None = None
+        self.name = getattr(fn, "__name__", type(fn).__name__)
+
+    def _one(self, dataset, rng) -> np.ndarray:
+        out = self.fn(dataset, rng)
+        try:
+            arr = np.asarray(out, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"mechanism must return a number or a numeric array, got "
+                             f"{type(out).__name__}") from None
+        if self.shape is None:
+            self.shape = arr.shape
+        elif arr.shape != self.shape:
+            raise ValueError(f"mechanism changed its output shape from {self.shape} to "
+                             f"{arr.shape}; outputs must have one fixed shape")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError("mechanism returned a NaN or infinite output; outputs must be finite")
+        return arr.reshape(-1)
+
+    def sample(self, dataset, size: int, rng: np.random.Generator) -> np.ndarray:
+        """``size`` outputs, shape ``(size, d)``."""
+        rows = [self._one(dataset, rng) for _ in range(int(size))]
+        if not rows:
+            return np.empty((0, 1 if self.shape is None else max(1, int(np.prod(self.shape)))))
+        return np.vstack(rows)
+
+
+def as_dataset_mechanism(obj):
+    """A zoo mechanism or anything with ``sample(dataset, size, rng)`` is used as it is; any
+    other callable ``mechanism(dataset, rng)`` is wrapped in :class:`CallableMechanism`."""
+    if hasattr(obj, "sample") and callable(obj.sample):
+        return obj
+    return CallableMechanism(obj)
+
+
+class RandomizedResponse(MechanismBase):
+    r"""The binary mechanism that is *exactly* :math:`(\varepsilon,\delta)`-DP and attains the
+    success bound: it releases the membership bit with probability
+    :math:`p^*=(e^\varepsilon+\delta)/(1+e^\varepsilon)` and its complement otherwise.
+
+    :math:`P(1\mid\text{in}) = p^* = e^\varepsilon(1-p^*)+\delta`, so the DP inequality is an
+    equality on the event ``{1}`` (the boundary case of the SeMI stream audit).
+    """
+
+    T = 1
+    tests = ("semi-star", "semi-max", "semi-unif")
+
+    def __init__(self, epsilon: float, delta: float = 0.0):
+        self.eps = float(epsilon)
+        if not (np.isfinite(self.eps) and self.eps >= 0):
+            raise ValueError(f"epsilon must be finite and >= 0, got {epsilon}")
+        self.delta = check_delta(delta)
+        self.p = (np.exp(self.eps) + self.delta) / (1.0 + np.exp(self.eps))
+
+    def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
+        member = np.asarray(member, dtype=bool).reshape(-1)
+        keep = rng.random(member.size) < self.p
+        return np.where(keep, member, ~member).astype(float)[:, None, None]
+
+    def log_lr_steps(self, releases) -> np.ndarray:
+        o = np.asarray(releases, dtype=float).reshape(-1)
+        llr = np.log(self.p) - np.log1p(-self.p) if self.p < 1 else np.inf
+        return np.where(o > 0.5, llr, -llr)[:, None]
+
+    def epsilon(self, delta: float, tau: int = 1) -> float:
+        r"""Exact :math:`\varepsilon(\delta')=\log((p^*-\delta')/(1-p^*))` (0 when negative)."""
+        d = check_delta(delta)
+        if d >= self.p:
+            return 0.0
+        return float(max(0.0, np.log((self.p - d) / (1.0 - self.p))))
+
+    def params(self) -> dict[str, Any]:
+        return {"mechanism": "randomized-response", "T": 1, "epsilon": self.eps,
+                "delta": self.delta, "p": float(self.p)}

@@ -1,0 +1,52 @@
+"""``semi-core seq-audit``: one JSON object with runs, summary and paths."""
+
+from __future__ import annotations
+
+import json
+
+from semi_core.cli import main
+
+
+def _run(capsys, argv):
+    assert main(argv) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1
+    return json.loads(out[0])
+
+
+def test_single_epsilon(capsys):
+    obj = _run(capsys, ["seq-audit", "--mechanism", "nondp-laplace-1", "--epsilon", "0.01",
+                        "--delta", "1e-5", "--failure-prob", "0.05", "--max-obs", "2000",
+                        "--runs", "3", "--algorithm", "2", "--seed", "0", "--json"])
+    assert len(obj["runs"]) == 3
+    for r in obj["runs"]:
+        assert r["rejected"] is True and r["stopped_at"] >= 1 and r["log_wealth"]
+    s = obj["summary"]
+    assert s["rejection_rate"] == 1.0 and s["rejection_rate_se"] == 0.0
+    assert s["mean_stop"] > 0 and s["mean_stop_se"] >= 0
+    # same seed, same result
+    again = _run(capsys, ["seq-audit", "--mechanism", "nondp-laplace-1", "--epsilon", "0.01",
+                          "--max-obs", "2000", "--runs", "3", "--algorithm", "2", "--json"])
+    assert [r["stopped_at"] for r in again["runs"]] == [r["stopped_at"] for r in obj["runs"]]
+
+
+def test_epsilon_grid(capsys):
+    obj = _run(capsys, ["seq-audit", "--mechanism", "nondp-gaussian-1", "--mech-epsilon",
+                        "0.01", "--epsilon-grid", "0,0.05,0.1,0.4,2", "--max-obs", "1500",
+                        "--json"])
+    lb = obj["epsilon_lower_bound"]
+    assert 0.05 <= lb < 2
+    assert len(obj["runs"][0]["tests"]) == 5 and obj["runs"][0]["lower_bound_path"]
+
+
+def test_semi_stream(capsys):
+    obj = _run(capsys, ["seq-audit", "--stream", "semi", "--mechanism", "noisy-mean",
+                        "--epsilon", "0.5", "--max-obs", "3000", "--runs", "2", "--json"])
+    assert obj["stream"] == "semi"
+    assert obj["summary"]["rejection_rate"] == [1.0]
+
+
+def test_text_mode_progress(capsys):
+    assert main(["seq-audit", "--epsilon", "0.01", "--max-obs", "500", "--runs", "2"]) == 0
+    cap = capsys.readouterr()
+    assert "rejection rate" in cap.out and "seq-audit" in cap.err
