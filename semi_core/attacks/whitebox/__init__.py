@@ -1,0 +1,40 @@
+"""White-box and reference-model membership attacks on one trained model
+(``iha_parameters_vs_loss``): IHA (Eq. 8) with exact or CG inverse-Hessian products, LOSS, SIF,
+LiRA online/offline (per-example or global variance), the L-attack and LiRA-L.
+
+:mod:`.scores` holds the score functions (NumPy/torch, no training); :mod:`.experiment` runs the
+seed's §4 protocol on bundled data (batched reference models, one
+:class:`~semi_core.game.result.GameResult` per run, ROC metrics with intervals, agreement
+matrices). Needs the torch extra.
+"""
+
+from .experiment import (
+    ATTACKS,
+    LOO_ATTACKS,
+    AttackConfig,
+    AttackRun,
+    agreement_matrix,
+    attack_metrics,
+    default_sgd,
+    parse_attacks,
+    run_attacks,
+    train_pool,
+)
+from .scores import (
+    IHA_TERMS,
+    iha_score,
+    iha_terms,
+    l_attack,
+    lira_l,
+    lira_offline,
+    lira_online,
+    logit_confidence,
+    loss_score,
+    normal_logpdf,
+    sif_score,
+)
+
+__all__ = ["ATTACKS", "LOO_ATTACKS", "AttackConfig", "AttackRun", "agreement_matrix",
+           "attack_metrics", "default_sgd", "parse_attacks", "run_attacks", "train_pool",
+           "IHA_TERMS", "iha_score", "iha_terms", "l_attack", "lira_l", "lira_offline",
+           "lira_online", "logit_confidence", "loss_score", "normal_logpdf", "sif_score"]
