@@ -18,6 +18,8 @@ import numpy as np
 import sympy as sp
 from sympy.codegen.cfunctions import log1p
 
+from ._display import display_latex
+
 __all__ = [
     "Derivation",
     "Phi",
@@ -400,6 +402,10 @@ class Derivation:
         LaTeX of the left-hand side, used by :meth:`to_latex`.
     cases : tuple of dict
         Sign cases used when proving equality with ``seed_form`` (see :func:`is_zero`).
+    display : sympy.Expr or None
+        The form a person would write (collected, factored, deviations such as
+        :math:`\\bar X_\\tau - \\mu`), built unevaluated with :mod:`._display`; printed by
+        :meth:`to_latex` and proven equal to ``expr`` by :meth:`display_matches`.
     """
 
     name: str
@@ -411,6 +417,7 @@ class Derivation:
     note: str = ""
     lhs: str = ""
     cases: tuple[Mapping[sp.Symbol, sp.Expr], ...] = ()
+    display: sp.Expr | None = None
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self):
@@ -420,13 +427,35 @@ class Derivation:
                 f"Derivation {self.name!r}: symbols must list every free symbol of expr; "
                 f"missing {sorted(map(str, missing))}"
             )
+        if self.display is not None and not self.display.free_symbols <= set(self.symbols):
+            raise ValueError(f"Derivation {self.name!r}: display has symbols not in symbols")
 
     # -- printing ---------------------------------------------------------------------------
     def to_latex(self) -> str:
-        """Deterministic LaTeX (``lhs = expr``), SymPy's printer with the shared symbol names."""
+        """Paper-ready LaTeX ``lhs = display`` (the display form; the raw tree without one)."""
+        if self.display is None:
+            return self.raw_latex()
+        names = {s: LATEX_NAMES[s.name] for s in self.display.free_symbols
+                 if s.name in LATEX_NAMES}
+        body = display_latex(self.display, names)
+        return f"{self.lhs} = {body}" if self.lhs else body
+
+    def raw_latex(self) -> str:
+        """LaTeX of the raw derived tree (SymPy's canonical, expanded order)."""
         names = {s: LATEX_NAMES[s.name] for s in self.expr.free_symbols if s.name in LATEX_NAMES}
         body = sp.latex(self.expr, symbol_names=names, order="lex")
         return f"{self.lhs} = {body}" if self.lhs else body
+
+    def display_matches(self) -> bool:
+        """Symbolic proof that the display form equals the derived expression (True if none)."""
+        if self.display is None:
+            return True
+        if "display" not in self._cache:
+            diff = self.display.doit() - self.expr
+            cheap = sp.expand(sp.expand_log(diff, force=True))
+            self._cache["display"] = (cheap == 0 or sp.cancel(cheap) == 0 or is_zero(diff)
+                                      or (bool(self.cases) and is_zero(diff, cases=self.cases)))
+        return self._cache["display"]
 
     def seed_latex(self) -> str | None:
         """LaTeX of the seed's printed form, or ``None``."""

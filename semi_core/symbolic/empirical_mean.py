@@ -21,6 +21,7 @@ import sympy as sp
 
 from . import _symbols as S
 from ._core import LATEX_NAMES, Derivation, is_zero, register, tidy
+from ._display import add, dev, frac, mul, neg, sq
 from .gaussian import matrixsymbol_log_lr, scalar_log_lr
 
 __all__ = [
@@ -147,6 +148,40 @@ def _llr_in_batch_mean(N_prev_value):
 
 
 # ---------------------------------------------------------------------------------------------
+# Display forms (how the seed writes them; proven equal to the derived trees in the tests)
+# ---------------------------------------------------------------------------------------------
+
+
+def display_log_ratio(nn):
+    r"""``\log\frac{n-1}{n}`` as written (display)."""
+    return sp.log(frac(dev(nn, 1), nn))
+
+
+def display_log_lr_1d(x, nn, mu=S.mu, sigma=S.sigma, z=S.z):
+    r"""Thm 3.4 as written: :math:`-\tfrac12\log\tfrac{n-1}{n}
+    - \tfrac{n}{2(n-1)\sigma^2}(x-\mu)^2 + \tfrac{n}{(n-1)\sigma^2}(z^*-\mu)(x-\mu)
+    - \tfrac{(z^*-\mu)^2}{2(n-1)\sigma^2}`."""
+    k = dev(nn, 1)
+    return add(neg(frac(display_log_ratio(nn), 2)),
+               neg(mul(frac(nn, mul(2, k, sigma**2)), sq(dev(x, mu)))),
+               mul(frac(nn, mul(k, sigma**2)), dev(z, mu), dev(x, mu)),
+               neg(frac(sq(dev(z, mu)), mul(2, k, sigma**2))))
+
+
+def display_log_lr(nn, q=S.q, ell=S.ell, m=S.m, d=S.d, scale=None, sign=1):
+    r"""Thm 3.1 / 4.1 as written: :math:`-\tfrac d2\log\tfrac{n-1}{n} - \tfrac{n}{2(n-1)s^2}q
+    \pm \tfrac{n}{(n-1)s}\ell - \tfrac{m^*}{2(n-1)}` (``s`` = ``scale``, e.g. :math:`\eta`)."""
+    k = dev(nn, 1)
+    if scale is None:
+        cq, cl = frac(nn, mul(2, k)), frac(nn, k)
+    else:
+        cq, cl = frac(nn, mul(2, k, scale**2)), frac(nn, mul(k, scale))
+    lin = mul(cl, ell)
+    return add(neg(mul(frac(d, 2), display_log_ratio(nn))), neg(mul(cq, q)),
+               lin if sign > 0 else neg(lin), neg(frac(m, mul(2, k))))
+
+
+# ---------------------------------------------------------------------------------------------
 # Conditionals as derivations (seed §3.1 displays / Lemma B.1)
 # ---------------------------------------------------------------------------------------------
 
@@ -162,6 +197,14 @@ def _seed_conditionals():
             (n - 1) * sigma**2 / (tau**2 * n**2))
 
 
+def _cond_displays():
+    n, tau, mu, sigma, z, mp = S.n, S.tau, S.mu, S.sigma, S.z, S.muhat_prev
+    carry = mul(frac(dev(tau, 1), tau), mp)
+    return (add(carry, frac(mu, tau)), frac(sigma**2, mul(n, tau**2)),
+            add(carry, frac(add(mul(dev(n, 1), mu), z), mul(n, tau))),
+            frac(mul(dev(n, 1), sigma**2), mul(n**2, tau**2)))
+
+
 def _cond_derivation(index: int, name: str, lhs: str) -> Derivation:
     expr = _stationary_conditionals()[index]
     syms = (S.muhat_prev, S.tau, S.n, S.mu, S.sigma, S.z)
@@ -174,6 +217,7 @@ def _cond_derivation(index: int, name: str, lhs: str) -> Derivation:
         seed_form=_seed_conditionals()[index],
         note="Moments of the running-mean recursion (affine map of independent Gaussians).",
         lhs=lhs,
+        display=_cond_displays()[index],
     )
 
 
@@ -224,6 +268,7 @@ def em_log_lr_1d() -> Derivation:
         note="Derived from the conditionals of mu_hat_tau | mu_hat_{tau-1}; tau and "
              "mu_hat_{tau-1} cancel (isolation, Remark 3.3).",
         lhs=r"\log \mathrm{LR}_{\tau}",
+        display=display_log_lr_1d(S.xbar, n),
     )
 
 
@@ -242,6 +287,7 @@ def em_log_lr_step_1d() -> Derivation:
         note="Symbols n, mu, sigma stand for n_tau, mu_tau, sigma_tau. N_{tau-1} and "
              "mu_hat_{tau-1} cancel, so Thm 3.4 holds per step with the step's parameters.",
         lhs=r"\log \mathrm{LR}_{\tau}",
+        display=display_log_lr_1d(S.xbar, n),
     )
 
 
@@ -288,6 +334,7 @@ def em_log_lr() -> Derivation:
         note="MatrixSymbol derivation for general d; the determinant ratio ((n-1)/n)^d "
              "comes from det(c Sigma) = c^d det(Sigma).",
         lhs=r"\log \mathrm{LR}_{\tau}",
+        display=display_log_lr(S.n),
     )
 
 
@@ -306,10 +353,11 @@ def em_log_lr_step() -> Derivation:
         note="N_{tau-1} cancels: the running-mean recursion with varying batch sizes gives "
              "Thm 3.1 with the parameters of the insertion step.",
         lhs=r"\log \mathrm{LR}_{\tau}",
+        display=display_log_lr(S.n),
     )
 
 
-def _coefficient_derivation(name, expr, symbols, seed, lhs, note):
+def _coefficient_derivation(name, expr, symbols, seed, lhs, note, display):
     return Derivation(
         name=name,
         expr=expr,
@@ -319,6 +367,7 @@ def _coefficient_derivation(name, expr, symbols, seed, lhs, note):
         seed_form=seed,
         note=note,
         lhs=lhs,
+        display=display,
     )
 
 
@@ -327,8 +376,9 @@ def em_c0() -> Derivation:
     """Corollary B.3 constant c0 (the log-LR at N = 0)."""
     expr = tidy(em_log_lr().expr.subs({S.q: 0, S.ell: 0}), [S.m])
     seed = -S.d * sp.log((S.n - 1) / S.n) / 2 - S.m / (2 * (S.n - 1))
+    display = add(neg(mul(frac(S.d, 2), display_log_ratio(S.n))), neg(frac(S.m, mul(2, dev(S.n, 1)))))
     return _coefficient_derivation("em_c0", expr, (S.m, S.n, S.d), seed, r"c_{0}",
-                                   "Read off the derived Thm 3.1 at N = 0.")
+                                   "Read off the derived Thm 3.1 at N = 0.", display)
 
 
 @register("em_c1")
@@ -338,7 +388,7 @@ def em_c1() -> Derivation:
     return _coefficient_derivation(
         "em_c1", expr, (S.n,), S.n / (S.n - 1),
         r"\mathbf{c}_{1} = k_{1}\,\boldsymbol{\Sigma}^{-1}\boldsymbol{\delta},\quad k_{1}",
-        "expr is the scalar k1 multiplying Sigma^-1 (z* - mu).")
+        "expr is the scalar k1 multiplying Sigma^-1 (z* - mu).", frac(S.n, dev(S.n, 1)))
 
 
 @register("em_C2")
@@ -348,7 +398,8 @@ def em_C2() -> Derivation:
     return _coefficient_derivation(
         "em_C2", expr, (S.n,), -S.n / (2 * (S.n - 1)),
         r"\mathbf{C}_{2} = k_{2}\,\boldsymbol{\Sigma}^{-1},\quad k_{2}",
-        "expr is the scalar k2 multiplying Sigma^-1 (negative definite C2).")
+        "expr is the scalar k2 multiplying Sigma^-1 (negative definite C2).",
+        neg(frac(S.n, mul(2, dev(S.n, 1)))))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -374,6 +425,7 @@ def em_final_log_lr_1d() -> Derivation:
         seed_form=_thm34_seed(S.W, S.N_T, S.mu, S.sigma, S.z),
         note="Theorem 3.4 with n -> N_T and Xbar_tau -> mu_hat_T; n_tau and tau cancel.",
         lhs=r"\log \mathrm{LR}_{\mathrm{FO}}",
+        display=display_log_lr_1d(S.W, S.N_T),
     )
 
 
@@ -398,6 +450,7 @@ def em_final_log_lr() -> Derivation:
         seed_form=_thm31_seed(S.q, S.ell, S.m, S.N_T, S.d),
         note="Stationary case: identical to Thm 3.1 with n -> N_T (nT for fixed n).",
         lhs=r"\log \mathrm{LR}_{\mathrm{FO}}",
+        display=display_log_lr(S.N_T),
     )
 
 
@@ -412,6 +465,12 @@ def em_final_log_lr_nonstationary_1d() -> Derivation:
             - (S.W - m1) ** 2 / (2 * v1))
     if not is_zero(expr - derived):
         raise AssertionError("display form of the non-stationary FO log-LR is not equal")
+    k, s2 = dev(n, 1), S.sigma**2
+    v0, v1 = add(B_other, mul(n, s2)), add(B_other, mul(k, s2))
+    display = add(neg(frac(sp.log(frac(v1, v0)), 2)),
+                  frac(sq(add(mul(S.N_T, S.W), neg(A_other), neg(mul(n, S.mu)))), mul(2, v0)),
+                  neg(frac(sq(add(mul(S.N_T, S.W), neg(A_other), neg(mul(k, S.mu)), neg(S.z))),
+                           mul(2, v1))))
     return Derivation(
         name="em_final_log_lr_nonstationary_1d",
         expr=expr,
@@ -423,4 +482,5 @@ def em_final_log_lr_nonstationary_1d() -> Derivation:
         note="Not in the seed. The two variances are not proportional, so the n -> nT rule of "
              "§3.1 does not apply; all steps' parameters enter (no isolation).",
         lhs=r"\log \mathrm{LR}_{\mathrm{FO}}",
+        display=display,
     )

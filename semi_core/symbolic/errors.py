@@ -27,9 +27,11 @@ import sympy as sp
 
 from . import _symbols as S
 from ._core import Derivation, NcChi2CDF, NcChi2PPF, NcChi2SF, Phi, group_log_ratio, register
+from ._display import add, dev, frac, mul, neg, root, sq
 from .empirical_mean import (
     _batch_mean_laws,
     affine_moments,
+    display_log_ratio,
     em_final_log_lr_1d,
     em_log_lr,
     em_log_lr_1d,
@@ -103,6 +105,15 @@ def _hypothesis_laws():
     return out
 
 
+def _slack_display():
+    r""":math:`\tfrac{m^*}{2} - \gamma - \tfrac d2\log\tfrac{n-1}{n}` (display)."""
+    return add(frac(S.m, 2), neg(S.gamma), neg(mul(frac(S.d, 2), display_log_ratio(S.n))))
+
+
+def _gamma_max_display():
+    return add(frac(S.m, 2), neg(mul(frac(S.d, 2), display_log_ratio(S.n))))
+
+
 def _gamma_max_expr():
     return _tidy_gmax(complete_square()[1])
 
@@ -126,6 +137,7 @@ def em_gamma_max() -> Derivation:
         seed_form=seed,
         note="Constant left after completing the square in the derived Thm 3.1.",
         lhs=r"\gamma_{\max}",
+        display=_gamma_max_display(),
     )
 
 
@@ -148,6 +160,7 @@ def em_R2() -> Derivation:
              "1/4 c1' C2^-1 c1 = -n m*/(2(n-1)) term incorrectly). The seed's gamma_max is right"
              " and is inconsistent with its own R^2 (R^2(gamma_max) != 0).",
         lhs=r"R^{2}(\gamma)",
+        display=mul(frac(mul(2, dev(S.n, 1)), S.n), _slack_display()),
     )
 
 
@@ -181,6 +194,7 @@ def em_alpha() -> Derivation:
              "erratum (Lemma B.5); Cor B.6 also cites 'R^2 as in Lemma 3.5', which defines no "
              "R^2 (it is Lemma B.5's).",
         lhs=r"\alpha(\gamma)",
+        display=NcChi2CDF(mul(2, dev(S.n, 1), _slack_display()), S.d, mul(S.n, S.m)),
     )
 
 
@@ -198,6 +212,7 @@ def em_beta() -> Derivation:
         note="Not stated by the seed for d > 1; derived from Lemma B.4's H1 law of N. "
              "Evaluated as the ncx2 survival function (tail), not 1 - CDF.",
         lhs=r"\beta(\gamma)",
+        display=NcChi2SF(mul(2, S.n, _slack_display()), S.d, mul(dev(S.n, 1), S.m)),
     )
 
 
@@ -228,6 +243,8 @@ def em_threshold() -> Derivation:
         seed_form=None,
         note="alpha is decreasing in gamma, so alpha(gamma(p)) = p; gamma(p) <= gamma_max.",
         lhs=r"\gamma(p)",
+        display=add(*_gamma_max_display().args,
+                    neg(frac(NcChi2PPF(S.p, S.d, mul(S.n, S.m)), mul(2, dev(S.n, 1))))),
     )
 
 
@@ -320,12 +337,32 @@ _SYMS_1D = (S.gamma, S.n, S.mu, S.sigma, S.z)
 _SYMS_FO = (S.gamma, S.N_T, S.mu, S.sigma, S.z)
 
 
+def _display_1d(kind: str, nn):
+    r"""Seed-style 1-D forms with :math:`K = \tfrac{(z^*-\mu)^2}{\sigma^2} - \log\tfrac{n-1}{n}
+    - 2\gamma` (``nn`` is ``n`` or ``N_T``)."""
+    z, mu, sigma = S.z, S.mu, S.sigma
+    K = add(frac(sq(dev(z, mu)), sigma**2), neg(display_log_ratio(nn)), neg(mul(2, S.gamma)))
+    if kind == "alpha":
+        a, b = frac(mul(root(nn), dev(z, mu)), sigma), root(mul(dev(nn, 1), K))
+        return add(Phi(add(a, b)), neg(Phi(dev(a, b))))
+    if kind == "beta":
+        a, b = frac(mul(root(dev(nn, 1)), dev(z, mu)), sigma), mul(root(nn), root(K))
+        return add(Phi(dev(a, b)), Phi(add(neg(a), neg(b))))
+    if kind == "gamma_max":
+        return add(frac(sq(dev(z, mu)), mul(2, sigma**2)), neg(frac(display_log_ratio(nn), 2)))
+    half_width = mul(sigma, root(frac(dev(nn, 1), nn)), root(K))
+    return add(z, neg(mu), neg(half_width) if kind == "root_lo" else half_width)
+
+
 def _d1(name, expr, syms, source, seed, note, lhs, assumptions=()):
     cases = FO_CASES if S.N_T in syms else SIGN_CASES
+    nn = S.N_T if S.N_T in syms else S.n
+    kind = name.removeprefix("em_").removeprefix("fo_").removesuffix("_1d")
     return Derivation(name=name, expr=expr, symbols=tuple(s for s in syms
                                                           if s in expr.free_symbols),
                       source=source, assumptions=("stationary N(mu, sigma^2)", *assumptions),
-                      seed_form=seed, note=note, lhs=lhs, cases=cases)
+                      seed_form=seed, note=note, lhs=lhs, cases=cases,
+                      display=_display_1d(kind, nn))
 
 
 @register("em_alpha_1d")

@@ -25,6 +25,7 @@ from sympy.stats import MultivariateNormal, Normal, density
 from .._validation import check_covariance, check_finite_array
 from . import _symbols as S
 from ._core import LATEX_NAMES, Derivation, register
+from ._display import add, dev, frac, mul, neg, sq
 
 __all__ = [
     "scalar_log_lr",
@@ -190,7 +191,19 @@ def gaussian_log_lr_scalar() -> Derivation:
         seed_form=seed,
         note="Derived from sympy.stats Normal densities.",
         lhs=r"\log \mathrm{LR}",
+        display=add(neg(frac(sp.log(frac(v1, v0)), 2)), frac(sq(dev(x, m0)), mul(2, v0)),
+                    neg(frac(sq(dev(x, m1)), mul(2, v1)))),
     )
+
+
+def _quad2_display(xs, c, V):
+    """``(x - c)^T V^{-1} (x - c)`` times ``det V`` for a symmetric 2x2 ``V`` (display)."""
+    u, v = dev(xs[0], c[0]), dev(xs[1], c[1])
+    return add(mul(V[1, 1], sq(u)), neg(mul(2, V[0, 1], u, v)), mul(V[0, 0], sq(v)))
+
+
+def _det2_display(V):
+    return dev(mul(V[0, 0], V[1, 1]), V[0, 1] ** 2)
 
 
 def _sym2(prefix: str):
@@ -222,6 +235,9 @@ def gaussian_log_lr_2d() -> Derivation:
         note="Derived from sympy.stats MultivariateNormal densities with explicit 2x2 "
              "symmetric covariances; holds for non-proportional covariances.",
         lhs=r"\log \mathrm{LR}",
+        display=add(frac(sp.log(frac(_det2_display(V0), _det2_display(V1))), 2),
+                    frac(_quad2_display(xs, a0, V0), mul(2, _det2_display(V0))),
+                    neg(frac(_quad2_display(xs, b0, V1), mul(2, _det2_display(V1))))),
     )
 
 
@@ -243,4 +259,6 @@ def gaussian_log_lr_proportional() -> Derivation:
         seed_form=None,
         note="L = x - m0, Delta = m1 - m0; the determinant ratio is rho^d.",
         lhs=r"\log \mathrm{LR}",
+        display=add(neg(mul(frac(d, 2), sp.log(rho))), mul(frac(dev(rho, 1), mul(2, rho)), qL),
+                    mul(frac(1, rho), lL), neg(frac(mD, mul(2, rho)))),
     )

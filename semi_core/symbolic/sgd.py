@@ -33,7 +33,8 @@ import sympy as sp
 from .._validation import check_batch_size, check_finite_array, check_positive
 from . import _symbols as S
 from ._core import LATEX_NAMES, Derivation, register, tidy
-from .empirical_mean import affine_moments
+from ._display import add, dev, frac, mul, neg, sq
+from .empirical_mean import affine_moments, display_log_lr
 from .gaussian import matrixsymbol_log_lr, scalar_log_lr
 
 __all__ = [
@@ -104,6 +105,7 @@ def sgd_log_lr_derivation() -> Derivation:
         note="The linear term is -n/((n-1) eta) N'Sigma_g^-1 delta_g (negative because the "
              "update moves against the gradient); the seed's sign is correct.",
         lhs=r"\log \mathrm{LR}_{\mathrm{SGD}}",
+        display=display_log_lr(n, q_g, ell_g, m_g, d, scale=eta, sign=-1),
     )
 
 
@@ -124,6 +126,10 @@ def dp_sgd_log_lr_coord() -> Derivation:
 
     if not is_zero(expr - derived):
         raise AssertionError("display form of the DP-SGD coordinate log-LR is not equal")
+    noise = mul(sigma_dp**2, clip**2)
+    v0, v1 = add(mul(S.n, lam), noise), add(mul(dev(S.n, 1), lam), noise)
+    display = add(neg(frac(sp.log(frac(v1, v0)), 2)), frac(mul(S.n**2, w**2), mul(2, eta**2, v0)),
+                  neg(frac(sq(add(mul(S.n, w), mul(eta, dg))), mul(2, eta**2, v1))))
     return Derivation(
         name="dp_sgd_log_lr_coord",
         expr=expr,
@@ -137,6 +143,7 @@ def dp_sgd_log_lr_coord() -> Derivation:
              "The full log-LR is the sum over eigen-directions; at sigma_dp = 0 it reduces to "
              "Thm 4.1 (proven in tests/symbolic/test_sym_sgd.py).",
         lhs=r"\log \mathrm{LR}_{j}",
+        display=display,
     )
 
 

@@ -29,3 +29,12 @@ def test_derive_bad_name(capsys):
     assert main(["derive", "--json", "--name", "nope"]) == 2
     err = json.loads(capsys.readouterr().out.strip())
     assert "name must be one of" in err["error"]
+
+
+def test_derive_latex_is_the_display_form(capsys):
+    """``--latex`` prints the paper form (deviations as written), not SymPy's expanded tree."""
+    assert main(["derive", "--latex", "--name", "em_log_lr_1d"]) == 0
+    out = capsys.readouterr().out
+    assert (r"\frac{n}{\left(n - 1\right) \sigma^{2}} \left(z^{*} - \mu\right) "
+            r"\left(\bar{X}_{\tau} - \mu\right)") in out
+    assert r"- \mu + \bar{X}_{\tau}" not in out
