@@ -1,0 +1,759 @@
+r"""Audit a user's Opacus DP-SGD training: :func:`audit_opacus`.
+
+Every run of the audit calls the user's ``model_fn()``, loads the common :math:`\theta_0`, wraps
+model, ``torch.optim.SGD`` and a data loader with Opacus' ``PrivacyEngine.make_private`` (its
+``GradSampleModule`` per-sample gradients, ``DPOptimizer`` clipping, noise and scaling, and --
+with ``sampler="poisson"`` -- its ``DPDataLoader`` Poisson sampler), trains ``steps`` steps and
+records :math:`\theta_0..\theta_T`. The Crafter of :mod:`semi_core.sgd.dirac` decides batches,
+canary slots and bits; scores come from :func:`semi_core.sgd.dirac.white_box_scores`
+(Dirac log-LR and contrast, SeMI-SGD, SeMI-max, the loss baselines); bounds from
+:func:`semi_core.audit.games.audit_game_result`.
+
+Neighbouring relations and ground truth
+---------------------------------------
+``sampler="fixed"`` (default; the SeMI game). The Crafter fixes ``T`` disjoint batches of ``n``
+records, each record used once; the canary replaces one slot of batch :math:`\tau`
+(**replace-one**). Opacus runs with ``poisson_sampling=False`` on those batches. A correct run is
+exactly :math:`\mu`-GDP with :math:`\mu = 2/\sigma_{DP}` (:mod:`semi_core.sgd.accounting`):
+``epsilon_true`` and the claim under test. With a Dirac canary the auditor also controls the
+:math:`H_0` record (the antipodal gradient), so the observed pair is the worst case.
+
+``sampler="poisson"``. Opacus' own ``DPDataLoader`` samples each record of the dataset with
+probability :math:`q` at every step; :math:`H_1` adds the canary record to the dataset,
+:math:`H_0` does not (**add/remove**), so ``tau`` is not used. ``epsilon_true`` is the
+``dp_accounting`` PLD of ``T`` Poisson-subsampled Gaussian steps (add/remove); the claim under
+test is Opacus' accountant (PRV, Opacus' default). A Dirac canary is scored by its exact
+mixture log-LR :math:`\sum_t\log(1-q+q\,e^{(2s_t-1)/(2\sigma_{DP}^2)})`.
+
+``epsilon_accountant`` is always what Opacus' accountants (RDP and PRV; add/remove, Poisson
+rate :math:`q = n/N` for the user's dataset of ``N`` records, ``T`` steps) report for the
+configuration: the number a user would quote.
+
+Refutation. ``claim_refuted`` is true when a nonparametric bound (``dkw`` or ``cp``, each
+(test, method) pair at ``failure_prob / K``, Bonferroni over the ``K`` pairs) exceeds the
+claimed :math:`\varepsilon`: the claim is then false with confidence ``1 - failure_prob``.
+``claim_refuted_gdp`` applies the GDP route (``gdp`` and ``gdp_gaussian``) the same way; it
+assumes the run is :math:`\mu`-GDP for *some* :math:`\mu` (and, for ``gdp_gaussian``,
+equal-variance Gaussian scores -- exact for a correct run with an isolated Dirac canary).
+
+Randomness: noise comes from a ``torch.Generator`` passed as ``noise_generator`` (and, for
+Poisson sampling, to the sampler), seeded per run from the audit's ``SeedSequence``. This needs
+``secure_mode=False``; Opacus warns about it and the warning is reported in
+``report.warnings``, never silenced. A model factory is *called* (never unpickled); nothing is
+loaded from files.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from semi_core._rng import as_seed_sequence
+from semi_core._validation import check_delta, check_failure_prob, check_int, check_positive
+from semi_core.audit.games import audit_game_result
+from semi_core.game.result import GameResult
+from semi_core.sgd.bugs import Bug, get_bug
+from semi_core.sgd.dirac import (
+    RunPlan,
+    WhiteBoxSetup,
+    dirac_coordinates,
+    dirac_rows,
+    plan_runs,
+    white_box_scores,
+)
+from semi_core.sgd.dpsgd import DPSGDConfig
+from semi_core.sgd.grads import FunctionalModel, clip_rows
+
+__all__ = ["audit_opacus", "OpacusAuditReport", "prepare_opacus_setup", "train_opacus",
+           "install_bug", "opacus_accountant_epsilon", "poisson_pld_epsilon", "CANARIES",
+           "BOUND_METHODS", "digits_example", "DIGITS_TRAIN_RECORDS"]
+
+CANARIES = ("dirac", "gradient-mahalanobis", "input")
+SAMPLERS = ("fixed", "poisson")
+#: (name, epsilon_lower_bound kwargs) of the bounds computed for every test.
+BOUND_METHODS = {"dkw": {"method": "dkw"}, "cp": {"method": "cp"},
+                 "gdp": {"method": "gdp"}, "gdp_gaussian": {"method": "gdp", "gdp_fit": "gaussian"}}
+NONPARAMETRIC = ("dkw", "cp")
+#: Records of :func:`digits_example`'s training set (1797 digits minus the 600 public ones).
+DIGITS_TRAIN_RECORDS = 1197
+
+
+def _opacus():
+    try:
+        import opacus
+    except ImportError as exc:  # optional extra
+        raise ImportError("audit_opacus needs Opacus: pip install 'semi_core[opacus]' "
+                          f"({exc})") from None
+    return opacus
+
+
+# ----------------------------------------------------------------------------- accountants
+def opacus_accountant_epsilon(noise_multiplier: float, sample_rate: float, steps: int,
+                              delta: float, *, warnings_out: list | None = None) -> dict[str, float]:
+    """Opacus' RDP and PRV accountants (add/remove, Poisson rate ``sample_rate``, ``steps``);
+    their warnings are appended to ``warnings_out``."""
+    _opacus()
+    from opacus.accountants import PRVAccountant, RDPAccountant
+
+    out = {}
+    caught = [] if warnings_out is None else warnings_out
+    for name, cls in (("rdp", RDPAccountant), ("prv", PRVAccountant)):
+        acc = cls()
+        acc.history = [(float(noise_multiplier), float(sample_rate), int(steps))]
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            out[name] = float(acc.get_epsilon(delta=float(delta)))
+        caught.extend(f"Opacus {name} accountant: {x.message}" for x in w)
+    return out
+
+
+def poisson_pld_epsilon(noise_multiplier: float, sample_rate: float, steps: int,
+                        delta: float, *, relation: str = "add_or_remove") -> float:
+    """Exact-up-to-discretisation :math:`\\varepsilon(\\delta)` of ``steps`` Poisson-subsampled
+    Gaussian steps: ``dp_accounting`` PLD (``value_discretization_interval=1e-3``, pessimistic).
+    ``relation``: ``"add_or_remove"`` or ``"replace_one"``."""
+    import dp_accounting as dpa
+    from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
+
+    rel = {"add_or_remove": dpa.NeighboringRelation.ADD_OR_REMOVE_ONE,
+           "replace_one": dpa.NeighboringRelation.REPLACE_ONE}
+    if relation not in rel:
+        raise ValueError(f"relation must be one of {list(rel)}, got {relation!r}")
+    acc = PLDAccountant(rel[relation], value_discretization_interval=1e-3)
+    event = dpa.GaussianDpEvent(float(noise_multiplier))
+    if sample_rate < 1:
+        event = dpa.PoissonSampledDpEvent(float(sample_rate), event)
+    acc.compose(event, int(steps))
+    return float(acc.get_epsilon(float(delta)))
+
+
+# ----------------------------------------------------------------------------- bug drop-ins
+def install_bug(optimizer, bug: Bug | None):
+    """Turn an Opacus ``DPOptimizer`` into its buggy twin (a subclass of its own class whose
+    ``clip_and_accumulate`` / ``add_noise`` implement ``bug``, :mod:`semi_core.sgd.bugs`).
+    ``None`` and ``sampling_rate_misreport`` (an accounting bug) leave it unchanged."""
+    if bug is None or bug.misreports_accounting:
+        return optimizer
+    from opacus.optimizers.optimizer import (
+        _check_processed_flag,
+        _generate_noise,
+        _mark_as_processed,
+    )
+
+    base = type(optimizer)
+
+    def add_noise(self):
+        for p in self.params:
+            _check_processed_flag(p.summed_grad)
+            std = self.noise_multiplier * self.max_grad_norm
+            if bug.name == "noise_unscaled":
+                std = self.noise_multiplier
+            elif bug.name == "wrong_batch_size":
+                std = std / bug.factor
+            if bug.name == "noise_reused":
+                cache = self.__dict__.setdefault("_semi_reused_noise", {})
+                if id(p) not in cache:
+                    cache[id(p)] = _generate_noise(std=std, reference=p.summed_grad,
+                                                   generator=self.generator,
+                                                   secure_mode=self.secure_mode)
+                noise = cache[id(p)]
+            else:
+                noise = _generate_noise(std=std, reference=p.summed_grad,
+                                        generator=self.generator, secure_mode=self.secure_mode)
+            p.grad = (p.summed_grad + noise).view_as(p)
+            _mark_as_processed(p.summed_grad)
+
+    def clip_and_accumulate(self):
+        if bug.name == "clip_mismatch":
+            c0 = self.max_grad_norm
+            self.max_grad_norm = c0 * bug.factor
+            try:
+                base.clip_and_accumulate(self)
+            finally:
+                self.max_grad_norm = c0
+            return
+        if bug.name != "batch_clip":
+            base.clip_and_accumulate(self)
+            return
+        sums = []
+        for p in self.params:
+            _check_processed_flag(p.grad_sample)
+            g = self._get_flat_grad_sample(p).to(p.dtype)
+            sums.append(g.sum(0))
+            _mark_as_processed(p.grad_sample)
+        n = len(self.grad_samples[0])
+        norm = torch.sqrt(sum((s * s).sum() for s in sums))
+        factor = torch.clamp(n * self.max_grad_norm / (norm + 1e-12), max=1.0)
+        for p, s in zip(self.params, sums, strict=True):
+            p.summed_grad = s * factor if p.summed_grad is None else p.summed_grad + s * factor
+
+    buggy = type(f"Buggy{base.__name__}_{bug.name}", (base,),
+                 {"add_noise": add_noise, "clip_and_accumulate": clip_and_accumulate,
+                  "semi_core_bug": bug})
+    optimizer.__class__ = buggy
+    return optimizer
+
+
+# ----------------------------------------------------------------------------- data & setup
+def _as_tensors(train_dataset):
+    if isinstance(train_dataset, tuple | list) and len(train_dataset) == 2 and all(
+            hasattr(a, "shape") for a in train_dataset):
+        x, y = (torch.as_tensor(np.asarray(a)) if not isinstance(a, torch.Tensor) else a
+                for a in train_dataset)
+    else:
+        try:
+            n = len(train_dataset)
+            items = [train_dataset[i] for i in range(n)]
+            x = torch.stack([torch.as_tensor(it[0]) for it in items])
+            y = torch.stack([torch.as_tensor(it[1]) for it in items])
+        except (TypeError, IndexError, RuntimeError) as exc:
+            raise TypeError("train_dataset must be a (X, y) pair of arrays or a map-style "
+                            f"dataset of (x, y) pairs: {exc}") from None
+    if x.shape[0] != y.shape[0]:
+        raise ValueError(f"train_dataset: X has {x.shape[0]} rows, y has {y.shape[0]}")
+    if x.shape[0] < 4:
+        raise ValueError(f"train_dataset needs at least 4 records, got {x.shape[0]}")
+    if not torch.isfinite(x.double()).all():
+        raise ValueError("train_dataset contains NaN or infinite inputs")
+    return x, y.long().reshape(-1)
+
+
+def _call_model_fn(model_fn):
+    if not callable(model_fn):
+        raise TypeError(f"model_fn must be a callable returning a torch.nn.Module, got "
+                        f"{type(model_fn).__name__}")
+    model = model_fn()
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model_fn must return a torch.nn.Module, got {type(model).__name__}")
+    return model
+
+
+def _check_opacus_model(model: nn.Module) -> None:
+    """Opacus' validator and grad-sampler coverage; errors name ``model_fn``."""
+    _opacus()
+    from opacus.grad_sample import GradSampleModule
+    from opacus.validators import ModuleValidator
+
+    errors = ModuleValidator.validate(model, strict=False)
+    if errors:
+        raise ValueError(f"model_fn: Opacus cannot handle this model: "
+                         f"{'; '.join(str(e) for e in errors)} (ModuleValidator.fix replaces "
+                         "e.g. BatchNorm by GroupNorm)")
+    if not any(p.requires_grad for p in model.parameters()):
+        raise ValueError("model_fn: the model has no trainable parameter")
+    try:
+        GradSampleModule.validate(model, strict=True)
+    except Exception as exc:  # noqa: BLE001 - Opacus raises several types here
+        raise ValueError(f"model_fn: Opacus cannot compute per-sample gradients for this "
+                         f"model: {exc}") from None
+
+
+@dataclass
+class _OpacusContext:
+    model_fn: Any
+    state0: dict
+    setup: WhiteBoxSetup
+    sampler: str
+    n_dataset: int
+    canary_input: torch.Tensor | None = None
+
+
+def _craft_input_canary(fm: FunctionalModel, theta0, x_all: torch.Tensor):
+    """Input-space canary: all its mass on the feature with the smallest variance in the data
+    (an always-zero pixel for digits), amplitude 4x the largest input norm, labelled with the
+    class the model finds least likely there."""
+    flat = x_all.reshape(x_all.shape[0], -1).double()
+    p = int(torch.argmin(flat.var(0)))
+    amp = 4.0 * float(flat.norm(dim=1).max().clamp(min=1.0))
+    x = torch.zeros(flat.shape[1], dtype=x_all.dtype)
+    x[p] = amp
+    x = x.reshape(x_all.shape[1:])
+    with torch.no_grad():
+        fm.load(theta0)
+        logits = fm.module(x.unsqueeze(0))
+    return x, logits.argmin(-1).reshape(()).long(), p
+
+
+def prepare_opacus_setup(model_fn, train_dataset, *, cfg: DPSGDConfig, canary: str,
+                         sampler: str = "fixed", canaries_per_run: int = 1,
+                         dirac_scale: float = 4.0, n_reference: int = 128,
+                         seed=0) -> _OpacusContext:
+    """Split the dataset (private pool / reference / candidates), build :math:`\\theta_0` and the
+    canary, and check that Opacus can train the model."""
+    if canary not in CANARIES:
+        raise ValueError(f"canary must be one of {CANARIES}, got {canary!r}")
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    x_all, y_all = _as_tensors(train_dataset)
+    N = int(x_all.shape[0])
+    if cfg.batch_size > N:
+        raise ValueError(f"batch_size = {cfg.batch_size} is larger than the dataset "
+                         f"({N} records)")
+    model = _call_model_fn(model_fn)
+    _check_opacus_model(model)
+    dtype = next(p for p in model.parameters()).dtype
+    x_all = x_all.to(dtype)
+    rng = np.random.Generator(np.random.PCG64(as_seed_sequence(seed)))
+    perm = torch.as_tensor(rng.permutation(N))
+    m = min(check_int(n_reference, "n_reference", minimum=2), max(2, N // 5))
+    n_cand = min(200, max(1, N // 10)) if canary == "gradient-mahalanobis" else 0
+    ref_idx, cand_idx, pool_idx = perm[:m], perm[m:m + n_cand], perm[m + n_cand:]
+    pool_x, pool_y = x_all[pool_idx], y_all[pool_idx]
+    if sampler == "fixed" and cfg.steps * cfg.batch_size > len(pool_idx):
+        raise ValueError(f"batch_size * steps = {cfg.batch_size * cfg.steps} records are needed "
+                         f"(each used once) but only {len(pool_idx)} of the {N} records are left "
+                         f"after the {m} reference records: lower batch_size or steps")
+    fm = FunctionalModel(model)
+    theta0 = fm.theta()
+    state0 = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    common = dict(fm=fm, theta0=theta0, pool_x=pool_x, pool_y=pool_y, ref_x=x_all[ref_idx],
+                  ref_y=y_all[ref_idx], cfg=cfg)
+    info: dict = {"n_dataset": N, "n_pool": int(len(pool_idx)), "n_reference": int(m),
+                  "d": fm.d, "canary": canary}
+    canary_input = None
+    if canary == "dirac":
+        ref = clip_rows(fm.per_sample_grads(theta0, pool_x, pool_y), cfg.clip)
+        coords, mom = dirac_coordinates(ref, canaries_per_run)
+        info.update(dirac_coords=coords.tolist(), dirac_second_moment=mom.tolist(),
+                    dirac_isolated=bool(np.all(mom == 0)), dirac_scale=float(dirac_scale))
+        setup = WhiteBoxSetup(**common, kind="dirac", coords=coords, scale=dirac_scale, info=info)
+        if sampler == "poisson":
+            canary_input, _, _ = _craft_input_canary(fm, theta0, x_all)
+    else:
+        if canaries_per_run != 1:
+            raise ValueError("canaries_per_run > 1 needs canary='dirac'")
+        if canary == "input":
+            cx, cy, feat = _craft_input_canary(fm, theta0, x_all)
+            info.update(input_feature=feat)
+        else:
+            from semi_core.sgd.audit import select_canary
+
+            k, dist = select_canary(fm, theta0, x_all[cand_idx], y_all[cand_idx],
+                                    x_all[ref_idx], y_all[ref_idx], clip=cfg.clip)
+            cx, cy = x_all[cand_idx][k], y_all[cand_idx][k]
+            info.update(canary_mahalanobis=float(dist[k]))
+        setup = WhiteBoxSetup(**common, kind="input", canary_x=cx, canary_y=cy, info=info)
+        canary_input = cx
+    return _OpacusContext(model_fn=model_fn, state0=state0, setup=setup, sampler=sampler,
+                          n_dataset=N, canary_input=canary_input)
+
+
+# ----------------------------------------------------------------------------- training
+def _flat(params) -> torch.Tensor:
+    return torch.cat([p.detach().reshape(-1) for p in params])
+
+
+def _inject(params, rows: torch.Tensor, slots) -> None:
+    """Overwrite the per-sample gradients of the canary slots with ``rows`` (k, d)."""
+    start = 0
+    for p in params:
+        size = p.numel()
+        p.grad_sample[slots] = rows[:, start:start + size].reshape(len(slots), *p.shape).to(
+            p.grad_sample.dtype)
+        start += size
+
+
+def _make_private(ctx: _OpacusContext, loader, seed: int, bug: Bug | None, caught: list):
+    from opacus import PrivacyEngine
+
+    cfg = ctx.setup.cfg
+    model = ctx.model_fn()
+    model.load_state_dict(ctx.state0)
+    opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
+    gen = torch.Generator().manual_seed(int(seed))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        engine = PrivacyEngine(accountant="prv", secure_mode=False)
+        model, opt, loader = engine.make_private(
+            module=model, optimizer=opt, data_loader=loader, noise_multiplier=cfg.sigma_dp,
+            max_grad_norm=cfg.clip, poisson_sampling=(ctx.sampler == "poisson"),
+            noise_generator=gen)
+    caught.extend(f"{x.category.__name__}: {x.message}" for x in w)
+    if ctx.sampler == "poisson":
+        from opacus.data_loader import switch_generator
+
+        sgen = torch.Generator().manual_seed(int(seed) ^ 0x5DEECE66D)
+        loader = switch_generator(data_loader=loader, generator=sgen)
+    return model, install_bug(opt, bug), loader
+
+
+def train_opacus(ctx: _OpacusContext, plan: RunPlan, *, bug: Bug | None = None,
+                 warnings_out: list | None = None) -> torch.Tensor:
+    """Run every planned game through Opacus (one ``make_private`` per run); returns
+    :math:`(\\theta_0..\\theta_T)` per run, ``(R, T+1, d)``."""
+    setup, cfg = ctx.setup, ctx.setup.cfg
+    T, d = cfg.steps, setup.fm.d
+    R = len(plan.draws)
+    out = torch.empty(R, T + 1, d, dtype=setup.theta0.dtype)
+    caught = [] if warnings_out is None else warnings_out
+    loss_fn = nn.CrossEntropyLoss()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        _train_runs(ctx, plan, bug, out, caught, loss_fn)
+    caught.extend(f"{x.category.__name__}: {x.message}" for x in w)
+    return out
+
+
+def _train_runs(ctx: _OpacusContext, plan: RunPlan, bug, out, caught, loss_fn) -> None:
+    from torch.utils.data import DataLoader, TensorDataset
+
+    setup, cfg = ctx.setup, ctx.setup.cfg
+    T, n = cfg.steps, cfg.batch_size
+    for r, dr in enumerate(plan.draws):
+        member = plan.member[r]
+        if ctx.sampler == "fixed":
+            idx = torch.as_tensor(dr.batches.reshape(-1))
+            xb, yb = setup.pool_x[idx].clone(), setup.pool_y[idx].clone()
+            if setup.kind == "input" and member[0]:
+                pos = (plan.tau - 1) * n + int(plan.slots[r, 0])
+                xb[pos], yb[pos] = setup.canary_x, setup.canary_y
+            loader = DataLoader(TensorDataset(xb, yb), batch_size=n, shuffle=False)
+        else:
+            xb, yb = setup.pool_x, setup.pool_y
+            if member[0]:
+                cy = setup.canary_y if setup.kind == "input" else setup.pool_y[0]
+                xb = torch.cat([xb, ctx.canary_input.unsqueeze(0)])
+                yb = torch.cat([yb, cy.reshape(1)])
+            loader = DataLoader(TensorDataset(xb, yb), batch_size=n)
+        model, opt, loader = _make_private(ctx, loader, int(plan.seeds[r]), bug, caught)
+        params = [p for p in model.parameters() if p.requires_grad]
+        out[r, 0] = _flat(params)
+        rows = (dirac_rows(setup, member[None, :], setup.theta0.dtype)[0]
+                if setup.kind == "dirac" else None)
+        t = 0
+        for x, y in loader:
+            if t == T:
+                break
+            opt.zero_grad()
+            if x.shape[0] > 0:
+                loss_fn(model(x), y).backward()
+            else:  # empty Poisson batch: Opacus still adds noise
+                for p in params:
+                    p.grad_sample = torch.zeros(0, *p.shape, dtype=p.dtype)
+            if rows is not None and ctx.sampler == "fixed" and t == plan.tau - 1:
+                _inject(params, rows, torch.as_tensor(plan.slots[r]))
+            elif rows is not None and ctx.sampler == "poisson" and member[0] and x.shape[0]:
+                hit = torch.nonzero((x.reshape(x.shape[0], -1)
+                                     == ctx.canary_input.reshape(1, -1)).all(1)).reshape(-1)
+                if hit.numel():
+                    _inject(params, rows[:1].expand(hit.numel(), -1), hit)
+            opt.step()
+            t += 1
+            out[r, t] = _flat(params)
+        if t < T:
+            raise RuntimeError(f"the data loader gave {t} batches, {T} are needed")
+
+
+# ----------------------------------------------------------------------------- report
+@dataclass
+class OpacusAuditReport:
+    """Outcome of :func:`audit_opacus`.
+
+    Attributes
+    ----------
+    epsilon_lower_bound : dict
+        ``{test: {method: eps_LB}}`` for methods ``dkw``, ``cp`` (nonparametric),
+        ``gdp`` and ``gdp_gaussian`` (GDP route), each at ``failure_prob``.
+    epsilon_accountant : dict
+        Opacus' ``{"rdp": eps, "prv": eps}`` for the user's configuration (add/remove,
+        Poisson rate ``q = batch_size / N``, ``steps``).
+    epsilon_true : float or None
+        Exact :math:`\\varepsilon(\\delta)` of the audited run where known (see module
+        docstring; for a bug with known effect, of the buggy run; ``inf`` when it has none).
+    epsilon_claimed : float
+        The claim under test.
+    claim_refuted, claim_refuted_gdp : bool
+        Nonparametric / GDP-route refutation at confidence ``1 - failure_prob``.
+    """
+
+    epsilon_lower_bound: dict
+    epsilon_accountant: dict
+    epsilon_true: float | None
+    epsilon_claimed: float
+    claim_refuted: bool
+    claim_refuted_gdp: bool
+    refutation: dict
+    neighbouring_relation: str
+    accountant_relation: str
+    warnings: list
+    config: dict
+    setup: dict
+    timing: dict
+    bounds: dict = field(repr=False, default_factory=dict)
+    game: GameResult | None = field(repr=False, default=None)
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict (the per-test :class:`~semi_core.audit.bounds.AuditResult` dicts
+        under ``bounds``; the game as counts)."""
+        out = {k: getattr(self, k) for k in (
+            "epsilon_lower_bound", "epsilon_accountant", "epsilon_true", "epsilon_claimed",
+            "claim_refuted", "claim_refuted_gdp", "refutation", "neighbouring_relation",
+            "accountant_relation", "warnings", "config", "setup", "timing", "bounds")}
+        out["game"] = None if self.game is None else self.game.to_dict()
+        return out
+
+
+def _poisson_scores(setup: WhiteBoxSetup, traj: torch.Tensor, q: float,
+                    expected_batch: int) -> dict[str, np.ndarray]:
+    """Dirac canary under Poisson sampling: exact mixture log-LR over all steps and the sum of
+    standardised updates."""
+    cfg = setup.cfg
+    j = torch.as_tensor(setup.coords[:1])
+    s = (-expected_batch / (cfg.lr * cfg.clip) * (traj[:, 1:] - traj[:, :-1])[:, :, j])[..., 0]
+    s = s.numpy()
+    z = (2 * s - 1) / (2 * cfg.sigma_dp ** 2)
+    llr = np.logaddexp(np.log1p(-q), np.log(q) + z).sum(1)
+    return {"dirac_mixture": llr, "dirac_sum": s.sum(1)}
+
+
+def _certify(game: GameResult, *, delta, failure_prob, seed) -> tuple[dict, dict]:
+    bounds: dict = {t: {} for t in game.stats}
+    for name, kw in BOUND_METHODS.items():
+        res = audit_game_result(game, delta=delta, failure_prob=failure_prob, seed=seed, **kw)
+        for t, r in res.items():
+            bounds[t][name] = r
+    eps = {t: {m: float(r["epsilon_lower_bound"]) for m, r in v.items()}
+           for t, v in bounds.items()}
+    return bounds, eps
+
+
+def _refute(game: GameResult, claimed: float, *, delta, failure_prob, seed) -> dict:
+    out = {}
+    for group, methods in (("nonparametric", NONPARAMETRIC), ("gdp", ("gdp", "gdp_gaussian"))):
+        K = len(game.stats) * len(methods)
+        best, arg = 0.0, None
+        for name in methods:
+            res = audit_game_result(game, delta=delta, failure_prob=failure_prob / K, seed=seed,
+                                    **BOUND_METHODS[name])
+            for t, r in res.items():
+                if r["epsilon_lower_bound"] > best:
+                    best, arg = float(r["epsilon_lower_bound"]), f"{t}/{name}"
+        out[group] = {"epsilon_lower_bound": best, "test": arg, "bonferroni_k": K,
+                      "refuted": bool(best > claimed)}
+    return out
+
+
+def audit_opacus(model_fn, train_dataset, *, noise_multiplier: float, max_grad_norm: float,
+                 batch_size: int, steps: int, canary: str = "dirac", tau: int | None = 5,
+                 rounds: int = 1000, delta: float = 1e-5, lr: float = 0.5,
+                 sampler: str = "fixed", bug: str | None = None, canaries_per_run: int = 1,
+                 dirac_scale: float = 4.0, failure_prob: float = 0.05, seed=0,
+                 engine: str = "opacus", semi: bool = True,
+                 n_reference: int = 128) -> OpacusAuditReport:
+    """Audit Opacus DP-SGD on ``model_fn``/``train_dataset`` (module docstring).
+
+    Parameters
+    ----------
+    model_fn : callable
+        Returns a fresh ``nn.Module`` (logits); called once per run, its state replaced by the
+        first call's (so :math:`\\theta_0` is common; pretrain inside ``model_fn``).
+    train_dataset : (X, y) or map-style dataset of (x, y)
+        Split into a private pool (batches), reference records (gradient statistics) and, for
+        ``canary="gradient-mahalanobis"``, canary candidates.
+    noise_multiplier, max_grad_norm : float > 0
+        :math:`\\sigma_{DP}` and :math:`C`.
+    batch_size, steps : int
+        ``n`` (``<= len(train_dataset)``) and ``T``.
+    canary : {"dirac", "gradient-mahalanobis", "input"}
+        White-box Dirac gradient canary; the candidate with the largest clipped-gradient
+        Mahalanobis distance (seed §5.2); a crafted input on the least-varying feature.
+    tau : int in 1..T
+        Insertion step (``sampler="fixed"``; ignored for ``"poisson"``).
+    rounds : int >= 2
+        Runs (games), bits i.i.d. Bernoulli(1/2); ``canaries_per_run`` Dirac games per run.
+    delta, failure_prob : float
+    lr : float > 0
+        SGD learning rate.
+    sampler : {"fixed", "poisson"}
+    bug : str or None
+        A bug of :data:`semi_core.sgd.bugs.BUGS` installed in Opacus' optimizer.
+    engine : {"opacus", "batched"}
+        ``"batched"`` replays the same games on semi_core's batched trainer (the reference
+        path; ``sampler="fixed"`` only).
+    semi : bool
+        Also compute SeMI-SGD and SeMI-max (slower).
+
+    Returns
+    -------
+    OpacusAuditReport
+    """
+    t_start = time.perf_counter()
+    if not (isinstance(noise_multiplier, int | float) and math.isfinite(noise_multiplier)
+            and noise_multiplier > 0):
+        raise ValueError(f"noise_multiplier must be a finite number > 0, got {noise_multiplier!r}")
+    max_grad_norm = check_positive(max_grad_norm, "max_grad_norm")
+    batch_size = check_int(batch_size, "batch_size", minimum=2)
+    steps = check_int(steps, "steps", minimum=1)
+    rounds = check_int(rounds, "rounds", minimum=2)
+    delta = check_delta(delta)
+    if delta == 0:
+        raise ValueError("delta must be in (0, 1) for the accountants, got 0")
+    failure_prob = check_failure_prob(failure_prob)
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    if engine not in ("opacus", "batched"):
+        raise ValueError(f"engine must be 'opacus' or 'batched', got {engine!r}")
+    if sampler == "fixed":
+        if tau is None:
+            raise ValueError(f"tau must be an integer in 1..{steps} for sampler='fixed'")
+        tau = check_int(tau, "tau", minimum=1, maximum=steps)
+    else:
+        if engine == "batched":
+            raise ValueError("engine='batched' replays fixed batches: use sampler='fixed'")
+        tau = 1  # not used: Opacus' Poisson sampler decides when the canary is seen
+    the_bug = get_bug(bug)
+    if the_bug is not None and the_bug.misreports_accounting and sampler != "fixed":
+        raise ValueError("bug 'sampling_rate_misreport' misreports fixed batches as Poisson: "
+                         "use sampler='fixed'")
+    if sampler == "poisson" and canary != "dirac" and canary != "input":
+        raise ValueError("sampler='poisson' supports canary='dirac' or 'input'")
+    _opacus()
+    cfg = DPSGDConfig(batch_size=batch_size, steps=steps, lr=check_positive(lr, "lr"),
+                      clip=max_grad_norm, sigma_dp=float(noise_multiplier))
+    root = as_seed_sequence(seed)
+    ss_setup, ss_plan = root.spawn(2)
+    ctx = prepare_opacus_setup(model_fn, train_dataset, cfg=cfg, canary=canary, sampler=sampler,
+                               canaries_per_run=canaries_per_run, dirac_scale=dirac_scale,
+                               n_reference=n_reference, seed=ss_setup)
+    setup = ctx.setup
+    plan = plan_runs(setup, rounds=rounds, tau=tau, seed=ss_plan) if sampler == "fixed" else \
+        _poisson_plan(setup, rounds, ss_plan)
+    caught: list[str] = []
+    t0 = time.perf_counter()
+    if engine == "opacus":
+        traj = train_opacus(ctx, plan, bug=the_bug, warnings_out=caught)
+    else:
+        from semi_core.sgd.dirac import train_white_box
+
+        with torch.no_grad():
+            traj = train_white_box(setup, plan, bug=the_bug)
+    t1 = time.perf_counter()
+    N = ctx.n_dataset
+    q_user = min(1.0, batch_size / N)
+    if sampler == "fixed":
+        scores = white_box_scores(setup, traj, plan, semi=semi)
+        member = plan.member.reshape(-1)
+        mu = 2.0 / cfg.sigma_dp
+        fac = 1.0 if the_bug is None else the_bug.mu_factor(clip=cfg.clip, n=batch_size,
+                                                             steps=steps)
+        from semi_core.audit.ground_truth import gdp_epsilon
+
+        eps_correct = gdp_epsilon(mu, delta)
+        eps_true = math.inf if math.isinf(fac) else gdp_epsilon(mu * fac, delta)
+        relation = ("replace-one: the canary replaces one slot of batch tau; fixed disjoint "
+                    "batches, each record used in exactly one step (no sub-sampling)")
+        if the_bug is not None and the_bug.misreports_accounting:
+            claimed = opacus_accountant_epsilon(cfg.sigma_dp, q_user, steps, delta)["prv"]
+            claim_source = (f"Opacus PRV accountant told the batches were Poisson-sampled at "
+                            f"q = n/N = {q_user:.4g} (bug)")
+        else:
+            claimed = eps_correct
+            claim_source = "exact epsilon of a correct run (mu = 2/sigma_DP GDP, replace-one)"
+    else:
+        q = plan.info["sample_rate"]
+        scores = _poisson_scores(setup, traj, q, plan.info["expected_batch_size"]) \
+            if setup.kind == "dirac" else white_box_scores(setup, traj, plan, semi=False)
+        member = plan.member[:, 0]
+        eps_true = poisson_pld_epsilon(cfg.sigma_dp, q, steps, delta)
+        if the_bug is not None and not the_bug.misreports_accounting:
+            eps_true = None  # no closed form for the buggy sub-sampled run
+        claimed = opacus_accountant_epsilon(cfg.sigma_dp, q, steps, delta)["prv"]
+        claim_source = "Opacus PRV accountant (add/remove, Poisson rate q, T steps)"
+        relation = ("add/remove: the canary is in the dataset (H1) or not (H0); Opacus' "
+                    "DPDataLoader samples every record with probability q at every step")
+    game = GameResult(member=member, tau=np.full(member.shape, tau), stats=scores,
+                      seed=int(root.entropy) if isinstance(root.entropy, int) else None,
+                      metadata={"engine": engine, "sampler": sampler, "canary": canary,
+                                "bug": bug})
+    bounds, eps_lb = _certify(game, delta=delta, failure_prob=failure_prob, seed=ss_plan)
+    refutation = _refute(game, claimed, delta=delta, failure_prob=failure_prob, seed=ss_plan)
+    t2 = time.perf_counter()
+    eps_acc = opacus_accountant_epsilon(cfg.sigma_dp, q_user, steps, delta, warnings_out=caught)
+    msgs = sorted(set(caught))
+    notes = []
+    if any("Secure RNG" in m for m in msgs):
+        notes.append("Opacus: secure RNG is off (secure_mode=False) -- needed for seeded, "
+                     "reproducible noise; a production run should use secure_mode=True")
+    if sampler == "fixed" and engine == "opacus":
+        notes.append("Opacus ran with poisson_sampling=False on the Crafter's fixed batches: "
+                     "its accountant's Poisson assumption does not hold for this run")
+    if setup.kind == "dirac" and not setup.info.get("dirac_isolated", False):
+        notes.append("the Dirac coordinates are not isolated (natural gradients reach them): "
+                     "the Dirac score is not exactly Gaussian and the audit is less tight")
+    return OpacusAuditReport(
+        epsilon_lower_bound=eps_lb,
+        epsilon_accountant=eps_acc,
+        epsilon_true=eps_true, epsilon_claimed=float(claimed),
+        claim_refuted=refutation["nonparametric"]["refuted"],
+        claim_refuted_gdp=refutation["gdp"]["refuted"], refutation=refutation,
+        neighbouring_relation=relation,
+        accountant_relation=("epsilon_accountant: Opacus RDP/PRV, add/remove, Poisson rate "
+                             f"q = batch_size/N = {q_user:.4g}, {steps} steps; claim under "
+                             f"test: {claim_source}"),
+        warnings=notes + msgs,
+        config={"noise_multiplier": cfg.sigma_dp, "max_grad_norm": cfg.clip,
+                "batch_size": batch_size, "steps": steps, "lr": cfg.lr, "tau": tau,
+                "rounds": rounds, "games": int(member.size), "delta": delta,
+                "failure_prob": failure_prob, "canary": canary, "sampler": sampler,
+                "bug": bug, "engine": engine, "canaries_per_run": setup.k},
+        setup=setup.info,
+        timing={"train_seconds": t1 - t0, "score_seconds": t2 - t1,
+                "total_seconds": time.perf_counter() - t_start},
+        bounds=bounds, game=game)
+
+
+def _poisson_plan(setup: WhiteBoxSetup, rounds: int, seed) -> RunPlan:
+    """Poisson sampling: one bit and one seed per run (Opacus' sampler draws the batches).
+
+    The pool is trimmed so that both worlds (``N`` and ``N + 1`` records) get the same
+    sample rate and expected batch size from Opacus."""
+    n = setup.cfg.batch_size
+    N = setup.pool_x.shape[0]
+    while math.ceil(N / n) != math.ceil((N + 1) / n) or int(N / math.ceil(N / n)) != int(
+            (N + 1) / math.ceil((N + 1) / n)):
+        N -= 1
+    setup.pool_x, setup.pool_y = setup.pool_x[:N], setup.pool_y[:N]
+    steps_per_epoch = math.ceil(N / n)
+    q = 1.0 / steps_per_epoch
+    ss_bits, ss_runs = as_seed_sequence(seed).spawn(2)
+    bits = np.random.Generator(np.random.PCG64(ss_bits)).integers(0, 2, (rounds, 1)).astype(bool)
+    seeds = np.array([int(s.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+                      for s in ss_runs.spawn(rounds)], dtype=np.int64)
+    plan = RunPlan(draws=[None] * rounds, slots=np.zeros((rounds, 1), np.int64), member=bits,
+                   tau=1, seeds=seeds)
+    plan.info = {"sample_rate": q, "expected_batch_size": int(N * q), "pool": N}
+    return plan
+
+
+def digits_example(*, seed=0, model: str = "logreg", pretrain_epochs: int = 60):
+    """``(model_fn, train_dataset)`` on scikit-learn's bundled digits: a model pretrained on a
+    public split (600 records; :func:`semi_core.sgd.models.build_model`) and the other 1197
+    records as the private training set. ``model_fn`` returns a fresh copy each call."""
+    from semi_core.sgd.data import load_dataset
+    from semi_core.sgd.models import build_model
+
+    root = as_seed_sequence(seed)
+    ss_split, ss_model = root.spawn(2)
+    sp = load_dataset("digits", rng=np.random.Generator(np.random.PCG64(ss_split)))
+    fm, _, _ = build_model(model, *sp.public, sp.n_classes, seed_seq=ss_model,
+                           epochs=pretrain_epochs)
+    state = {k: v.detach().clone() for k, v in fm.module.state_dict().items()}
+    module0 = fm.module
+
+    def model_fn() -> nn.Module:
+        import copy
+
+        m = copy.deepcopy(module0)  # in-memory copy of our own module, not an unpickled file
+        m.load_state_dict(state)
+        return m
+
+    x = np.concatenate([sp.private[0], sp.reference[0], sp.candidates[0]])
+    y = np.concatenate([sp.private[1], sp.reference[1], sp.candidates[1]])
+    return model_fn, (torch.as_tensor(x, dtype=torch.float64), torch.as_tensor(y))

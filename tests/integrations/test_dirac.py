@@ -1,0 +1,156 @@
+"""White-box Dirac canary and bug zoo on semi_core's batched trainer (no Opacus needed).
+
+Monte Carlo tolerances: 4.5 standard errors (tests/conftest.MC_SIGMAS); the standard error of a
+sample mean is sd/sqrt(N), of a sample standard deviation sd/sqrt(2(N-1)).
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from semi_core.sgd.bugs import BUGS, get_bug, privatize  # noqa: E402
+from semi_core.sgd.dirac import (  # noqa: E402
+    WhiteBoxSetup,
+    dirac_coordinates,
+    plan_runs,
+    train_white_box,
+    white_box_scores,
+)
+from semi_core.sgd.dpsgd import DPSGDConfig, train_dpsgd_batched  # noqa: E402
+from semi_core.sgd.grads import FunctionalModel, clip_rows  # noqa: E402
+
+MC = 4.5
+
+
+def wb_setup(problem, *, sigma=2.0, clip=1.0, steps=3, n=16, kind="dirac", k=1, scale=4.0):
+    model_fn, (x, y) = problem
+    fm = FunctionalModel(model_fn())
+    theta0 = fm.theta()
+    cfg = DPSGDConfig(batch_size=n, steps=steps, lr=0.5, clip=clip, sigma_dp=sigma)
+    pool_x, pool_y, ref_x, ref_y = x[100:], y[100:], x[:100], y[:100]
+    if kind == "dirac":
+        ref = clip_rows(fm.per_sample_grads(theta0, pool_x, pool_y), clip)
+        coords, mom = dirac_coordinates(ref, k)
+        return WhiteBoxSetup(fm=fm, theta0=theta0, pool_x=pool_x, pool_y=pool_y, ref_x=ref_x,
+                             ref_y=ref_y, cfg=cfg, coords=coords, scale=scale), mom
+    return WhiteBoxSetup(fm=fm, theta0=theta0, pool_x=pool_x, pool_y=pool_y, ref_x=ref_x,
+                         ref_y=ref_y, cfg=cfg, kind="input", canary_x=x[0] * 3,
+                         canary_y=(y[0] + 1) % 3), None
+
+
+def standardised(setup, traj, tau):
+    j = torch.as_tensor(setup.coords)
+    cfg = setup.cfg
+    upd = (traj[:, 1:] - traj[:, :-1])[:, :, j]
+    return (-cfg.batch_size / (cfg.lr * cfg.clip) * upd).numpy()      # (R, T, k)
+
+
+def test_dirac_coordinates_are_isolated(problem):
+    setup, mom = wb_setup(problem, k=4)
+    assert np.all(mom == 0)
+    # weight columns of the two always-zero features (Linear(8, 3): W[c, f] at 8c + f)
+    assert set(setup.coords.tolist()) <= {8 * c + f for c in range(3) for f in (6, 7)}
+
+
+def test_dirac_statistic_is_exactly_gaussian_pm1(problem):
+    sigma = 2.0
+    setup, _ = wb_setup(problem, sigma=sigma, k=2)
+    plan = plan_runs(setup, rounds=500, tau=2, seed=3)
+    with torch.no_grad():
+        traj = train_white_box(setup, plan)
+    s = standardised(setup, traj, 2)[:, 1, :].reshape(-1)
+    m = plan.member.reshape(-1)
+    for sel, mean in ((m, 1.0), (~m, -1.0)):
+        v = s[sel]
+        assert abs(v.mean() - mean) < MC * sigma / math.sqrt(v.size)
+        assert abs(v.std(ddof=1) - sigma) < MC * sigma / math.sqrt(2 * (v.size - 1))
+    # other steps carry noise only
+    rest = standardised(setup, traj, 2)[:, [0, 2], :].reshape(-1)
+    assert abs(rest.mean()) < MC * sigma / math.sqrt(rest.size)
+    scores = white_box_scores(setup, traj, plan, semi=False)
+    np.testing.assert_allclose(scores["dirac"], 2 * s / sigma**2, rtol=1e-9, atol=1e-12)
+
+
+def test_input_canary_trainer_matches_dpsgd_trainer(problem):
+    """Our white-box trainer with an input canary is the lead's DP-SGD trainer on the same draws."""
+    setup, _ = wb_setup(problem, kind="input", sigma=1.0)
+    plan = plan_runs(setup, rounds=8, tau=2, seed=1)
+    with torch.no_grad():
+        ours = train_white_box(setup, plan)
+    draws = []
+    for dr, mem in zip(plan.draws, plan.member[:, 0], strict=True):
+        draws.append(type(dr)(batches=dr.batches, tau=dr.tau if mem else None,
+                              slot=dr.slot if mem else None, noise=dr.noise))
+    with torch.no_grad():
+        ref = train_dpsgd_batched(setup.fm, setup.theta0, draws, setup.pool_x, setup.pool_y,
+                                  (setup.canary_x, setup.canary_y), setup.cfg)
+    torch.testing.assert_close(ours, ref, rtol=1e-10, atol=1e-12)
+    scores = white_box_scores(setup, ours, plan)
+    assert {"semi_sgd", "semi_max", "delta_diff", "back_front_ratio"} <= set(scores)
+    assert all(np.all(np.isfinite(v)) and v.shape == (8,) for v in scores.values())
+
+
+# (bug, clip, predicted shift of s_tau per world, predicted sd of s_tau)
+BUG_EFFECTS = [
+    (None, 1.0, 1.0, lambda s, c: s),
+    ("noise_unscaled", 2.0, 1.0, lambda s, c: s / c),
+    ("wrong_batch_size", 1.0, 1.0, lambda s, c: s / BUGS["wrong_batch_size"].factor),
+    ("clip_mismatch", 1.0, BUGS["clip_mismatch"].factor, lambda s, c: s),
+    ("batch_clip", 2.0, 4.0, lambda s, c: s),          # canary M = 4C gets through unclipped
+]
+
+
+@pytest.mark.parametrize("bug,clip,shift,sd", BUG_EFFECTS)
+def test_bug_effect_on_dirac_statistic(problem, bug, clip, shift, sd):
+    sigma = 1.5
+    setup, _ = wb_setup(problem, sigma=sigma, clip=clip, scale=4.0)
+    plan = plan_runs(setup, rounds=300, tau=2, seed=11)
+    with torch.no_grad():
+        traj = train_white_box(setup, plan, bug=get_bug(bug))
+    s = standardised(setup, traj, 2)[:, 1, 0]
+    m = plan.member[:, 0]
+    want_sd = sd(sigma, clip)
+    for sel, mean in ((m, shift), (~m, -shift)):
+        v = s[sel]
+        assert abs(v.mean() - mean) < MC * want_sd / math.sqrt(v.size)
+        assert abs(v.std(ddof=1) - want_sd) < MC * want_sd / math.sqrt(2 * (v.size - 1))
+    mu_obs = 2 * shift / want_sd
+    fac = 1.0 if bug is None else get_bug(bug).mu_factor(clip=clip, n=16, steps=3)
+    assert mu_obs <= fac * 2 / sigma + 1e-12  # never more than the stated true mu
+
+
+def test_noise_reused_contrast_is_exact(problem):
+    setup, _ = wb_setup(problem, sigma=3.0)
+    plan = plan_runs(setup, rounds=40, tau=2, seed=5)
+    with torch.no_grad():
+        traj = train_white_box(setup, plan, bug=get_bug("noise_reused"))
+    c = white_box_scores(setup, traj, plan, semi=False)["dirac_contrast"]
+    np.testing.assert_allclose(c, np.where(plan.member[:, 0], 1.0, -1.0), atol=1e-8)
+    with torch.no_grad():
+        traj = train_white_box(setup, plan)
+    c = white_box_scores(setup, traj, plan, semi=False)["dirac_contrast"]
+    assert np.abs(np.abs(c) - 1).max() > 0.5   # the correct run is noisy
+
+
+def test_privatize_rejects_bad_clip_and_unknown_bug():
+    g = torch.zeros(2, 3, 4, dtype=torch.float64)
+    with pytest.raises(ValueError, match="clip"):
+        privatize(g, torch.zeros(2, 4, dtype=torch.float64), clip=0.0, sigma_dp=1.0)
+    with pytest.raises(ValueError, match="bug"):
+        get_bug("no_such_bug")
+    assert get_bug("none") is None and get_bug(None) is None
+
+
+def test_setup_rejects_bad_canary(problem):
+    setup, _ = wb_setup(problem)
+    with pytest.raises(ValueError, match="coords"):
+        WhiteBoxSetup(**{**setup.__dict__, "coords": [setup.fm.d]})
+    with pytest.raises(ValueError, match="scale"):
+        WhiteBoxSetup(**{**setup.__dict__, "scale": 0.5})
+    with pytest.raises(ValueError, match="tau"):
+        plan_runs(setup, rounds=4, tau=0, seed=0)
+    with pytest.raises(ValueError, match="tau"):
+        plan_runs(setup, rounds=4, tau=setup.cfg.steps + 1, seed=0)
