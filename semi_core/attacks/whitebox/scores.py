@@ -168,7 +168,7 @@ def _ref_stats(ref_phi: np.ndarray, ref_in: np.ndarray, want_in: bool, variance:
         cnt = mask.sum(1)
         if (cnt < 2).any():
             raise ValueError(f"every target needs >= 2 reference models {side} its training set; "
-                             f"the smallest count is {int(cnt.min())} (train more models)")
+                             f"the smallest count is {int(cnt.min())} (train more models, e.g. --models 64)")
         mean = np.where(mask, phi, 0).sum(1) / cnt
         var = np.where(mask, (phi - mean[:, None]) ** 2, 0).sum(1) / (cnt - 1)
         if variance == "global":

@@ -1,0 +1,177 @@
+"""``semi-core attack``: white-box and reference-model membership attacks on bundled data
+(``iha_parameters_vs_loss`` §4).
+
+Example::
+
+    semi-core attack --dataset digits-odd --model logreg-mse \\
+        --attacks iha,loss,sif,lira-online,lira-offline --models 64 --targets 500 --seed 0 --json
+
+Trains ``--models`` models with heavy-ball SGD (the seed's lr 0.01, momentum 0.9, weight decay
+5e-4; batched), each record of the pool in a model's training set with probability 1/2; model 0
+(and 1.. with ``--target-models``) is the target, the others its reference models. Payload:
+``attacks`` -> per attack ``auc`` (+ ``auc_interval``), ``tpr_at_fpr`` {"0.01", "0.001"} with
+``tpr_at_fpr_interval`` (95 % bootstrap), ``n_member``/``n_nonmember`` and ``seconds``;
+leave-one-out attacks (``l-attack``, ``lira-l``) are scored on ``--loo-targets`` records (every
+other attack is also reported on that subset as ``<name>@loo-subset``). ``--roc out.png``
+writes the ROC curves on log axes. Needs the ``torch`` extra.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from semi_core.cli._common import Result
+from semi_core.cli._options import add_json, add_seed
+
+__all__ = ["register", "handler"]
+
+_DATASETS = ("digits-odd", "digits", "breast-cancer", "wine")
+_MODELS = ("logreg-mse", "logreg", "mlp")
+
+
+def register(subparsers) -> None:
+    """Add the ``attack`` subcommand."""
+    p = subparsers.add_parser(
+        "attack", help="IHA, LOSS, SIF, LiRA, L-attack, LiRA-L on a model trained on bundled data",
+        description="Train reference models (batched), attack the target model with white-box "
+                    "(IHA, SIF) and reference-model attacks (LiRA, L-attack, LiRA-L); report "
+                    "AUC and TPR at 1% / 0.1% FPR with bootstrap intervals.")
+    p.add_argument("--dataset", default="digits-odd", help=f"one of {', '.join(_DATASETS)}")
+    p.add_argument("--model", default="logreg-mse", help=f"one of {', '.join(_MODELS)}")
+    p.add_argument("--attacks", default="iha,loss,sif,lira-online,lira-offline",
+                   help="comma-separated: iha, iha-exact, iha-cg, loss, sif, lira-online, "
+                        "lira-online-global, lira-offline, lira-offline-global, l-attack, lira-l")
+    p.add_argument("--models", type=int, default=64, help="models trained (>= 5; seed: 128)")
+    p.add_argument("--targets", default="500",
+                   help="target records per target model (>= 2), or 'all'")
+    p.add_argument("--target-models", type=int, default=1,
+                   help="models used in turn as the target (scores pooled)")
+    p.add_argument("--hessian", default="exact", help="exact | cg (iHVPs of 'iha' and 'sif')")
+    p.add_argument("--damping", type=float, default=0.2, help="damping epsilon >= 0 (seed: 0.2)")
+    p.add_argument("--epochs", type=float, default=None,
+                   help="training epochs (default: per model, see attacks.whitebox.default_sgd)")
+    p.add_argument("--loo-targets", type=int, default=100,
+                   help="records scored by the leave-one-out attacks")
+    p.add_argument("--loo-models", type=int, default=8,
+                   help="leave-one-out reference models per record")
+    p.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples (>= 10)")
+    p.add_argument("--roc", default=None, metavar="PNG", help="write ROC curves (log axes)")
+    add_seed(p)
+    add_json(p)
+    p.set_defaults(func=handler)
+
+
+def _check_args(args):
+    if args.dataset not in _DATASETS:
+        raise ValueError(f"--dataset must be one of {list(_DATASETS)}, got {args.dataset!r}")
+    if args.model not in _MODELS:
+        raise ValueError(f"--model must be one of {list(_MODELS)}, got {args.model!r}")
+    if args.hessian not in ("exact", "cg"):
+        raise ValueError(f"--hessian must be 'exact' or 'cg', got {args.hessian!r}")
+    if args.models < 5:
+        raise ValueError(f"--models must be >= 5 (reference models per side), got {args.models}")
+    if not 1 <= args.target_models <= args.models - 4:
+        raise ValueError(f"--target-models must be in 1..{args.models - 4}, got "
+                         f"{args.target_models}")
+    if not (args.damping >= 0 and args.damping != float("inf")):
+        raise ValueError(f"--damping must be finite and >= 0, got {args.damping}")
+    if args.epochs is not None and not (args.epochs > 0 and args.epochs != float("inf")):
+        raise ValueError(f"--epochs must be finite and > 0, got {args.epochs}")
+    if args.loo_targets < 2 or args.loo_models < 2:
+        raise ValueError("--loo-targets and --loo-models must be >= 2")
+    if args.bootstrap < 10:
+        raise ValueError(f"--bootstrap must be >= 10, got {args.bootstrap}")
+    if args.targets == "all":
+        targets = None
+    else:
+        try:
+            targets = int(args.targets)
+        except ValueError:
+            raise ValueError(f"--targets must be an integer >= 2 or 'all', got "
+                             f"{args.targets!r}") from None
+        if targets < 2:
+            raise ValueError(f"--targets must be >= 2 or 'all', got {targets}")
+    if args.roc is not None:
+        roc = Path(args.roc)
+        if roc.suffix.lower() != ".png":
+            raise ValueError(f"--roc must name a .png file, got {args.roc!r}")
+        if not roc.parent.exists():
+            raise ValueError(f"--roc: directory {roc.parent} does not exist")
+    return targets
+
+
+def plot_roc(run, path, *, title: str = "") -> None:
+    """ROC curves of every attack on log-log axes (the seed's Fig. 1 style)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from semi_core.audit.roc import roc_curve
+
+    fig, ax = plt.subplots(figsize=(5, 4.5))
+    for res in (run.result, run.loo_result):
+        if res is None:
+            continue
+        for name in res.stats:
+            if res is run.loo_result and name in run.result.stats:
+                continue
+            m, nm = res.scores(name)
+            fpr, tpr, _ = roc_curve(m, nm)
+            ax.plot(np.maximum(fpr, 1e-4), np.maximum(tpr, 1e-4), label=name, lw=1.2)
+    ax.plot([1e-4, 1], [1e-4, 1], "k:", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(1e-3, 1)
+    ax.set_ylim(1e-3, 1)
+    ax.set_xlabel("FPR")
+    ax.set_ylabel("TPR")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def handler(args) -> Result:
+    """Run the experiment; see the module docstring for the payload."""
+    targets = _check_args(args)
+    try:
+        import torch
+
+        from semi_core.attacks.whitebox import AttackConfig, default_sgd, parse_attacks, run_attacks
+    except ImportError as exc:  # torch is an optional extra
+        raise ValueError(f"attack needs the torch extra (pip install semi_core[torch]): "
+                         f"{exc}") from None
+    from dataclasses import replace
+
+    attacks = parse_attacks(args.attacks)
+    torch.set_num_threads(1)
+    sgd = default_sgd(args.dataset, args.model)
+    if args.epochs is not None:
+        sgd = replace(sgd, epochs=float(args.epochs))
+    cfg = AttackConfig(dataset=args.dataset, model=args.model, n_models=args.models,
+                       n_targets=targets, target_models=args.target_models,
+                       hessian=args.hessian, damping=float(args.damping),
+                       loo_targets=args.loo_targets, loo_models=args.loo_models, sgd=sgd)
+    run = run_attacks(cfg, attacks, seed=args.seed)
+    metrics = run.metrics(fpr=(0.01, 0.001), n_bootstrap=args.bootstrap, seed=args.seed)
+    for name, m in metrics.items():
+        m["seconds"] = run.seconds.get(name.split("@")[0], None)
+    payload = {"dataset": args.dataset, "model": args.model, "seed": args.seed,
+               "config": cfg.to_dict(), "setup": run.setup, "attacks": metrics,
+               "seconds": run.seconds}
+    if args.roc is not None:
+        plot_roc(run, args.roc, title=f"{args.dataset} / {args.model}, {args.models} models")
+        payload["roc"] = str(args.roc)
+    lines = [f"attack: {args.dataset} / {args.model} (d = {run.setup['d']}), {args.models} "
+             f"models, target trained on {run.setup['n_train_target']} records",
+             f"{'attack':<30}{'AUC':>7}  {'95% CI':<15}{'TPR@1%':>8}{'TPR@0.1%':>9}"
+             f"{'members':>9}{'non-mem':>8}"]
+    for name, m in metrics.items():
+        lo, hi = m["auc_interval"]
+        lines.append(f"{name:<30}{m['auc']:>7.3f}  [{lo:.3f}, {hi:.3f}]  "
+                     f"{m['tpr_at_fpr']['0.01']:>7.3f}{m['tpr_at_fpr']['0.001']:>9.3f}"
+                     f"{m['n_member']:>9}{m['n_nonmember']:>8}")
+    return Result(payload=payload, text="\n".join(lines))
