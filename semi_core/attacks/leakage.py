@@ -128,7 +128,7 @@ def plugin_lr_full(mech: PerDatumMean, releases, ref_rows, *, shrinkage=None) ->
     :math:`s=d/(n_0+d)`). Solves use the Woodbury identity with an :math:`n_0\times n_0`
     Cholesky factor (no :math:`d\times d` inverse).
     """
-    _check_mech(mech)
+    o = _check_mech(mech)._flat(releases)
     X = check_finite_array(ref_rows, "ref_rows", ndim=2)
     n0, d = X.shape
     if d != mech.d or n0 < 2:
@@ -148,7 +148,6 @@ def plugin_lr_full(mech: PerDatumMean, releases, ref_rows, *, shrinkage=None) ->
         av = v / a
         return av - (W @ cho_solve(cf, W.T @ av.T)).T / a
 
-    o = mech._flat(releases)
     dl = mech.target - mu0
     c = solve(dl[None, :])[0]
     l_in = (o - mu0) @ c - dl @ c / (2 * mech.k)
@@ -294,11 +293,11 @@ def most_exposed(X, *, n: int | None = None, rank: int = 20, ridge: float = 1e-6
     X = check_finite_array(X, "X", ndim=2)
     N, d = X.shape
     n = N if n is None else check_int(n, "n", minimum=2)
-    rank = check_int(rank, "rank", minimum=1, maximum=N)
     mu, var = X.mean(axis=0), X.var(axis=0)
     keep = var > 0
     if not keep.any():
         raise ValueError("X has no non-constant column")
+    rank = check_int(rank, "rank", minimum=1, maximum=N)
     m = L.leakage_score(X[:, keep], mu[keep], var[keep] + ridge, n)
     order = np.argsort(-m, kind="stable")[:rank]
     return {"n": n, "d_used": int(keep.sum()), "records": N,

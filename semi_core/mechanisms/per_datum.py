@@ -330,13 +330,13 @@ class PerDatumMean(MechanismBase):
         return out[:, None, :]
 
     # -- log-likelihood ratios ---------------------------------------------------------------------
-    @staticmethod
-    def _flat(releases) -> np.ndarray:
+    def _flat(self, releases) -> np.ndarray:
         o = np.asarray(releases, dtype=float)
         if o.ndim == 3:
             o = o[:, -1, :]
-        if o.ndim != 2:
-            raise ValueError(f"releases must have shape (R, 1, d) or (R, d), got {o.shape}")
+        if o.ndim != 2 or o.shape[1] != self.d:
+            raise ValueError(f"releases must have shape (R, 1, {self.d}) or (R, {self.d}), "
+                             f"got {np.shape(releases)}")
         return o
 
     def _mix(self, l_in: np.ndarray) -> np.ndarray:

@@ -1,0 +1,128 @@
+"""Bad inputs of the per-datum leakage entry points: a clear error naming the argument; under
+``--json`` one JSON object with an ``error`` key and exit code 2."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from semi_core.attacks import leakage as A
+from semi_core.cli import main
+from semi_core.mechanisms.per_datum import PerDatumMean, ProductLaw, seed_bernoulli
+from semi_core.stats import leakage as L
+
+LAW = ProductLaw.bernoulli(np.array([0.3, 0.6, 0.5]))
+Z = np.array([1.0, 0.0, 1.0])
+
+
+def _mech(**kw):
+    return PerDatumMean(LAW, 10, Z, **kw)
+
+
+API = [
+    (lambda: ProductLaw.bernoulli([0.2, 1.0]), ValueError, "p"),
+    (lambda: ProductLaw.gaussian([0.0, 1.0], [1.0, -1.0]), ValueError, "std"),
+    (lambda: ProductLaw.poisson([0.0]), ValueError, "lam"),
+    (lambda: ProductLaw.custom([0.0], [1.0], "nope"), TypeError, "sampler"),
+    (lambda: PerDatumMean("law", 10, Z), TypeError, "law"),
+    (lambda: PerDatumMean(LAW, 1, Z), ValueError, "n"),
+    (lambda: PerDatumMean(LAW, 10, Z[:2]), ValueError, "target"),
+    (lambda: PerDatumMean(LAW, 10, [1.0, np.nan, 0.0]), ValueError, "target"),
+    (lambda: _mech(noise_std=-1.0), ValueError, "noise_std"),
+    (lambda: _mech(rho=0.0), ValueError, "rho"),
+    (lambda: _mech(rho=0.1), ValueError, "rho"),
+    (lambda: _mech(mode="fast"), ValueError, "mode"),
+    (lambda: _mech(test="magic"), ValueError, "test"),
+    (lambda: _mech(noise_std=1.0, test="exact"), ValueError, "exact"),
+    (lambda: L.leakage(-1.0), ValueError, "m"),
+    (lambda: L.power(0.0, 1.0), ValueError, "alpha"),
+    (lambda: L.power(0.1, np.nan), ValueError, "m"),
+    (lambda: L.gdp_delta(-1.0, 1.0), ValueError, "eps"),
+    (lambda: L.gdp_delta(1.0, 0.0), ValueError, "m"),
+    (lambda: L.sub_power(0.1, 1.0, 1.5), ValueError, "rho"),
+    (lambda: L.sub_leakage(1.0, 0.5, form="exact"), ValueError, "form"),
+    (lambda: L.leakage_score(Z, [0.3, 0.6], [0.2, 0.2], 10), ValueError, "mean"),
+    (lambda: L.leakage_score(Z, [0.3, 0.6, 0.5], [0.2, 0.0, 0.2], 10), ValueError, "var"),
+    (lambda: L.miss_advantage(1.0, 0.0), ValueError, "m_targ"),
+    (lambda: L.plugin_effective_score(1.0, 0, 10), ValueError, "n0"),
+    (lambda: A.simulate_leakage(_mech(), 1), ValueError, "rounds"),
+    (lambda: A.simulate_leakage(_mech(), 10, attacks=("nope",)), ValueError, "attacks"),
+    (lambda: A.simulate_leakage(_mech(), 10, attacks=("plugin",)), ValueError, "n0"),
+    (lambda: A.simulate_leakage(_mech(), 10, attacks=("misspecified",)), ValueError, "z_targ"),
+    (lambda: A.simulate_leakage("m", 10), TypeError, "mech"),
+    (lambda: A.reference_moments(LAW, 1, 3, np.random.default_rng(0)), ValueError, "n0"),
+    (lambda: A.plugin_lr_full(_mech(), np.zeros((1, 3, 1)), np.ones((4, 3))), ValueError,
+     "releases"),
+    (lambda: A.plugin_lr_full(_mech(), np.zeros((1, 1, 3)), np.ones((4, 2))), ValueError,
+     "ref_rows"),
+    (lambda: A.most_exposed(np.ones((5, 2))), ValueError, "X"),
+    (lambda: A.most_exposed(np.eye(4), rank=9), ValueError, "rank"),
+    (lambda: seed_bernoulli(10, a=0.6), ValueError, "a"),
+]
+
+
+@pytest.mark.parametrize("call,exc,word", API)
+def test_api_bad_inputs(call, exc, word):
+    with pytest.raises(exc, match=word):
+        call()
+
+
+CLI = [
+    (["--fpr", "0"], "--fpr"),
+    (["--fpr", "1.5"], "--fpr"),
+    (["--subsample", "0"], "--subsample"),
+    (["--subsample", "2"], "--subsample"),
+    (["--noise", "-1"], "--noise"),
+    (["--noise", "nan"], "--noise"),
+    (["--delta", "1"], "--delta"),
+    (["--target", "foo"], "--target"),
+    (["--target", "/nonexistent/z.npy"], "z.npy"),
+    (["--data", "gaussian", "--target", "easy"], "--target"),
+    (["--n", "1"], "--n"),
+    (["--n", "0"], "n"),
+    (["--d", "-3"], "d"),
+    (["--simulate", "1"], "--simulate"),
+    (["--subsample", "0.001", "--n", "100"], "--subsample"),
+    (["--dataset", "mnist"], "dataset"),
+    (["--dataset", "wine", "--rank", "1000"], "--rank"),
+    (["--seed", "-1"], "seed"),
+]
+
+
+@pytest.mark.parametrize("argv,word", CLI)
+def test_cli_bad_inputs_json(capsys, argv, word):
+    rc = main(["leakage", "--d", "50", "--n", "100", *argv, "--json"])
+    out = capsys.readouterr().out.strip().splitlines()
+    assert rc == 2
+    assert len(out) == 1
+    obj = json.loads(out[0])
+    assert "error" in obj and word in obj["error"]
+
+
+def test_cli_wrong_target_file(tmp_path, capsys):
+    f = tmp_path / "z.npy"
+    np.save(f, np.ones(7))
+    rc = main(["leakage", "--d", "50", "--n", "100", "--target", str(f), "--json"])
+    obj = json.loads(capsys.readouterr().out)
+    assert rc == 2 and "length d = 50" in obj["error"]
+
+
+def test_cli_good_inputs(tmp_path, capsys):
+    rc = main(["leakage", "--d", "500", "--n", "100", "--target", "medium", "--simulate",
+               "400", "--json"])
+    obj = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    for k in ("m_star", "leakage", "power", "threshold", "simulation"):
+        assert k in obj
+    assert obj["power"] == pytest.approx(L.power(0.01, obj["m_star"]))
+    f = tmp_path / "z.npy"
+    np.save(f, np.zeros(500))
+    assert main(["leakage", "--d", "500", "--n", "100", "--target", str(f), "--subsample",
+                 "0.5", "--json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert obj["paper_approximation"]["power"] != obj["power"]
+    assert main(["leakage", "--dataset", "wine", "--rank", "3", "--json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert len(obj["index"]) == 3
