@@ -4,9 +4,11 @@ SymPy's canonical trees print expanded and lexically ordered (``- \mu + \bar{X}_
 unfactored sums). A display form is built by hand from the pieces below with
 ``evaluate=False`` so that its structure (collected terms, factored coefficients, deviations
 ``\bar X_\tau - \mu``) survives, and it is printed by :class:`DisplayPrinter`, which keeps the
-order of every deliberately built sum and product. Its *value* is still an ordinary SymPy
-expression: :meth:`semi_core.symbolic._core.Derivation.display_matches` proves
-``display - expr == 0`` symbolically, so the printed form cannot drift from the derivation.
+order of every hand-built sum and product (:class:`OrderedAdd`, :class:`OrderedMul`: types
+of their own, so they never alias a canonical node). :func:`plain` gives the ordinary SymPy
+tree of the same value: :meth:`semi_core.symbolic._core.Derivation.display_matches` proves
+``plain(display) - expr == 0`` symbolically, so the printed form cannot drift from the
+derivation.
 """
 
 from __future__ import annotations
@@ -14,47 +16,57 @@ from __future__ import annotations
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
-__all__ = ["DisplayPrinter", "dev", "add", "mul", "frac", "half", "sq", "root", "neg",
-           "display_latex"]
+__all__ = ["DisplayPrinter", "OrderedAdd", "OrderedMul", "plain", "dev", "add", "mul", "frac",
+           "half", "sq", "root", "neg", "display_latex"]
 
 _U = {"evaluate": False}
 
-# Sums and products built here, printed in the order given (compared by structure; SymPy's
-# canonical order of ``x - mu`` may equal the hand-built one yet print as ``- mu + x``).
-_ORDERED: set[sp.Basic] = set()
+
+class OrderedAdd(sp.Add):
+    """A hand-built sum: printed in the order its terms were given."""
 
 
-def _keep(expr: sp.Expr) -> sp.Expr:
-    if isinstance(expr, sp.Add | sp.Mul):
-        _ORDERED.add(expr)
-    return expr
+class OrderedMul(sp.Mul):
+    """A hand-built product: printed in the order its factors were given."""
+
+
+def plain(expr):
+    """The same value as an ordinary (canonical, evaluated) SymPy tree: for proofs and numerics."""
+    if not getattr(expr, "args", ()):
+        return expr
+    args = [plain(a) for a in expr.args]
+    if isinstance(expr, sp.Add):
+        return sp.Add(*args)
+    if isinstance(expr, sp.Mul):
+        return sp.Mul(*args)
+    return expr.func(*args)
 
 
 def dev(a, b) -> sp.Expr:
     r"""The deviation :math:`a - b`, printed in that order (e.g. ``\bar{X}_{\tau} - \mu``)."""
-    return _keep(sp.Add(a, neg(b), **_U))
+    return OrderedAdd(a, neg(b), **_U)
 
 
 def add(*terms) -> sp.Expr:
     """A sum printed in the given order."""
-    return _keep(sp.Add(*terms, **_U))
+    return OrderedAdd(*terms, **_U)
 
 
 def mul(*factors) -> sp.Expr:
     """A product printed in the given order."""
-    return _keep(sp.Mul(*factors, **_U))
+    return OrderedMul(*factors, **_U)
 
 
 def neg(x) -> sp.Expr:
     """``-x`` without distributing the sign."""
-    return _keep(sp.Mul(sp.Integer(-1), x, **_U))
+    return OrderedMul(sp.Integer(-1), x, **_U)
 
 
 def frac(num, den) -> sp.Expr:
     r"""``\frac{num}{den}`` with ``num`` and ``den`` kept as written."""
     if num == 1:
         return sp.Pow(den, -1, **_U)
-    return _keep(sp.Mul(num, sp.Pow(den, -1, **_U), **_U))
+    return OrderedMul(num, sp.Pow(den, -1, **_U), **_U)
 
 
 def half() -> sp.Expr:
@@ -72,28 +84,30 @@ def root(x) -> sp.Expr:
     return sp.Pow(x, sp.Rational(1, 2), **_U)
 
 
-def _canonical(expr) -> bool:
-    """Whether an Add/Mul was not built here (then print it the usual way)."""
-    return expr not in _ORDERED
-
-
 class DisplayPrinter(LatexPrinter):
-    """LaTeX printer that keeps the order of hand-built (non-canonical) sums and products.
+    """LaTeX printer that keeps the order of hand-built sums and products.
 
-    Canonical sub-expressions (e.g. ``n - 1`` inside a coefficient) print as SymPy prints them.
+    :class:`OrderedAdd` / :class:`OrderedMul` print in the order given; every other node
+    (e.g. ``n - 1`` inside a coefficient) prints exactly as :func:`sympy.latex` prints it.
     """
 
+    def _print_OrderedAdd(self, expr, order=None):
+        return self._with_order("none", super()._print_Add, expr)
+
+    def _print_OrderedMul(self, expr):
+        return self._with_order("none", super()._print_Mul, expr)
+
     def _print_Add(self, expr, order=None):
-        return self._with_order(expr, lambda: super(DisplayPrinter, self)._print_Add(expr))
+        return self._with_order(None, super()._print_Add, expr)
 
     def _print_Mul(self, expr):
-        return self._with_order(expr, lambda: super(DisplayPrinter, self)._print_Mul(expr))
+        return self._with_order(None, super()._print_Mul, expr)
 
-    def _with_order(self, expr, fn):
+    def _with_order(self, order, fn, expr):
         saved = self._settings["order"]
-        self._settings["order"] = None if _canonical(expr) else "none"
+        self._settings["order"] = order
         try:
-            return fn()
+            return fn(expr)
         finally:
             self._settings["order"] = saved
 

@@ -270,3 +270,13 @@ def test_display_rejects_foreign_symbols():
     with pytest.raises(ValueError, match="display has symbols"):
         Derivation(name="bad", expr=S.n, symbols=(S.n,), source="semi_sequential_mi x",
                    display=S.n + S.m)
+
+
+def test_hand_built_nodes_never_alias_canonical_ones():
+    """A canonical ``x - mu`` elsewhere prints as SymPy prints it, whatever was built before."""
+    from semi_core.symbolic._display import OrderedAdd, plain
+
+    built = dev(S.xbar, S.mu)
+    assert isinstance(built, OrderedAdd) and built != S.xbar - S.mu
+    assert plain(built) == S.xbar - S.mu
+    assert display_latex(S.xbar - S.mu) == sp.latex(S.xbar - S.mu)
