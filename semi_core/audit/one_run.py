@@ -232,6 +232,8 @@ def one_run_gdp_mu(m: int, r: int, v: int, *, failure_prob: float = 0.05,
 
     def rejected(mu):
         d = np.asarray(gdp_delta(grid, mu), dtype=float)
+        # gdp_delta can return NaN for tiny mu (underflow); delta = 1 there is conservative
+        d = np.where(np.isfinite(d), d, 1.0)
         return float(np.min(beta + 2.0 * m * d * alpha)) <= xi
 
     lo, hi = 0.0, 1.0

@@ -112,6 +112,9 @@ def test_gdp_profile_version():
     assert gdp_epsilon(mu, 1e-5) > one_run_epsilon(1000, 400, 400, delta=1e-5,
                                                    failure_prob=0.05) * 0.5
     assert one_run_gdp_mu(1000, 400, 200, failure_prob=0.05) == 0.0
+    # regression: stats.gdp.gdp_delta returns NaN at tiny mu; treated as delta = 1 (conservative)
+    # instead of poisoning the minimum (was 0.0 here; measured 0.4956, eps(1e-5) = 1.97)
+    assert one_run_gdp_mu(10_000, 1000, 871, failure_prob=0.05) > 0.4
     # validity on Gaussian canaries (mu = 1, 200 runs): mu_lower > mu in <= xi + 3 SE
     rng = np.random.default_rng(9)
     xi, runs, m = 0.1, 200, 200
