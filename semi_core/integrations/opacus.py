@@ -73,7 +73,8 @@ from semi_core.sgd.grads import FunctionalModel, clip_rows
 
 __all__ = ["audit_opacus", "OpacusAuditReport", "prepare_opacus_setup", "train_opacus",
            "install_bug", "opacus_accountant_epsilon", "poisson_pld_epsilon", "CANARIES",
-           "BOUND_METHODS", "digits_example", "DIGITS_TRAIN_RECORDS"]
+           "BOUND_METHODS", "digits_example", "DIGITS_TRAIN_RECORDS",
+           "time_engines"]
 
 CANARIES = ("dirac", "gradient-mahalanobis", "input")
 SAMPLERS = ("fixed", "poisson")
@@ -385,7 +386,7 @@ def _make_private(ctx: _OpacusContext, loader, seed: int, bug: Bug | None, caugh
 
 
 def train_opacus(ctx: _OpacusContext, plan: RunPlan, *, bug: Bug | None = None,
-                 warnings_out: list | None = None) -> torch.Tensor:
+                 warnings_out: list | None = None, timings: dict | None = None) -> torch.Tensor:
     """Run every planned game through Opacus (one ``make_private`` per run); returns
     :math:`(\\theta_0..\\theta_T)` per run, ``(R, T+1, d)``."""
     setup, cfg = ctx.setup, ctx.setup.cfg
@@ -396,17 +397,21 @@ def train_opacus(ctx: _OpacusContext, plan: RunPlan, *, bug: Bug | None = None,
     loss_fn = nn.CrossEntropyLoss()
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        _train_runs(ctx, plan, bug, out, caught, loss_fn)
+        _train_runs(ctx, plan, bug, out, caught, loss_fn,
+                    {} if timings is None else timings)
     caught.extend(f"{x.category.__name__}: {x.message}" for x in w)
     return out
 
 
-def _train_runs(ctx: _OpacusContext, plan: RunPlan, bug, out, caught, loss_fn) -> None:
+def _train_runs(ctx: _OpacusContext, plan: RunPlan, bug, out, caught, loss_fn, tm) -> None:
     from torch.utils.data import DataLoader, TensorDataset
 
     setup, cfg = ctx.setup, ctx.setup.cfg
     T, n = cfg.steps, cfg.batch_size
+    for key in ("make_private", "steps"):
+        tm.setdefault(key, 0.0)
     for r, dr in enumerate(plan.draws):
+        t_a = time.perf_counter()
         member = plan.member[r]
         if ctx.sampler == "fixed":
             idx = torch.as_tensor(dr.batches.reshape(-1))
@@ -423,6 +428,8 @@ def _train_runs(ctx: _OpacusContext, plan: RunPlan, bug, out, caught, loss_fn) -
                 yb = torch.cat([yb, cy.reshape(1)])
             loader = DataLoader(TensorDataset(xb, yb), batch_size=n)
         model, opt, loader = _make_private(ctx, loader, int(plan.seeds[r]), bug, caught)
+        t_b = time.perf_counter()
+        tm["make_private"] += t_b - t_a
         params = [p for p in model.parameters() if p.requires_grad]
         out[r, 0] = _flat(params)
         rows = (dirac_rows(setup, member[None, :], setup.theta0.dtype)[0]
@@ -449,6 +456,7 @@ def _train_runs(ctx: _OpacusContext, plan: RunPlan, bug, out, caught, loss_fn) -
             out[r, t] = _flat(params)
         if t < T:
             raise RuntimeError(f"the data loader gave {t} batches, {T} are needed")
+        tm["steps"] += time.perf_counter() - t_b
 
 
 # ----------------------------------------------------------------------------- report
@@ -757,3 +765,43 @@ def digits_example(*, seed=0, model: str = "logreg", pretrain_epochs: int = 60):
     x = np.concatenate([sp.private[0], sp.reference[0], sp.candidates[0]])
     y = np.concatenate([sp.private[1], sp.reference[1], sp.candidates[1]])
     return model_fn, (torch.as_tensor(x, dtype=torch.float64), torch.as_tensor(y))
+
+
+def time_engines(model_fn, train_dataset, *, noise_multiplier: float, rounds: int = 1000,
+                 max_grad_norm: float = 1.0, batch_size: int = 64, steps: int = 10,
+                 tau: int = 5, delta: float = 1e-5, seed=0, opacus_rounds: int | None = None
+                 ) -> dict:
+    """Seconds to train ``rounds`` Dirac games at one ``tau`` through Opacus (one
+    ``make_private`` per run) and through the batched trainer, on the same plan.
+
+    ``opacus_rounds`` (default ``rounds``) times Opacus on a prefix of the plan and scales the
+    time linearly to ``rounds`` (runs are independent and equally costly); the payload says so.
+    Returns seconds, the ratio and where the time goes in each path.
+    """
+    del delta
+    from semi_core.sgd.dirac import train_white_box
+
+    cfg = DPSGDConfig(batch_size=batch_size, steps=steps, lr=0.5, clip=max_grad_norm,
+                      sigma_dp=float(noise_multiplier))
+    ss_setup, ss_plan = as_seed_sequence(seed).spawn(2)
+    ctx = prepare_opacus_setup(model_fn, train_dataset, cfg=cfg, canary="dirac", seed=ss_setup)
+    t0 = time.perf_counter()
+    plan = plan_runs(ctx.setup, rounds=rounds, tau=tau, seed=ss_plan)
+    t_plan = time.perf_counter() - t0
+    k = rounds if opacus_rounds is None else min(rounds, check_int(opacus_rounds,
+                                                                    "opacus_rounds", minimum=1))
+    sub = RunPlan(draws=plan.draws[:k], slots=plan.slots[:k], member=plan.member[:k],
+                  tau=plan.tau, seeds=plan.seeds[:k])
+    split_o: dict = {}
+    t0 = time.perf_counter()
+    train_opacus(ctx, sub, timings=split_o)
+    t_o = (time.perf_counter() - t0) * rounds / k
+    split_b: dict = {}
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        train_white_box(ctx.setup, plan, timings=split_b)
+    t_b = time.perf_counter() - t0
+    return {"rounds": rounds, "opacus_rounds_timed": k, "opacus_seconds": t_o,
+            "batched_seconds": t_b, "ratio": t_o / t_b, "plan_seconds": t_plan,
+            "opacus_split": {key: v * rounds / k for key, v in split_o.items()},
+            "batched_split": split_b, "threads": torch.get_num_threads()}

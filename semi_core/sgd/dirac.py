@@ -192,16 +192,22 @@ def dirac_rows(setup: WhiteBoxSetup, member: np.ndarray, dtype) -> torch.Tensor:
 
 
 def train_white_box(setup: WhiteBoxSetup, plan: RunPlan, *, bug: Bug | None = None,
-                    chunk_size: int = 128, fast: bool = True) -> torch.Tensor:
+                    chunk_size: int = 128, fast: bool = True,
+                    timings: dict | None = None) -> torch.Tensor:
     """Train every run of ``plan`` as batched replicas; returns :math:`(\\theta_0..\\theta_T)`
     per run, ``(R, T+1, d)``.
 
-    Steps without a canary use the ghost clipped mean
-    (:func:`~semi_core.sgd.ghost.ghost_clipped_mean`) for stacks of linear layers when
-    ``fast`` (and the bug allows); step :math:`\\tau` and every other model use per-sample
-    gradients (``torch.func``), the Dirac rows overwriting the canary slots before
-    :func:`~semi_core.sgd.bugs.privatize`.
+    For stacks of linear layers (and ``fast``) every step uses the ghost clipped mean
+    (:func:`~semi_core.sgd.ghost.ghost_clipped_mean`); at a Dirac canary's step only the ``k``
+    canary slots get per-sample gradients, to swap their natural records for the canaries'
+    rows. Other models use per-sample gradients (``torch.func``) with the Dirac rows
+    overwriting the slots before :func:`~semi_core.sgd.bugs.privatize` (the reference the
+    fast path is tested against). ``timings`` (a dict) receives seconds spent on
+    ``batches`` (gathering data), ``canary_step`` and ``other_steps``.
     """
+    tm = {"batches": 0.0, "canary_step": 0.0, "other_steps": 0.0} if timings is None else timings
+    for key in ("batches", "canary_step", "other_steps"):
+        tm.setdefault(key, 0.0)
     chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
     cfg, fm = setup.cfg, setup.fm
     stack = fm.linear_stack() if fast else None
@@ -209,19 +215,30 @@ def train_white_box(setup: WhiteBoxSetup, plan: RunPlan, *, bug: Bug | None = No
     out = torch.empty(R, cfg.steps + 1, fm.d, dtype=setup.theta0.dtype)
     for s in range(0, R, chunk_size):
         sel = slice(s, min(R, s + chunk_size))
+        t0 = time.perf_counter()
         xb, yb = _batches(setup, plan, sel)
         noise = torch.as_tensor(np.stack([d.noise for d in plan.draws[sel]]),
                                 dtype=setup.theta0.dtype)
         B = xb.shape[0]
         theta = setup.theta0.expand(B, -1).clone()
         out[sel, 0] = theta
+        tm["batches"] += time.perf_counter() - t0
         for t in range(cfg.steps):
+            t0 = time.perf_counter()
             x_t, y_t = xb[:, t], yb[:, t]
-            if stack is not None and t != plan.tau - 1:
-                g = _ghost_step(stack, theta, x_t, y_t, noise[:, t], noise[:, 0], cfg, bug)
+            canary_step = setup.kind == "dirac" and t == plan.tau - 1
+            if stack is not None:
+                swap = None
+                if canary_step:
+                    sl = torch.as_tensor(plan.slots[sel])
+                    rr = torch.arange(B)[:, None]
+                    nat = fm.per_sample_grads_batched(theta, x_t[rr, sl], y_t[rr, sl])
+                    swap = (nat, dirac_rows(setup, plan.member[sel], nat.dtype))
+                g = _ghost_step(stack, theta, x_t, y_t, noise[:, t], noise[:, 0], cfg, bug,
+                                swap=swap)
             else:
                 grads = fm.per_sample_grads_batched(theta, x_t, y_t)
-                if setup.kind == "dirac" and t == plan.tau - 1:
+                if canary_step:
                     sl = torch.as_tensor(plan.slots[sel])
                     grads[torch.arange(B)[:, None], sl] = dirac_rows(setup, plan.member[sel],
                                                                      grads.dtype)
@@ -229,26 +246,49 @@ def train_white_box(setup: WhiteBoxSetup, plan: RunPlan, *, bug: Bug | None = No
                               first_noise=noise[:, 0])
             theta = theta - cfg.lr * g
             out[sel, t + 1] = theta
+            tm["canary_step" if t == plan.tau - 1 else "other_steps"] += time.perf_counter() - t0
     return out
 
 
-def _ghost_step(stack, theta, x, y, noise, noise0, cfg: DPSGDConfig, bug: Bug | None):
-    """:func:`~semi_core.sgd.bugs.privatize` for a canary-free step without per-sample tensors."""
-    n = x.shape[1]
+def _per_sample_clip(cfg: DPSGDConfig, bug: Bug | None) -> float | None:
+    """The per-sample clip norm the (buggy) step applies; ``None``: no per-sample clipping."""
     name = None if bug is None else bug.name
     if name == "batch_clip":
-        mean = clip_rows(ghost_clipped_mean(stack, theta, x, y, clip=1e300), cfg.clip)
-    elif name == "clip_mismatch":
-        mean = ghost_clipped_mean(stack, theta, x, y, clip=cfg.clip * bug.factor)
-    else:
-        mean = ghost_clipped_mean(stack, theta, x, y, clip=cfg.clip)
+        return None
+    return cfg.clip * bug.factor if name == "clip_mismatch" else cfg.clip
+
+
+def _finish(mean, noise, noise0, cfg: DPSGDConfig, bug: Bug | None, n: int):
+    """Batch-level clipping (``batch_clip``) and noise, as :func:`~semi_core.sgd.bugs.privatize`."""
+    name = None if bug is None else bug.name
+    if name == "batch_clip":
+        mean = clip_rows(mean, cfg.clip)
     std = cfg.sigma_dp * cfg.clip / n
     if name == "noise_unscaled":
         std = cfg.sigma_dp / n
     elif name == "wrong_batch_size":
         std = cfg.sigma_dp * cfg.clip / (n * bug.factor)
-    xi = noise0 if name == "noise_reused" else noise
-    return mean + std * xi
+    return mean + std * (noise0 if name == "noise_reused" else noise)
+
+
+def _ghost_step(stack, theta, x, y, noise, noise0, cfg: DPSGDConfig, bug: Bug | None,
+                swap=None):
+    r""":func:`~semi_core.sgd.bugs.privatize` without per-sample gradient tensors.
+
+    ``swap = (natural, canary)``, each ``(R, k, d)``: per-sample gradients of the slots'
+    natural records and the canaries' rows; the clipped mean over the batch is corrected by
+    :math:`\frac1n\sum_i(\mathrm{clip}(g^{\mathrm{canary}}_i) - \mathrm{clip}(g^{\mathrm{nat}}_i))`
+    (only the ``k`` slots need per-sample gradients).
+    """
+    n = x.shape[1]
+    c = _per_sample_clip(cfg, bug)
+    mean = ghost_clipped_mean(stack, theta, x, y, clip=1e300 if c is None else c)
+    if swap is not None:
+        nat, can = swap
+        if c is not None:
+            nat, can = clip_rows(nat, c), clip_rows(can, c)
+        mean = mean + (can - nat).sum(1) / n
+    return _finish(mean, noise, noise0, cfg, bug, n)
 
 
 def dirac_log_lr(s, *, a, var) -> np.ndarray:
