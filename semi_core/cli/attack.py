@@ -100,40 +100,6 @@ def _check_args(args):
     return targets
 
 
-def plot_roc(run, path, *, title: str = "") -> None:
-    """ROC curves of every attack on log-log axes (the seed's Fig. 1 style)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    from semi_core.audit.roc import roc_curve
-
-    fig, ax = plt.subplots(figsize=(5, 4.5))
-    for res in (run.result, run.loo_result):
-        if res is None:
-            continue
-        for name in res.stats:
-            if res is run.loo_result and name in run.result.stats:
-                continue
-            m, nm = res.scores(name)
-            fpr, tpr, _ = roc_curve(m, nm)
-            ax.plot(np.maximum(fpr, 1e-4), np.maximum(tpr, 1e-4), label=name, lw=1.2)
-    ax.plot([1e-4, 1], [1e-4, 1], "k:", lw=0.8)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(1e-3, 1)
-    ax.set_ylim(1e-3, 1)
-    ax.set_xlabel("FPR")
-    ax.set_ylabel("TPR")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 def handler(args) -> Result:
     """Run the experiment; see the module docstring for the payload."""
     targets = _check_args(args)
@@ -163,6 +129,8 @@ def handler(args) -> Result:
                "config": cfg.to_dict(), "setup": run.setup, "attacks": metrics,
                "seconds": run.seconds}
     if args.roc is not None:
+        from semi_core.attacks.whitebox.tables import plot_roc
+
         plot_roc(run, args.roc, title=f"{args.dataset} / {args.model}, {args.models} models")
         payload["roc"] = str(args.roc)
     lines = [f"attack: {args.dataset} / {args.model} (d = {run.setup['d']}), {args.models} "

@@ -188,3 +188,34 @@ def test_agreement_matrix(small_run):
 def test_bad_inputs(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+def test_tables_beside_the_seed(small_run):
+    from semi_core.attacks.whitebox.tables import (
+        SEED,
+        TABLE4_ROWS,
+        agreement_tables,
+        damping_sweep,
+        exact_vs_cg,
+        loo_fraction_curve,
+        markdown_main,
+        markdown_sweeps,
+        term_ablation,
+    )
+
+    kw = dict(n_bootstrap=10, seed=0)
+    ev = exact_vs_cg(small_run, **kw)
+    assert ev["max_relative_score_difference"] < 1e-6
+    damp = damping_sweep(small_run, epsilons=(0.1, 0.2), **kw)
+    assert damp["damping"][0.2]["auc"] == pytest.approx(
+        small_run.metrics(**kw)["iha-exact"]["auc"])
+    abl = term_ablation(small_run, **kw)
+    assert set(abl) == set(TABLE4_ROWS)
+    assert abl["all"]["auc"] == pytest.approx(ev["exact"]["auc"])
+    frac = loo_fraction_curve(small_run, fractions=(0.5, 1.0), **kw)
+    assert frac[1.0]["auc"] == pytest.approx(ev["exact"]["auc"])
+    agree = agreement_tables(small_run, fprs=(0.3,))
+    md = markdown_main(small_run.metrics(**kw), setting="bc", seed_col="Purchase-100")
+    md2 = markdown_sweeps(ev, damp, abl, frac, agree, seed_col="Purchase-100")
+    assert "0.703, 13.69, 7.52" in md  # iha-exact / iha-cg sit beside the seed's IHA row
+    assert f"{SEED['table3']['Purchase-100'][1][0]:.3f}" in md2 and "Table 9" in md2

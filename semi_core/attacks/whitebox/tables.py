@@ -1,0 +1,258 @@
+"""Analogues of the seed's Tables 2-5, 8, 9 (``iha_parameters_vs_loss``) from one
+:class:`~semi_core.attacks.whitebox.experiment.AttackRun`, beside the seed's printed numbers.
+
+Every function reuses the run's cached white-box quantities (gradients, Hessian), so the
+sweeps cost one ``eigh`` or one matrix product each. Scores are pooled over the run's target
+models, as in the main result.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from semi_core.game.result import GameResult
+
+from .experiment import AttackRun, agreement_matrix, attack_metrics
+from .scores import iha_score
+
+__all__ = ["SEED", "TABLE4_ROWS", "plot_roc", "damping_sweep", "term_ablation", "loo_fraction_curve",
+           "agreement_tables", "exact_vs_cg", "markdown_main", "markdown_sweeps"]
+
+#: The seed's printed numbers (AUC, %TPR@1%, %TPR@0.1%).
+SEED = {
+    "table2": {
+        "Purchase-100": {"loss": (.531, .97, .00), "sif": (.531, .97, .10),
+                         "lira-online": (.644, 4.70, .98), "iha": (.703, 13.69, 7.52)},
+        "MNIST-Odd": {"loss": (.500, .97, .09), "sif": (.500, .97, .10),
+                      "lira-online": (.568, 2.77, .63), "iha": (.542, 2.61, .51)},
+        "FashionMNIST": {"loss": (.507, 1.00, .10), "sif": (.507, .98, .10),
+                         "lira-online": (.578, 2.98, .63), "iha": (.594, 4.06, .89)},
+    },
+    "table3": {"Purchase-100": ((.701, 13.74, 7.56), (.701, 13.72, 7.55)),
+               "MNIST-Odd": ((.541, 2.76, .43), (.541, 2.76, .43)),
+               "FashionMNIST": ((.593, 4.10, .85), (.592, 4.09, .86))},
+    "table4": {"I1": (.591, 1.04, .09), "I2": (.704, 2.63, .70), "I1,I2": (.779, 17.61, 16.65),
+               "I1,I2,I3,I4": (.779, 17.60, 16.64), "loss,I1": (.594, 1.12, .12),
+               "loss,I2": (.686, 1.97, .48), "loss,I1,I2": (.791, 19.96, 19.00),
+               "all": (.791, 20.09, 19.09)},
+    "table8": {"MNIST-Odd": {"lowrank": {0.01: .521, 0.1: .530, 0.2: .500},
+                             "damping": {0.01: .513, 0.1: .535, 0.2: .542}},
+               "FashionMNIST": {"lowrank": {0.01: .551, 0.1: .557, 0.2: .541},
+                                "damping": {0.01: .533, 0.1: .582, 0.2: .594}}},
+    "table9": {0.2: (.577, .85, .11), 0.4: (.607, 1.79, .28), 0.6: (.638, 3.38, .86),
+               0.8: (.692, 6.47, 1.59), 0.9: (.733, 13.53, 4.17), 1.0: (.791, 20.09, 19.09)},
+    "sec4.4_auc": {"iha": .791, "l-attack": .737, "lira-online": .767, "lira-l": .633},
+    "table5_fpr0.05": {
+        "members": {("lira-online", "l-attack"): .794, ("lira-online", "lira-l"): .826,
+                    ("lira-online", "iha"): .718, ("l-attack", "lira-l"): .908,
+                    ("l-attack", "iha"): .712, ("lira-l", "iha"): .768},
+        "nonmembers": {("lira-online", "l-attack"): .930, ("lira-online", "lira-l"): .916,
+                       ("lira-online", "iha"): .912, ("l-attack", "lira-l"): .938,
+                       ("l-attack", "iha"): .926, ("lira-l", "iha"): .916}},
+    "table5_fpr0.3": {
+        "members": {("lira-online", "l-attack"): .732, ("lira-online", "lira-l"): .658,
+                    ("lira-online", "iha"): .436, ("l-attack", "lira-l"): .766,
+                    ("l-attack", "iha"): .492, ("lira-l", "iha"): .462},
+        "nonmembers": {("lira-online", "l-attack"): .724, ("lira-online", "lira-l"): .588,
+                       ("lira-online", "iha"): .612, ("l-attack", "lira-l"): .660,
+                       ("l-attack", "iha"): .660, ("lira-l", "iha"): .584}},
+}
+
+#: Table 4's rows: label -> terms of Eq. 8 used.
+TABLE4_ROWS = {"I1": ("I1",), "I2": ("I2",), "I1,I2": ("I1", "I2"),
+               "I1,I2,I3,I4": ("I1", "I2", "I3", "I4"), "loss,I1": ("loss", "I1"),
+               "loss,I2": ("loss", "I2"), "loss,I1,I2": ("loss", "I1", "I2"),
+               "all": ("loss", "I1", "I2", "I3", "I4")}
+
+
+def _pooled(run: AttackRun, scores: list[np.ndarray], name: str, **kw) -> dict:
+    res = GameResult(member=run.result.member, tau=run.result.tau,
+                     stats={name: np.concatenate(scores)})
+    return attack_metrics(res, name, **kw)
+
+
+def exact_vs_cg(run: AttackRun, **kw) -> dict:
+    """IHA with the exact (``eigh``) and the CG iHVPs on the same targets, and the largest
+    relative score difference."""
+    out, scores = {}, {}
+    for method in ("exact", "cg"):
+        s = []
+        for wb in run.whitebox:
+            inv = wb.inverse(method)
+            s.append(iha_score(wb.iha_terms(inv), lr=run.config.sgd.lr))
+        scores[method] = np.concatenate(s)
+        out[method] = _pooled(run, s, f"iha-{method}", **kw)
+    d = np.abs(scores["exact"] - scores["cg"]) / np.maximum(np.abs(scores["exact"]), 1e-300)
+    out["max_relative_score_difference"] = float(d.max())
+    return out
+
+
+def damping_sweep(run: AttackRun, epsilons=(0.01, 0.1, 0.2), **kw) -> dict:
+    """Table 8: IHA AUC (and TPRs) with damping or a low-rank pseudo-inverse at each epsilon;
+    ``None`` where the low-rank threshold keeps no eigenvalue."""
+    out: dict = {"lowrank": {}, "damping": {}, "eigenvalues": {}}
+    for method in ("lowrank", "damping"):
+        for eps in epsilons:
+            try:
+                s = [iha_score(wb.iha_terms(wb.inverse("exact", epsilon=eps,
+                                                       lowrank=method == "lowrank")),
+                               lr=run.config.sgd.lr) for wb in run.whitebox]
+            except ValueError as exc:       # e.g. no eigenvalue above the low-rank threshold
+                out[method][eps] = {"error": str(exc)}
+                continue
+            out[method][eps] = _pooled(run, s, "iha", **kw)
+    ev = run.whitebox[0].inverse("exact").eigvals.numpy()
+    out["eigenvalues"] = {"min": float(ev.min()), "max": float(ev.max()),
+                          "quantiles_10_50_90": [float(v) for v in np.quantile(ev, [.1, .5, .9])],
+                          "d": int(ev.size)}
+    return out
+
+
+def term_ablation(run: AttackRun, rows=None, **kw) -> dict:
+    """Table 4: IHA with only some of Eq. 8's terms."""
+    rows = TABLE4_ROWS if rows is None else rows
+    terms = [wb.iha_terms(wb.inverse(run.config.hessian)) for wb in run.whitebox]
+    return {label: _pooled(run, [iha_score(t, lr=run.config.sgd.lr, use=use) for t in terms],
+                           "iha", **kw) for label, use in rows.items()}
+
+
+def loo_fraction_curve(run: AttackRun, fractions=(0.2, 0.4, 0.6, 0.8, 0.9, 1.0), **kw) -> dict:
+    """Table 9: :math:`\\nabla L_0` from a random fraction of :math:`D\\setminus\\{z\\}`."""
+    out = {}
+    for f in fractions:
+        rng = np.random.default_rng([int(kw.get("seed", 0)), int(round(f * 1000))])
+        s = []
+        for wb in run.whitebox:
+            inv = wb.inverse(run.config.hessian)
+            s.append(iha_score(wb.iha_terms(inv, loo_fraction=f, rng=rng), lr=run.config.sgd.lr))
+        out[f] = _pooled(run, s, "iha", **kw)
+    return out
+
+
+def agreement_tables(run: AttackRun, fprs=(0.05, 0.3)) -> dict:
+    """Table 5 on the leave-one-out subset (every attack scored there), at each FPR."""
+    res = run.loo_result
+    if res is None:
+        raise ValueError("agreement tables need the leave-one-out attacks (l-attack, lira-l)")
+    names = [a for a in ("lira-online", "l-attack", "lira-l", "iha") if a in res.stats]
+    return {f: agreement_matrix(res, names, fpr=f) for f in fprs}
+
+
+def _fmt(m: dict) -> str:
+    lo, hi = m["auc_interval"]
+    t1, t01 = m["tpr_at_fpr"]["0.01"], m["tpr_at_fpr"]["0.001"]
+    return f"{m['auc']:.3f} [{lo:.3f}, {hi:.3f}] | {100 * t1:.2f} | {100 * t01:.2f}"
+
+
+def markdown_main(metrics: dict, *, setting: str, seed_col: str) -> str:
+    """Table 2 analogue: every attack's AUC (95 % CI), %TPR@1 %, %TPR@0.1 % beside the seed's
+    column ``seed_col``."""
+    ref = SEED["table2"].get(seed_col, {})
+    lines = [f"| attack ({setting}) | AUC [95% CI] | %TPR@1% | %TPR@0.1% | n (mem/non) | "
+             f"seed {seed_col}: AUC, %TPR@1%, %TPR@0.1% |", "|---|---|---|---|---|---|"]
+    for name, m in metrics.items():
+        key = "iha" if name.startswith("iha") and "@" not in name else name
+        s = ref.get(key)
+        seed_txt = f"{s[0]:.3f}, {s[1]:.2f}, {s[2]:.2f}" if s else ""
+        lines.append(f"| {name} | {_fmt(m)} | {m['n_member']}/{m['n_nonmember']} | {seed_txt} |")
+    return "\n".join(lines)
+
+
+def markdown_sweeps(ev: dict, damp: dict, abl: dict, frac: dict, agree: dict | None, *,
+                    seed_col: str) -> str:
+    """Tables 3, 8, 4, 9, 5 analogues as Markdown, each beside the seed's numbers."""
+    out = []
+    t3 = SEED["table3"][seed_col]
+    out += ["**Exact vs CG (Table 3)**", "",
+            "| iHVP | AUC [95% CI] | %TPR@1% | %TPR@0.1% | seed " + seed_col + " |",
+            "|---|---|---|---|---|",
+            f"| exact (eigh) | {_fmt(ev['exact'])} | {t3[0][0]:.3f}, {t3[0][1]:.2f}, "
+            f"{t3[0][2]:.2f} |",
+            f"| CG | {_fmt(ev['cg'])} | {t3[1][0]:.3f}, {t3[1][1]:.2f}, {t3[1][2]:.2f} |", "",
+            f"Largest relative difference between the exact and CG scores: "
+            f"{ev['max_relative_score_difference']:.1e}.", ""]
+    s8 = SEED["table8"].get("MNIST-Odd" if seed_col == "MNIST-Odd" else "FashionMNIST")
+    eps = sorted(damp["damping"])
+    out += ["**Damping vs low-rank (Table 8, AUC)**", "",
+            "| method | " + " | ".join(f"eps={e:g}" for e in eps) + " | seed |",
+            "|---|" + "---|" * (len(eps) + 1)]
+    for method in ("lowrank", "damping"):
+        cells = []
+        for e in eps:
+            m = damp[method][e]
+            cells.append("no eigenvalue > eps" if "error" in m else f"{m['auc']:.3f}")
+        seed_cells = ", ".join(f"{s8[method][e]:.3f}" for e in eps if e in s8[method])
+        out.append(f"| {method} | " + " | ".join(cells) + f" | {seed_cells} |")
+    e = damp["eigenvalues"]
+    out += ["", f"Hessian spectrum (target model 0, d = {e['d']}): min {e['min']:.2e}, "
+                f"10/50/90 % quantiles {', '.join(f'{v:.2e}' for v in e['quantiles_10_50_90'])}, "
+                f"max {e['max']:.2e}.", ""]
+    out += ["**Term ablation (Table 4)**", "",
+            "| terms | AUC [95% CI] | %TPR@1% | %TPR@0.1% | seed (Purchase-100(S)) |",
+            "|---|---|---|---|---|"]
+    for label, m in abl.items():
+        s = SEED["table4"][label]
+        out.append(f"| {label} | {_fmt(m)} | {s[0]:.3f}, {s[1]:.2f}, {s[2]:.2f} |")
+    out += ["", "**Leave-one-out fraction (Table 9)**", "",
+            "| fraction | AUC [95% CI] | %TPR@1% | %TPR@0.1% | seed (Purchase-100(S)) |",
+            "|---|---|---|---|---|"]
+    for f, m in frac.items():
+        s = SEED["table9"].get(f)
+        out.append(f"| {f:g} | {_fmt(m)} | " + (f"{s[0]:.3f}, {s[1]:.2f}, {s[2]:.2f}" if s
+                                                 else "") + " |")
+    if agree:
+        for f, a in agree.items():
+            key = f"table5_fpr{f:g}"
+            seedt = SEED.get(key, {})
+            names = [n for n in a["members"] if n != "GT"]
+            out += ["", f"**Agreement at FPR {f:g} (Table 5; upper: members, lower: "
+                        "non-members; seed in parentheses)**", "",
+                    "| | " + " | ".join(names + ["GT"]) + " |", "|---|" + "---|" * (len(names) + 1)]
+            for i, r in enumerate(names):
+                cells = []
+                for j, c in enumerate(names + ["GT"]):
+                    if c == r:
+                        cells.append("")
+                        continue
+                    side = "members" if (j > i or c == "GT") else "nonmembers"
+                    val = a[side][r][c]
+                    sv = seedt.get(side, {}).get((r, c), seedt.get(side, {}).get((c, r)))
+                    cells.append(f"{val:.3f}" + (f" ({sv:.3f})" if sv is not None else ""))
+                out.append(f"| {r} | " + " | ".join(cells) + " |")
+            gt = [f"{a['nonmembers']['GT'][n]:.3f}" for n in names]
+            out.append("| GT (non-members) | " + " | ".join(gt) + " | |")
+    return "\n".join(out)
+
+
+def plot_roc(run, path, *, title: str = "") -> None:
+    """ROC curves of every attack on log-log axes (the seed's Fig. 1 style)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from semi_core.audit.roc import roc_curve
+
+    fig, ax = plt.subplots(figsize=(5, 4.5))
+    for res in (run.result, run.loo_result):
+        if res is None:
+            continue
+        for name in res.stats:
+            if res is run.loo_result and name in run.result.stats:
+                continue
+            m, nm = res.scores(name)
+            fpr, tpr, _ = roc_curve(m, nm)
+            ax.plot(np.maximum(fpr, 1e-4), np.maximum(tpr, 1e-4), label=name, lw=1.2)
+    ax.plot([1e-4, 1], [1e-4, 1], "k:", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(1e-3, 1)
+    ax.set_ylim(1e-3, 1)
+    ax.set_xlabel("FPR")
+    ax.set_ylabel("TPR")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
