@@ -396,6 +396,12 @@ def summarize(run: UpdateRun, *, score: str = "loss", combiner: str = "diff",
     over trials, plus pooled with a bootstrap interval), ``tpr_at_fpr`` (pooled, intervals), the
     no-update baselines ``loss`` / ``gap`` / ``lira`` on :math:`f_k` and the run time. All
     means come with standard errors over trials.
+
+    Threshold rules: ``batch`` and ``transfer`` call the top half (accuracy) / top 10 %
+    (precision) of the trial's (resp. the shadow run's) candidates IN; ``rank`` puts the
+    threshold at the OUT median (accuracy, FPR 0.5) / the OUT 90th percentile (precision, the
+    seed's "top 10 % of the test data") of the attacker's known-OUT points on the target
+    snapshots.
     """
     if score not in run.scores:
         raise ValueError(f"score must be one of {tuple(run.scores)}, got {score!r}")
