@@ -117,9 +117,9 @@ def test_logit_confidence_exact():
 @pytest.fixture(scope="module")
 def small_run():
     torch.set_num_threads(1)
-    cfg = AttackConfig(dataset="breast-cancer", model="logreg", n_models=24, n_targets=120,
-                       target_models=2, loo_targets=12, loo_models=3,
-                       sgd=SGDConfig(batch_size=32, epochs=15))
+    cfg = AttackConfig(dataset="breast-cancer", model="logreg", n_models=24, n_targets=80,
+                       target_models=2, loo_targets=10, loo_models=3,
+                       sgd=SGDConfig(batch_size=32, epochs=6))
     return run_attacks(cfg, parse_attacks("iha-exact,iha-cg,loss,sif,lira-online,"
                                           "lira-offline-global,l-attack,lira-l"), seed=5)
 
@@ -136,7 +136,7 @@ def test_run_is_a_game_result(small_run):
     from semi_core.game.result import GameResult
 
     r = small_run.result
-    assert isinstance(r, GameResult) and r.rounds == 240 and (r.tau == 1).all()
+    assert isinstance(r, GameResult) and r.rounds == 160 and (r.tau == 1).all()
     assert 0 < r.member.mean() < 1
     assert set(small_run.loo_result.stats) >= {"l-attack", "lira-l", "loss"}
     cert = audit_game_result(r, delta=1e-5, failure_prob=0.05, method="cp", tests=["loss"])

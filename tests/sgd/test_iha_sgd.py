@@ -114,7 +114,7 @@ def test_hessian_matches_closed_form_softmax():
     assert perm  # the flat order is W (3 x 5, row-major) then b
 
 
-def test_ihvp_cg_and_lissa_match_dense_solve():
+def test_ihvp_cg_matches_dense_solve():
     fm, theta, x, y = _logreg_problem(seed=3)
     H = mean_loss_hessian(fm, theta, x, y)
     hvp = hvp_operator(fm, theta, x, y)
@@ -133,9 +133,19 @@ def test_ihvp_cg_and_lissa_match_dense_solve():
     np.testing.assert_allclose(CGInverse(hvp, damping=eps, tol=1e-13).solve(B, power=2).numpy(),
                                EigenInverse(H, epsilon=eps).solve(B, power=2).numpy(),
                                atol=1e-8)
+
+
+@pytest.mark.slow
+def test_lissa_matches_dense_solve():
+    fm, theta, x, y = _logreg_problem(seed=3)
+    H = mean_loss_hessian(fm, theta, x, y)
+    hvp = hvp_operator(fm, theta, x, y)
+    B = torch.randn(2, fm.d, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
+    eps = 0.2
+    dense = torch.linalg.solve(H + eps * torch.eye(fm.d, dtype=H.dtype), B.T).T
     top = float(torch.linalg.eigvalsh(H).max()) + eps
-    L = lissa_solve(hvp, B[:2], damping=eps, scale=1.05 * top, depth=80)
-    np.testing.assert_allclose(L.numpy(), dense[:2].numpy(), atol=1e-6)
+    L = lissa_solve(hvp, B, damping=eps, scale=1.05 * top, depth=80)
+    np.testing.assert_allclose(L.numpy(), dense.numpy(), atol=1e-6)
 
 
 def test_lowrank_pseudo_inverse():
