@@ -5,7 +5,9 @@ LiRA online/offline (per-example or global variance), the L-attack and LiRA-L.
 :mod:`.scores` holds the score functions (NumPy/torch, no training); :mod:`.experiment` runs the
 seed's §4 protocol on bundled data (batched reference models, one
 :class:`~semi_core.game.result.GameResult` per run, ROC metrics with intervals, agreement
-matrices). Needs the torch extra.
+matrices); :mod:`.tables` the seed's Table 2-5, 8, 9 analogues; :mod:`.mechanism` the trained
+model as a ``T = 1`` :class:`~semi_core.mechanisms.base.Mechanism` releasing its parameters
+(Thm 3.2's log-LR as the auditor's score). Needs the torch extra.
 """
 
 from .experiment import (
@@ -20,6 +22,7 @@ from .experiment import (
     run_attacks,
     train_pool,
 )
+from .mechanism import TrainedModelMechanism
 from .scores import (
     IHA_TERMS,
     iha_score,
@@ -37,4 +40,5 @@ from .scores import (
 __all__ = ["ATTACKS", "LOO_ATTACKS", "AttackConfig", "AttackRun", "agreement_matrix",
            "attack_metrics", "default_sgd", "parse_attacks", "run_attacks", "train_pool",
            "IHA_TERMS", "iha_score", "iha_terms", "l_attack", "lira_l", "lira_offline",
-           "lira_online", "logit_confidence", "loss_score", "normal_logpdf", "sif_score"]
+           "lira_online", "logit_confidence", "loss_score", "normal_logpdf", "sif_score",
+           "TrainedModelMechanism"]
