@@ -28,6 +28,9 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from semi_core.symbolic import Phi, Phinv, numeric_lambdify
+from semi_core.symbolic._display import display_latex, replace_symbols
+
 __all__ = [
     "HOLDS",
     "FAILS",
@@ -40,6 +43,8 @@ __all__ = [
     "perturb_forms",
     "Phi",
     "Phinv",
+    "lambdify",
+    "derived_form",
     "symbolic_outcome",
     "numeric_outcome",
     "mc_outcome",
@@ -48,38 +53,6 @@ __all__ = [
 HOLDS = "holds"
 FAILS = "fails"
 HOLDS_UNDER = "holds only under"
-
-
-class Phi(sp.Function):
-    r"""Standard normal CDF :math:`\Phi` (printed as such; lambdifies to ``scipy.special.ndtr``).
-
-    .. math:: \Phi(x) = \tfrac12\big(1 + \operatorname{erf}(x/\sqrt2)\big)
-    """
-
-    nargs = 1
-
-    def _latex(self, printer, exp=None):
-        tex = rf"\Phi\left({printer._print(self.args[0])}\right)"
-        return tex if exp is None else rf"{tex}^{{{exp}}}"
-
-    def _eval_rewrite_as_erf(self, x, **kwargs):
-        return (1 + sp.erf(x / sp.sqrt(2))) / 2
-
-    def fdiff(self, argindex=1):
-        return sp.exp(-self.args[0] ** 2 / 2) / sp.sqrt(2 * sp.pi)
-
-
-class Phinv(sp.Function):
-    r"""Standard normal quantile :math:`\Phi^{-1}` (lambdifies to ``scipy.special.ndtri``)."""
-
-    nargs = 1
-
-    def _latex(self, printer, exp=None):
-        tex = rf"\Phi^{{-1}}\left({printer._print(self.args[0])}\right)"
-        return tex if exp is None else rf"\left({tex}\right)^{{{exp}}}"
-
-    def _eval_rewrite_as_erfinv(self, p, **kwargs):
-        return sp.sqrt(2) * sp.erfinv(2 * p - 1)
 
 
 @dataclass
@@ -203,12 +176,16 @@ class ClaimResult:
 
 
 def forms_latex(forms: Forms | None) -> str | None:
-    """``name = latex`` pairs joined by ``;\\quad`` (SymPy's printer, deterministic)."""
+    """``name = latex`` pairs joined by ``;\\quad`` (deterministic).
+
+    SymPy's printer; forms taken from a derivation's display (see :func:`derived_form`) keep
+    their hand-built order (:class:`semi_core.symbolic._display.DisplayPrinter`).
+    """
     if not forms:
         return None
     parts = []
     for k, v in forms.items():
-        body = sp.latex(v) if isinstance(v, sp.Basic | sp.MatrixBase) else str(v)
+        body = display_latex(v) if isinstance(v, sp.Basic | sp.MatrixBase) else str(v)
         name = k.replace("_", r"\_")
         parts.append(f"\\mathrm{{{name}}} = {body}")
     return r";\quad ".join(parts)
@@ -297,10 +274,36 @@ def _fmt(v) -> str:
 
 
 def lambdify(expr, symbols):
-    """NumPy/SciPy lambdify (``Phi``/``Phinv`` map to ``scipy.special.ndtr``/``ndtri``)."""
-    from scipy.special import ndtr, ndtri
+    """NumPy/SciPy function of ``symbols``: the symbolic layer's
+    :func:`semi_core.symbolic.numeric_lambdify` (``Phi``/``Phinv`` -> ``ndtr``/``ndtri``)."""
+    return numeric_lambdify(symbols, expr)
 
-    return sp.lambdify(symbols, expr, modules=[{"Phi": ndtr, "Phinv": ndtri}, "scipy", "numpy"])
+
+def derived_form(name: str, subs: Mapping | None = None, *, display: bool = False):
+    """Our derivation of a quantity, taken from the symbolic layer (never retyped here).
+
+    Parameters
+    ----------
+    name : str
+        A :func:`semi_core.symbolic.get_derivation` name, e.g. ``"em_log_lr_1d"``.
+    subs : mapping, optional
+        Replacements of the derivation's symbols (by symbol or by name) with a claim's symbols
+        or expressions, e.g. ``{"xbar": X}`` or invariants written out for ``d = 2``.
+    display : bool
+        Return the display form (the form a person writes, for the LaTeX of a corrected
+        claim) instead of the derived tree; both are proven equal in the symbolic tests.
+    """
+    from semi_core.symbolic import get_derivation
+
+    der = get_derivation(name)
+    expr = der.display if display and der.display is not None else der.expr
+    if subs:
+        by_name = {s.name: s for s in der.symbols}
+        table = {by_name.get(k) if isinstance(k, str) else k: sp.sympify(v)
+                 for k, v in subs.items()}
+        table.pop(None, None)  # a name this derivation does not use (e.g. a cancelled one)
+        expr = replace_symbols(expr, table) if display else expr.xreplace(table)
+    return expr
 
 
 def symbolic_outcome(stated: sp.Expr, derived: sp.Expr, symbols: list[sp.Symbol],

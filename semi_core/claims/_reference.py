@@ -2,8 +2,9 @@
 
 Nothing here copies a seed formula: the joint Gaussian law of the released running means is
 built from the mechanism's definition (a linear map of independent batch means), error rates
-come from scipy's non-central chi-square obtained by completing the square ourselves, and
-privacy curves come from quadrature of the hockey-stick divergence.
+and the per-batch log LR are our SymPy derivations (``semi_core.symbolic``: ``em_alpha``,
+``em_beta``, ``em_log_lr``, evaluated through their lambdified forms), and privacy curves come
+from quadrature of the hockey-stick divergence.
 """
 
 from __future__ import annotations
@@ -86,22 +87,23 @@ def mixture_loglr(r, n_t, mu_t, var_t, pmf, z: float) -> float:
     return float(logsumexp(terms) - lp0)
 
 
-def _r2(gamma, n, m, d):
-    # Completing the square in our derivation of the log LR (whitened N):
-    # log LR = m/2 - d/2 log((n-1)/n) - n/(2(n-1)) |N - delta|^2, so log LR >= gamma iff
-    # |N - delta|^2 <= R^2 = 2(n-1)/n * (m/2 - gamma - d/2 log((n-1)/n)).
-    return 2.0 * (n - 1) / n * (m / 2.0 - gamma - d / 2.0 * np.log((n - 1) / n))
+def _derived(name: str):
+    # Our derivation lives in the symbolic layer; evaluated through its lambdified form.
+    from semi_core.symbolic import get_derivation
+
+    return get_derivation(name).lambdify()
 
 
 def alpha_lr(gamma, n, m, d=1):
-    r"""Type I error of the single-batch LR test (our derivation; seed Lemmas 3.5, B.5, B.6).
+    r"""Type I error of the single-batch LR test (our derivation ``em_alpha``; seed Lemmas 3.5,
+    B.5, B.6).
 
     .. math::
 
         \alpha(\gamma) = F_{\chi^2_d(n m)}\big(n R^2(\gamma)\big),\qquad
         R^2(\gamma) = \frac{2(n-1)}{n}\Big(\frac m2 - \gamma - \frac d2\log\frac{n-1}{n}\Big),
 
-    and :math:`\alpha = 0` when :math:`R^2 < 0`.
+    and :math:`\alpha = 0` when :math:`R^2 < 0` (the CDF of a negative argument).
 
     Parameters
     ----------
@@ -114,12 +116,12 @@ def alpha_lr(gamma, n, m, d=1):
     d : int
         Dimension.
     """
-    r2 = _r2(gamma, n, m, d)
-    return np.where(r2 <= 0, 0.0, stats.ncx2.cdf(n * np.maximum(r2, 0.0), d, n * m))
+    return np.asarray(_derived("em_alpha")(gamma, m, n, d), dtype=float)
 
 
 def beta_lr(gamma, n, m, d=1):
-    r"""Type II error of the single-batch LR test (our derivation; seed Lemmas 3.6, 3.8).
+    r"""Type II error of the single-batch LR test (our derivation ``em_beta``; seed Lemmas 3.6,
+    3.8).
 
     Under :math:`H_1`, :math:`N-\delta\sim\mathcal N(-(n-1)\delta/n, (n-1)\Sigma/n^2)`, so
 
@@ -129,19 +131,16 @@ def beta_lr(gamma, n, m, d=1):
 
     Parameters are as in :func:`alpha_lr`.
     """
-    r2 = _r2(gamma, n, m, d)
-    return np.where(r2 <= 0, 1.0,
-                    stats.ncx2.sf(n**2 * np.maximum(r2, 0.0) / (n - 1), d, m * (n - 1)))
+    return np.asarray(_derived("em_beta")(gamma, m, n, d), dtype=float)
 
 
 def loglr_batch(w, u, n):
-    """Our derived log LR in whitened coordinates: ``w = L^{-1} N``, ``u = L^{-1} delta``."""
+    """Our derived log LR (``em_log_lr``) in whitened coordinates: ``w = L^{-1} N``,
+    ``u = L^{-1} delta``."""
     w = np.asarray(w, dtype=float)
     u = np.asarray(u, dtype=float)
     d = w.shape[-1]
-    m = float(u @ u)
-    return (-d / 2 * np.log((n - 1) / n) - n / (2 * (n - 1)) * np.sum(w * w, axis=-1)
-            + n / (n - 1) * (w @ u) - m / (2 * (n - 1)))
+    return _derived("em_log_lr")(np.sum(w * w, axis=-1), w @ u, float(u @ u), float(n), float(d))
 
 
 def hockey_stick_gauss(mu: float, eps: float) -> float:

@@ -1,10 +1,7 @@
 """Claims of ``combining_mi_updates.txt`` (Jagielski et al.), Appendix B.1 exact identities.
 
-* the l2^2 loss after one gradient step is ``(1 - 2 eta)^2`` times the loss before -- holds
-  (SymPy), as does the intermediate expansion;
-* the l2 (geometric-median) loss drops by exactly ``eta`` -- holds only when the step does not
-  overshoot the point, ``eta <= ||f0 - x||``: in general it is ``| ||f0 - x|| - eta |`` (the
-  last step of the seed takes ``sqrt((l - eta)^2) = l - eta``).
+Claims ``B1.l2sq``, ``B1.l2sq.expansion``, ``B1.l2.sqrt`` hold; ``B1.l2`` holds only when the
+step does not overshoot the point (see its notes; ``semi-core verify``, ``docs/errata.md``).
 """
 
 from __future__ import annotations
@@ -12,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ._core import Claim, numeric_outcome, symbolic_outcome
+from ._core import Claim, lambdify, numeric_outcome, symbolic_outcome
 
 SEED = "combining_mi_updates"
 
@@ -39,7 +36,7 @@ def _check_l2sq(forms, ctx, key):
 
 def _check_l2(forms, ctx, key):
     rng = ctx.rng("cmu" + key + str(ctx.restricted))
-    f = sp.lambdify(SYMS, forms[key], "numpy")
+    f = lambdify(forms[key], SYMS)
     pts, sv, rv = [], [], []
     for _ in range(40):
         p = _samp(rng)

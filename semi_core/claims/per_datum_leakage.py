@@ -5,25 +5,9 @@ exact finite-``n`` moments of the exact Gaussian log-likelihood ratio (closed-fo
 quadratics in Gaussians, or Gauss-Hermite quadrature for the sub-sampled mechanism), showing the
 convergence; limits of privacy curves are checked by quadrature of the hockey-stick divergence.
 
-Discrepancies found:
-
-* **Theorem 4.3 fails for its stated mechanism** (sub-sampling ``k = rho n`` rows without
-  replacement). The target is in the sub-sample with probability ``rho`` *jointly for all
-  coordinates*, so under H1 the coordinate-wise log LR converges to the mixture
-  ``rho N(m* - rho m*/2, rho m*) + (1 - rho) N(-rho m*/2, rho m*)`` (variance
-  ``rho m* + rho(1-rho) m*^2``), not to ``N(rho m*/2, rho m*)``: the proof applies a
-  Lindeberg-Feller CLT to coordinates that are dependent through the inclusion event. The
-  mechanism's optimal power is ``rho Phi(Phi^{-1}(alpha) + sqrt(m*/rho)) + (1-rho) alpha``
-  (leakage ``rho [Phi(s/2) - Phi(-s/2)]``, ``s = sqrt(m*/rho)``), and Remark 4.4's
-  ``sqrt(rho m*)``-GDP curve understates its ``delta(eps)`` (e.g. ``m*=1, rho=0.1, eps=2``).
-* Edgeworth expansion (App. C, Lemma C.7, Eq. 38): ``h_1(x) = lambda_3 (x^3 - 3x)`` misses the
-  factor 1/6 (``h_1 = lambda_3 He_3(x) / 6``); ``h_2`` is right. Eq. (48)-(49) write
-  ``(1/n)(h_2/n - h_1^2/2)``; the expansion of ``log(1 + H)`` gives ``(1/n)(h_2 - h_1^2/2)``.
-* Theorem 4.5's advantage formula is the advantage at the best threshold (the total variation
-  of the two limiting Gaussians), not that of the LR adversary with the Bayes threshold 0 of
-  §2.3; its proof also prints ``4 sqrt(m*)`` where ``4 sqrt(m_targ)`` is meant.
-* Typos recorded in notes: App. C.4 Eq. (69) threshold ``+m*/2`` (main text ``-m*/2`` is right);
-  Remark 3.3's Bernoulli LR writes ``mu`` for ``mu_j``.
+Discrepancies: claims ``thm4.3``, ``thm4.3.eq16``, ``rem4.4``, ``appC.h1``, ``appC.eq48`` (fail),
+``thm4.5.adv`` (holds only at an optimised threshold); typos in the notes of ``cor3.2.eq9``,
+``rem3.3`` and ``thm4.5.adv`` (``semi-core verify``, ``docs/errata.md``).
 """
 
 from __future__ import annotations

@@ -1,22 +1,13 @@
 """Claims of ``semi_sequential_mi.txt`` (Michel, Basu, Kaufmann: Sequential Membership Inference).
 
-Each claim's ``stated`` forms transcribe the seed; the checks compare them with our own
-derivation (SymPy), independent numerics (joint Gaussian densities of the releases, scipy's
-non-central chi-square, exact Kolmogorov-Smirnov tails) or Monte Carlo with SE tolerances.
+Each claim's ``stated`` forms transcribe the seed; the derived side (log LRs, error forms,
+roots, conditional laws) is taken from ``semi_core.symbolic`` (:func:`._core.derived_form`);
+the checks compare them with independent numerics (joint Gaussian densities of the releases,
+scipy's non-central chi-square, exact Kolmogorov-Smirnov tails) or Monte Carlo with SE
+tolerances.
 
-Discrepancies found (details in each claim's ``notes`` and in ``docs/errata.md``):
-
-* Lemma B.5: :math:`R^2(\\gamma)` has :math:`n^2 m^*/2`; the derivation gives :math:`m^*/2`
-  (the proof's "RHS simplifies to" line carries the same slip).
-* Corollary B.6: refers to ":math:`R^2` as in Lemma 3.5" (it is Lemma B.5) and inherits the wrong
-  :math:`R^2`; with the corrected :math:`R^2` it holds for any positive-definite
-  :math:`\\Sigma` (whiten with the Cholesky factor), not only diagonal ones.
-* Lemma 5.1 / App. G: the confidence radius :math:`\\sqrt{\\log(\\xi/4)/(2N)}` is the square
-  root of a negative number; DKW-Massart gives :math:`\\log(4/\\xi)` for the two-sided step, and
-  one-sided bounds (all the lemma needs) only :math:`\\log(2/\\xi)`.
-* App. A.5: the printed roots of the Final Observation quadratic are wrong (centre and width).
-* App. H.3: power is not constant in d at fixed Mahalanobis distance (it grows with d).
-* §4.2: Theorem 4.1 is the LR of DP-SGD updates only without noise (covariances not proportional).
+Discrepancies: claims ``lemB.5``, ``corB.6``, ``lem5.1``, ``appG.dkw``, ``appA.5.roots``,
+``appH.3``, ``thm4.1.dpsgd`` (see their notes; ``semi-core verify``, ``docs/errata.md``).
 """
 
 from __future__ import annotations
@@ -32,6 +23,7 @@ from ._core import (
     Claim,
     Outcome,
     Phi,
+    derived_form,
     lambdify,
     mc_outcome,
     numeric_outcome,
@@ -53,14 +45,6 @@ sa, sb, sc = sp.symbols("s_a s_b s_c", real=True)  # Sigma = [[s_a, s_b], [s_b, 
 
 def _gauss_logpdf(x, mean, var):
     return -sp.log(2 * sp.pi * var) / 2 - (x - mean) ** 2 / (2 * var)
-
-
-def _mvn_logratio(Nvec, m1, V1, V0):
-    """log N(N; m1, V1) - log N(N; 0, V0) for 2x2 SymPy matrices (our derivation)."""
-    ratio = sp.factor(sp.simplify(V1.det() / V0.det()))
-    q1 = ((Nvec - m1).T * V1.inv() * (Nvec - m1))[0, 0]
-    q0 = (Nvec.T * V0.inv() * Nvec)[0, 0]
-    return -sp.log(ratio) / 2 - q1 / 2 + q0 / 2
 
 
 Sig = sp.Matrix([[sa, sb], [sb, sc]])
@@ -153,6 +137,18 @@ def _transition_loglr_expr():
     m1 = (tau - 1) / tau * r_prev + ((n - 1) * mu + z) / (tau * n)
     v1 = (n - 1) * s**2 / (tau**2 * n**2)
     return _gauss_logpdf(r_cur, m1, v1) - _gauss_logpdf(r_cur, m0, v0)
+
+
+def _derived_fn(name):
+    """Lambdified derivation from the symbolic layer (arguments in its ``symbols`` order)."""
+    from semi_core.symbolic import get_derivation
+
+    return get_derivation(name).lambdify()
+
+
+def _gamma_max(m_, n_, d_=1):
+    """gamma_max = max of our derived log LR (``em_gamma_max``)."""
+    return float(_derived_fn("em_gamma_max")(m_, n_, d_))
 
 
 def _random_releases(rng, T_, n_t, mu_t, var_t, tau_):
@@ -267,8 +263,7 @@ def _check_propD2(forms, ctx):
 # ----------------------------------------------------------------------------- closed forms
 
 def _derived_loglr_1d():
-    return _gauss_logpdf(X, mu + (z - mu) / n, (n - 1) * s**2 / n**2) - _gauss_logpdf(
-        X, mu, s**2 / n)
+    return derived_form("em_log_lr_1d", {"xbar": X})
 
 
 def _samp_1d(rng):
@@ -281,8 +276,14 @@ def _check_thm34(forms, ctx):
                             ctx.rng("thm3.4"), what="univariate log LR")
 
 
+def _invariants_2d(suffix=""):
+    """Invariants N'S^-1 N, N'S^-1 delta, delta'S^-1 delta written out for d = 2."""
+    return {"q" + suffix: (Nvec.T * SigInv * Nvec)[0, 0],
+            "ell" + suffix: (Nvec.T * SigInv * Dvec)[0, 0], "m" + suffix: m_2d, "d": 2}
+
+
 def _derived_loglr_2d():
-    return _mvn_logratio(Nvec, Dvec / n, (n - 1) * Sig / n**2, Sig / n)
+    return derived_form("em_log_lr", _invariants_2d())
 
 
 def _check_thm31(forms, ctx):
@@ -386,8 +387,7 @@ def _errors_points(rng, k, *, nT=False):
         T_ = int(rng.integers(1, 8)) if nT else 1
         m_ = rng.uniform(0.1, 9)
         N_ = n_ * T_
-        gmax_ = (m_ - np.log((N_ - 1) / N_)) / 2
-        g_ = gmax_ - rng.exponential(2.0)
+        g_ = _gamma_max(m_, N_) - rng.exponential(2.0)
         pts.append({"n": n_, "T": T_, "m": m_, "gamma": g_})
     return pts
 
@@ -406,7 +406,7 @@ def _check_errors(forms, ctx, *, kind, final):
         rv.append(float((ref.alpha_lr if kind == "alpha" else ref.beta_lr)(
             p["gamma"], N_, p["m"], 1)))
         gv.append(fg(*args))
-        gr.append(p["m"] / 2 - 0.5 * np.log((N_ - 1) / N_))
+        gr.append(_gamma_max(p["m"], N_))
     o = numeric_outcome(pts, sv, rv, what=f"{kind}(gamma)", rtol=1e-7, atol=1e-10,
                         ref_name="our noncentral chi-square form")
     if not o.ok:
@@ -430,7 +430,7 @@ def _sim_loglr_steps(rng, R, T_, n_, m_, tau_=None):
 
 def _gamma_with_alpha(rng, n_, m_, lo=0.05, hi=0.5):
     while True:
-        g_ = (m_ - np.log((n_ - 1) / n_)) / 2 - rng.exponential(3.0)
+        g_ = _gamma_max(m_, n_) - rng.exponential(3.0)
         a_ = float(ref.alpha_lr(g_, n_, m_))
         if lo < a_ < hi:
             return g_
@@ -486,8 +486,7 @@ def _check_corE3(forms, ctx):
 
 def _gamma_for_alpha(rng, n_, m_, d_):
     a_star = rng.uniform(0.25, 0.75)
-    r2 = stats.ncx2.ppf(a_star, d_, n_ * m_) / n_
-    return m_ / 2 - d_ / 2 * np.log((n_ - 1) / n_) - n_ * r2 / (2 * (n_ - 1))
+    return float(_derived_fn("em_threshold")(a_star, m_, n_, d_))  # alpha(gamma) = a_star
 
 
 def _mc_alpha(rng, R, n_, Sigma, delta_vec, g_):
@@ -518,10 +517,10 @@ def _check_B5(forms, ctx, *, diagonal):
         r2 = fR(g_, n_, m_, d_)
         ncp = fnc(n_, m_, d_) if fnc else n_ * m_
         if fg is not None:
-            gm = fg(n_, m_, d_)
-            if abs(gm - (m_ / 2 - d_ / 2 * np.log((n_ - 1) / n_))) > 1e-9:
+            gm, ours = fg(n_, m_, d_), _gamma_max(m_, n_, d_)
+            if abs(gm - ours) > 1e-9:
                 return Outcome(False, f"gamma_max at n={n_}, m={m_:.4g}, d={d_}: seed {gm:.6g}, "
-                               f"maximum of the log LR {m_ / 2 - d_ / 2 * np.log(1 - 1 / n_):.6g}")
+                               f"maximum of the log LR {ours:.6g}")
         pred = stats.ncx2.cdf(n_ * r2, d_, ncp) if np.isreal(r2) and r2 >= 0 else 0.0
         p, se = _mc_alpha(rng, R, n_, Sigma, dv, g_)
         cases.append(({"n": n_, "d": d_, "m": m_, "gamma": g_}, pred, p, se))
@@ -591,7 +590,7 @@ def _check_thmF3(forms, ctx):
 
 
 def _derived_sgd_loglr_2d():
-    return _mvn_logratio(Nvec, -eta * Dvec / n, eta**2 * (n - 1) * Sig / n**2, eta**2 * Sig / n)
+    return derived_form("sgd_log_lr", _invariants_2d("_g"))
 
 
 def _check_sgd_loglr(forms, ctx):
@@ -859,8 +858,15 @@ def _claims() -> list[Claim]:
     sgd = (-d / 2 * sp.log((n - 1) / n) - n / (2 * (n - 1) * eta**2) * (Nvec.T * SigInv * Nvec)[0, 0]
            - n / ((n - 1) * eta) * (Nvec.T * SigInv * Dvec)[0, 0] - m_2d / (2 * (n - 1))).subs(d, 2)
     R2_seed = 2 * (n - 1) / n * (n**2 * m / 2 - g - d / 2 * sp.log((n - 1) / n))
-    R2_ok = 2 * (n - 1) / n * (m / 2 - g - d / 2 * sp.log((n - 1) / n))
-    gmaxd = (m - d * sp.log((n - 1) / n)) / 2
+    R2_ok = derived_form("em_R2", {"m": m, "d": d}, display=True)
+    gmaxd = (m - d * sp.log((n - 1) / n)) / 2  # as printed in Lemma B.5 (holds)
+    gmax_ok = derived_form("em_gamma_max", {"m": m, "d": d}, display=True)
+    roots_ok = {"W_" + k: derived_form(f"fo_root_{k}_1d", {"N_T": n * T}, display=True)
+                for k in ("lo", "hi")}
+    cond = {k: derived_form(f"em_cond_{k[:-1]}_h{k[-1]}", {"muhat_prev": r_prev}, display=True)
+            for k in ("mean0", "var0", "mean1", "var1")}
+    dpsgd_ok = derived_form("dp_sgd_log_lr_coord", {"w": Nsc, "dg": Dsc, "lam": s**2,
+                                                   "sigma_dp": sdp}, display=True)
     A0 = alpha35  # Lemma 3.5 (holds) used inside App. E statements
     g1, g2 = sp.symbols("gamma1 gamma2", real=True)
     sgd_trans = (_gauss_logpdf(th1, th - eta * ((n - 1) * a_ * (th - ths) + a_ * (th - ths) + dg) / n,
@@ -890,7 +896,8 @@ def _claims() -> list[Claim]:
         C("thm3.1", "§3.1, Theorem 3.1, Eq. (5)", "multivariate log LR",
           {"log_lr": loglr_3d}, stat, _check_thm31, "symbolic"),
         C("thm3.4", "§3.1, Theorem 3.4 (App. A.2)", "univariate log LR",
-          {"log_lr": thm34}, stat, _check_thm34, "symbolic"),
+          {"log_lr": thm34}, stat, _check_thm34, "symbolic",
+          derived={"log_lr": derived_form("em_log_lr_1d", {"xbar": X}, display=True)}),
         C("lem3.5", "§3.1, Lemma 3.5 (App. A.3)", "Type I error of SeMI*",
           {"alpha": alpha35, "gamma_max": gmax1}, ("d = 1", "gamma <= gamma_max"),
           lambda f, c: _check_errors(f, c, kind="alpha", final=False), "numeric",
@@ -933,7 +940,7 @@ def _claims() -> list[Claim]:
            "mean1": (tau - 1) / tau * r_prev + ((n - 1) * mu + z) / (tau * n),
            "var1": (n - 1) * s**2 / (tau**2 * n**2)},
           ("Sigma enters as a common factor; checked per coordinate (Sigma -> sigma^2)",),
-          _check_lemmaB1, "numeric", perturb_key="var1"),
+          _check_lemmaB1, "numeric", perturb_key="var1", derived=cond),
         C("thmB.2", "App. B.2, Theorem B.2", "multivariate log LR (restated)",
           {"log_lr": loglr_3d}, stat, _check_thm31, "symbolic"),
         C("corB.3", "App. B.2, Corollary B.3", "quadratic-form coefficients c0, c1, C2",
@@ -948,7 +955,7 @@ def _claims() -> list[Claim]:
         C("lemB.5", "App. B.3, Lemma B.5", "Type I error region (diagonal Sigma)",
           {"R2": R2_seed, "gamma_max": gmaxd}, ("Sigma diagonal", "gamma <= gamma_max"),
           lambda f, c: _check_B5(f, c, diagonal=True), "monte-carlo",
-          derived={"R2": R2_ok}, corrected={"R2": R2_ok, "gamma_max": gmaxd}, perturb_key="R2",
+          derived={"R2": R2_ok}, corrected={"R2": R2_ok, "gamma_max": gmax_ok}, perturb_key="R2",
           notes="R^2 carries n^2 m*/2 where completing the square gives m*/2; the proof's "
                 "'RHS simplifies to gamma + d/2 log((n-1)/n) - n^2 m*/2' has the same slip."),
         C("corB.6", "App. B.3, Corollary B.6", "alpha = F_{chi2_d(n m*)}(n R^2)",
@@ -1001,10 +1008,7 @@ def _claims() -> list[Claim]:
            "W_hi": (z - mu) / (n * T) + s * sp.sqrt(n * T - 1) / (n * T)
            * sp.sqrt((z - mu) ** 2 / s**2 - sp.log((n * T - 1) / (n * T)) - 2 * g)},
           ("d = 1", "stationary", "gamma <= gamma_max^(T)"), _check_A5_roots, "numeric",
-          corrected={"W_lo": (z - mu) - s * sp.sqrt((n * T - 1) / (n * T))
-                     * sp.sqrt((z - mu) ** 2 / s**2 - sp.log((n * T - 1) / (n * T)) - 2 * g),
-                     "W_hi": (z - mu) + s * sp.sqrt((n * T - 1) / (n * T))
-                     * sp.sqrt((z - mu) ** 2 / s**2 - sp.log((n * T - 1) / (n * T)) - 2 * g)},
+          corrected=roots_ok,
           perturb_key="W_lo",
           notes="the printed roots are centred at (z*-mu)/(nT) with half-width "
                 "sigma sqrt(nT-1)/(nT) sqrt(K); the parabola's vertex is at z*-mu and the "
@@ -1025,9 +1029,7 @@ def _claims() -> list[Claim]:
                       - Dsc**2 / (2 * (n - 1) * s**2)) + 0 * sdp * Cc},
           ("coordinates of Sigma_g's eigenbasis (1-D shown)", "noise N(0, sigma_DP^2 C^2/n^2)"),
           _check_thm41_dpsgd, "numeric", condition="sigma_DP = 0 (no DP noise)",
-          corrected={"log_lr": _gauss_logpdf(Nsc, -eta * Dsc / n,
-                                             eta**2 * ((n - 1) * s**2 + sdp**2 * Cc**2) / n**2)
-                     - _gauss_logpdf(Nsc, 0, eta**2 * (n * s**2 + sdp**2 * Cc**2) / n**2)},
+          corrected={"log_lr": dpsgd_ok},
           notes="with DP noise the two covariances eta^2(Sigma_g/n + sigma^2C^2I/n^2) and "
                 "eta^2((n-1)Sigma_g/n^2 + sigma^2C^2I/n^2) are not proportional, so Theorem 4.1 "
                 "is no longer the likelihood ratio (it remains a valid, weaker statistic); "

@@ -21,7 +21,9 @@ from ._core import (
     NcChi2PPF,
     NcChi2SF,
     Phi,
+    Phinv,
     is_zero,
+    numeric_lambdify,
 )
 from ._registry import all_derivations, get_derivation
 from .gaussian import gaussian_log_lr
@@ -30,6 +32,8 @@ from .sgd import dp_sgd_coefficients, dp_sgd_log_lr, sgd_log_lr
 __all__ = [
     "Derivation",
     "Phi",
+    "Phinv",
+    "numeric_lambdify",
     "NcChi2CDF",
     "NcChi2SF",
     "NcChi2PPF",

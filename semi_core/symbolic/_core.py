@@ -23,6 +23,7 @@ from ._display import display_latex, plain
 __all__ = [
     "Derivation",
     "Phi",
+    "Phinv",
     "NcChi2CDF",
     "NcChi2SF",
     "NcChi2PPF",
@@ -33,6 +34,7 @@ __all__ = [
     "registered",
     "LATEX_NAMES",
     "NUMERIC_MODULES",
+    "numeric_lambdify",
 ]
 
 
@@ -57,6 +59,19 @@ class Phi(sp.Function):
     def fdiff(self, argindex=1):
         x = self.args[0]
         return sp.exp(-x**2 / 2) / sp.sqrt(2 * sp.pi)
+
+
+class Phinv(sp.Function):
+    r"""Standard normal quantile :math:`\Phi^{-1}` (lambdifies to ``scipy.special.ndtri``)."""
+
+    nargs = 1
+
+    def _latex(self, printer, exp=None):
+        tex = rf"\Phi^{{-1}}\left({printer._print(self.args[0])}\right)"
+        return tex if exp is None else rf"\left({tex}\right)^{{{exp}}}"
+
+    def _eval_rewrite_as_erfinv(self, p, **kwargs):
+        return sp.sqrt(2) * sp.erfinv(2 * p - 1)
 
 
 def _chi2_latex(name: str):
@@ -136,6 +151,12 @@ def _ndtr(x):
     return ndtr(x)
 
 
+def _ndtri(p):
+    from scipy.special import ndtri
+
+    return ndtri(p)
+
+
 def _phi_diff(x, y):
     """Phi(x) - Phi(y) without cancellation: upper tails when both > 0, lower when both < 0.
 
@@ -158,14 +179,30 @@ def _phi_diff(x, y):
 NUMERIC_MODULES: list[Any] = [
     {
         "Phi": _ndtr,
+        "Phinv": _ndtri,
         "PhiDiff": _phi_diff,
         "NcChi2CDF": _ncx2_cdf,
         "NcChi2SF": _ncx2_sf,
         "NcChi2PPF": _ncx2_ppf,
         "log1p": np.log1p,
     },
+    "scipy",
     "numpy",
 ]
+
+
+def numeric_lambdify(symbols: Sequence[sp.Symbol], expr) -> Callable[..., np.ndarray]:
+    """NumPy/SciPy function of ``symbols`` for any expression of this layer (``Phi``,
+    ``Phinv``, noncentral chi-squared, display forms), with the shared :data:`NUMERIC_MODULES`.
+
+    Unlike :meth:`Derivation.lambdify` no stable rewrite is applied: the expression is evaluated
+    as written (the claims registry evaluates the seeds' printed forms this way).
+    """
+    if isinstance(expr, sp.MatrixBase):
+        expr = expr.applyfunc(plain)
+    elif isinstance(expr, sp.Basic):
+        expr = plain(expr)
+    return sp.lambdify(list(symbols), expr, modules=NUMERIC_MODULES)
 
 # LaTeX names of the shared symbols (the symbol *names* stay plain identifiers).
 LATEX_NAMES: dict[str, str] = {

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
-__all__ = ["DisplayPrinter", "OrderedAdd", "OrderedMul", "plain", "dev", "add", "mul", "frac",
+__all__ = ["DisplayPrinter", "OrderedAdd", "OrderedMul", "plain", "replace_symbols", "dev", "add", "mul", "frac",
            "half", "sq", "root", "neg", "display_latex"]
 
 _U = {"evaluate": False}
@@ -39,6 +39,18 @@ def plain(expr):
         return sp.Add(*args)
     if isinstance(expr, sp.Mul):
         return sp.Mul(*args)
+    return expr.func(*args)
+
+
+def replace_symbols(expr, table):
+    """``expr.xreplace(table)`` that keeps a display form's structure (no re-evaluation)."""
+    if expr in table:
+        return table[expr]
+    if not getattr(expr, "args", ()) or isinstance(expr, sp.Symbol):
+        return expr
+    args = [replace_symbols(a, table) for a in expr.args]
+    if isinstance(expr, sp.Add | sp.Mul | sp.Pow):
+        return type(expr)(*args, evaluate=False)
     return expr.func(*args)
 
 

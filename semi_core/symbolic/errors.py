@@ -9,7 +9,7 @@ The acceptance region :math:`\{\log\mathrm{LR} \ge \gamma\}` is solved symbolica
   Under :math:`H_h`, :math:`\mathbf N \sim \mathcal N(a_h\boldsymbol\delta, s_h\Sigma)`
   (:math:`a_0=0, s_0=1/n`; :math:`a_1=1/n, s_1=(n-1)/n^2`, seed Lemma B.4); whitening with the
   Cholesky factor of :math:`\Sigma` gives :math:`u/s_h \sim \chi^2_d((a_h-1)^2 m^*/s_h)` for any
-  positive-definite :math:`\Sigma` (not only diagonal, as the seed's Cor B.6 states).
+  positive-definite :math:`\Sigma` (see claim ``semi_sequential_mi:corB.6``).
 * **1-D.** The two roots of the quadratic in :math:`\bar X_\tau` are solved for and the normal
   probabilities of the interval taken (the seed's :math:`\Phi` form).
 
@@ -155,10 +155,8 @@ def em_R2() -> Derivation:
         source="semi_sequential_mi App. B.3 Lemma B.5",
         assumptions=("gamma <= gamma_max", "n >= 2"),
         seed_form=seed,
-        note="SEED ERRATUM: Lemma B.5 prints R^2 = 2(n-1)/n [n^2 m*/2 - gamma - d/2 log((n-1)/n)];"
-             " completing the square gives m*/2, not n^2 m*/2 (the seed's own proof drops the "
-             "1/4 c1' C2^-1 c1 = -n m*/(2(n-1)) term incorrectly). The seed's gamma_max is right"
-             " and is inconsistent with its own R^2 (R^2(gamma_max) != 0).",
+        note="SEED ERRATUM: Lemma B.5 prints n^2 m*/2 where completing the square gives m*/2; "
+             "see claim semi_sequential_mi:lemB.5 (`semi-core verify`).",
         lhs=r"R^{2}(\gamma)",
         display=mul(frac(mul(2, dev(S.n, 1)), S.n), _slack_display()),
     )
@@ -189,10 +187,8 @@ def em_alpha() -> Derivation:
         source="semi_sequential_mi App. B.3 Lemma B.5 / Cor B.6 (Lemma 3.5 for d = 1)",
         assumptions=("gamma <= gamma_max (alpha = 0 above)", "any positive-definite Sigma"),
         seed_form=seed,
-        note="Holds for every positive-definite Sigma by Cholesky whitening (the seed states "
-             "Cor B.6 for diagonal Sigma only). Mismatch with the seed comes from its R^2 "
-             "erratum (Lemma B.5); Cor B.6 also cites 'R^2 as in Lemma 3.5', which defines no "
-             "R^2 (it is Lemma B.5's).",
+        note="Any positive-definite Sigma (Cholesky whitening); differs from the seed through "
+             "Lemma B.5's R^2: see claims semi_sequential_mi:lemB.5, semi_sequential_mi:corB.6.",
         lhs=r"\alpha(\gamma)",
         display=NcChi2CDF(mul(2, dev(S.n, 1), _slack_display()), S.d, mul(S.n, S.m)),
     )
@@ -471,7 +467,5 @@ def fo_root_hi_1d() -> Derivation:
 
 
 _FO_ROOT_NOTE = (
-    "SEED ERRATUM (proof only): App. A.5 prints W_{1,2} = (z*-mu)/(nT) -/+ sigma sqrt(nT-1)/(nT)"
-    " sqrt(...); the roots of its own c^(T) coefficients are (z*-mu) -/+ sigma sqrt((nT-1)/(nT))"
-    " sqrt(...) (centre off by 1/(nT), half-width by 1/sqrt(nT)). Lemma 3.7's stated alpha is "
-    "nevertheless correct.")
+    "SEED ERRATUM (proof only): App. A.5's roots W_{1,2} are misprinted (centre and half-width; "
+    "Lemma 3.7 holds); see claim semi_sequential_mi:appA.5.roots (`semi-core verify`).")

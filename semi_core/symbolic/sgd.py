@@ -139,9 +139,9 @@ def dp_sgd_log_lr_coord() -> Derivation:
                      "w, dg: components of N and delta_g on its eigenvector",
                      "xi ~ N(0, sigma_dp^2 C^2 I / n^2)"),
         seed_form=None,
-        note="Not in the seed (it only says the noise 'preserves the sequential structure'). "
-             "The full log-LR is the sum over eigen-directions; at sigma_dp = 0 it reduces to "
-             "Thm 4.1 (proven in tests/symbolic/test_sym_sgd.py).",
+        note="Not in the seed (see claim semi_sequential_mi:thm4.1.dpsgd). The full log-LR is "
+             "the sum over eigen-directions; at sigma_dp = 0 it reduces to Thm 4.1 (proven in "
+             "tests/symbolic/test_sym_sgd.py).",
         lhs=r"\log \mathrm{LR}_{j}",
         display=display,
     )

@@ -265,8 +265,9 @@ def test_latex_pins_exact_strings(results):
     # Lemma B.5 as stated (n^2 m/2) and corrected (m/2).
     assert (r"\mathrm{R2} = \frac{\left(2 n - 2\right) \left(- \frac{d \log{\left(\frac{n - 1}"
             r"{n} \right)}}{2} - \gamma + \frac{m n^{2}}{2}\right)}{n}") in tex
-    assert (r"\mathrm{R2} = \frac{\left(2 n - 2\right) \left(- \frac{d \log{\left(\frac{n - 1}"
-            r"{n} \right)}}{2} - \gamma + \frac{m}{2}\right)}{n}") in tex
+    # corrected: the display form of the derivation em_R2 (semi_core.symbolic)
+    assert (r"\mathrm{R2} = \frac{2 \left(n - 1\right)}{n} \left(\frac{m}{2} - \gamma - "
+            r"\frac{d}{2} \log{\left(\frac{n - 1}{n} \right)}\right)") in tex
     # Lemma 5.1: log(xi/4) as printed, log(2/xi) corrected.
     assert r"\mathrm{radius} = \frac{\sqrt{2} \sqrt{\log{\left(\frac{\xi}{4} \right)}}}" \
            r"{2 \sqrt{N}}" in tex
@@ -336,3 +337,75 @@ def test_same_seed_same_result():
     a = verify(claim="semi_sequential_mi:corE.2", rng_seed=3)[0]
     b = verify(claim="semi_sequential_mi:corE.2", rng_seed=3)[0]
     assert a.as_json() == b.as_json()
+
+
+# ----------------------------------------------------------------------------- one SymPy stack
+
+SEED_MODULES_MINE = ("semi_sequential_mi", "per_datum_leakage", "sequential_dp_auditing",
+                     "combining_mi_updates", "_core", "_reference")
+
+
+def test_claims_use_the_symbolic_layer():
+    """Phi/Phinv and lambdify are the symbolic layer's; no second SymPy stack in claims/."""
+    import ast
+
+    import semi_core.claims._core as core
+    import semi_core.symbolic as symbolic
+
+    assert core.Phi is symbolic.Phi and core.Phinv is symbolic.Phinv
+    for name in SEED_MODULES_MINE:
+        path = ROOT / "semi_core" / "claims" / f"{name}.py"
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                bases = {ast.unparse(b) for b in node.bases}
+                assert not bases & {"sp.Function", "Function"}, f"{name}: own {node.name}"
+            if isinstance(node, ast.Attribute) and node.attr == "lambdify":
+                assert ast.unparse(node.value) not in {"sp", "sympy"}, f"{name}: sp.lambdify"
+
+
+def test_derived_forms_are_the_symbolic_derivations():
+    """The derived/corrected forms of the SeMI claims are the symbolic layer's derivations."""
+    from semi_core.claims._core import derived_form
+    from semi_core.claims.semi_sequential_mi import X, _derived_loglr_1d
+    from semi_core.symbolic import get_derivation
+    from semi_core.symbolic._display import plain
+
+    assert _derived_loglr_1d() == get_derivation("em_log_lr_1d").expr.subs(
+        get_derivation("em_log_lr_1d").symbols[0], X)
+    lem = get_claim("semi_sequential_mi:lemB.5")
+    n, m, d = (sp.Symbol(k, positive=True) for k in ("n", "m", "d"))
+    g = sp.Symbol("gamma", real=True)
+    ours = derived_form("em_R2", {"m": m, "d": d})
+    assert sp.simplify(plain(lem.corrected["R2"]) - ours) == 0
+    assert lem.corrected["R2"].free_symbols == {n, m, d, g}
+    roots = get_claim("semi_sequential_mi:appA.5.roots").corrected
+    T = sp.Symbol("T", positive=True)
+    assert sp.simplify(plain(roots["W_hi"]) - get_derivation("fo_root_hi_1d").expr.subs(
+        sp.Symbol("N_T", positive=True), n * T)) == 0
+
+
+def test_reference_errors_are_the_symbolic_lambdified_forms():
+    from semi_core.symbolic import get_derivation
+
+    f = get_derivation("em_alpha").lambdify()
+    assert ref.alpha_lr(-0.5, 7, 1.5, 2) == pytest.approx(float(f(-0.5, 1.5, 7, 2)), rel=1e-15)
+    w, u = np.array([[0.3, -0.2]]), np.array([1.0, 0.5])
+    q, ell, mm = float(w[0] @ w[0]), float(w[0] @ u), float(u @ u)
+    ours = -np.log(6 / 7) - 7 / 12 * q + 7 / 6 * ell - mm / 12   # Thm 3.1 at n = 7, d = 2
+    assert ref.loglr_batch(w, u, 7)[0] == pytest.approx(ours, rel=1e-12)
+
+
+def test_claim_ids_cited_in_the_code_exist():
+    """Errata prose lives once (the claims' notes): code cites claim ids; each must resolve."""
+    import re
+
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, SEED_MODULES)) + r"):([A-Za-z][\w.]*\w)")
+    cited = set()
+    for path in (ROOT / "semi_core").rglob("*.py"):
+        if path.parent.name == "claims":
+            continue
+        cited |= {f"{a}:{b}" for a, b in pattern.findall(path.read_text())}
+    assert "semi_sequential_mi:lemB.5" in cited  # the symbolic layer and stats cite it
+    ids = set(IDS)
+    assert not sorted(cited - ids), f"unknown claim ids cited: {sorted(cited - ids)}"
