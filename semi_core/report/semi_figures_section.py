@@ -24,7 +24,7 @@ __all__ = ["build", "prefix_statistics", "prior_study", "limit_table"]
 FPR = 0.01
 
 
-def _mech(T, dist=3.0, d=1):
+def _mech(T, dist=SEED_FIG2.distance, d=1):
     from semi_core.mechanisms.empirical_mean import EmpiricalMean
 
     return EmpiricalMean.isotropic(SEED_FIG2.n, T, distance=dist, d=d)
