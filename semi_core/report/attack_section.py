@@ -74,8 +74,17 @@ _TRANSFER = (
     "as in the seed's Table 2; (iii) I3/I4 change nothing when alpha = 5e-4 (Table 4); (iv) "
     "the damping choice matters and the best epsilon depends on the Hessian's spectrum "
     "(Table 8, App. D.1); (v) IHA degrades when the leave-one-out gradient is estimated from "
-    "a fraction of D \\ {z} (Table 9). TPR at 0.1 % FPR is not resolvable with a few hundred "
-    "non-members (the step rule then reads TPR at FPR 0); the intervals say so.")
+    "a fraction of D \\ {z} (Table 9); (vi) in full mode on the tabular analogue the ordering "
+    "of the seed's Purchase-100 column holds (IHA above LiRA above LOSS, with IHA's TPR at 1 % "
+    "FPR several times LiRA's), and I1 and I2 are needed together. What does not transfer: "
+    "absolute AUCs (smaller data, other models), the seed's finding that damping beats the "
+    "low-rank pseudo-inverse (here it depends on the setting), and the seed's Sec. 4.4 "
+    "ordering IHA > L-attack (here the leave-one-out reference-model attacks match or beat IHA "
+    "on the 100-record LOO subset, within wide intervals). The agreement matrices use the LOO "
+    "subset only; the L-attack's scores are discrete (multiples of 1/(2K) for K reference "
+    "models), so at small FPR its threshold often admits no member. TPR at 0.1 % FPR is not "
+    "resolvable with a few hundred non-members (the step rule then reads TPR at FPR 0); the "
+    "intervals say so.")
 
 
 def build(ctx: ReportContext) -> Section:

@@ -180,11 +180,15 @@ def markdown_sweeps(ev: dict, damp: dict, abl: dict, frac: dict, agree: dict | N
         cells = []
         for e in eps:
             m = damp[method][e]
-            cells.append("no eigenvalue > eps" if "error" in m else f"{m['auc']:.3f}")
+            if "error" in m:   # damping: sigma_min + eps <= 0; low-rank: nothing kept
+                cells.append("not PD" if method == "damping" else "no eigenvalue > eps")
+            else:
+                cells.append(f"{m['auc']:.3f}")
         seed_cells = ", ".join(f"{s8[method][e]:.3f}" for e in eps if e in s8[method])
         out.append(f"| {method} | " + " | ".join(cells) + f" | {seed_cells} |")
     e = damp["eigenvalues"]
-    out += ["", f"Hessian spectrum (target model 0, d = {e['d']}): min {e['min']:.2e}, "
+    out += ["", "(not PD: on some target model the damped Hessian keeps an eigenvalue <= 0.)",
+            "", f"Hessian spectrum (target model 0, d = {e['d']}): min {e['min']:.2e}, "
                 f"10/50/90 % quantiles {', '.join(f'{v:.2e}' for v in e['quantiles_10_50_90'])}, "
                 f"max {e['max']:.2e}.", ""]
     out += ["**Term ablation (Table 4)**", "",
