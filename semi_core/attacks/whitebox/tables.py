@@ -229,7 +229,8 @@ def markdown_sweeps(ev: dict, damp: dict, abl: dict, frac: dict, agree: dict | N
 
 
 def plot_roc(run, path, *, title: str = "") -> None:
-    """ROC curves of every attack on log-log axes (the seed's Fig. 1 style)."""
+    """ROC curves of every attack on log-log axes (the seed's Fig. 1 style); the empirical
+    operating points joined as steps (the step rule of :mod:`semi_core.audit.roc`)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -247,7 +248,9 @@ def plot_roc(run, path, *, title: str = "") -> None:
                 continue
             m, nm = res.scores(name)
             fpr, tpr, _ = roc_curve(m, nm)
-            ax.plot(np.maximum(fpr, 1e-4), np.maximum(tpr, 1e-4), label=name, lw=1.2)
+            label = name if res is run.result else f"{name} (LOO subset, {m.size + nm.size})"
+            ax.plot(np.maximum(fpr, 1e-4), np.maximum(tpr, 1e-4), label=label, lw=1.2,
+                    drawstyle="steps-post")
     ax.plot([1e-4, 1], [1e-4, 1], "k:", lw=0.8)
     ax.set_xscale("log")
     ax.set_yscale("log")
