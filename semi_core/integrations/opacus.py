@@ -676,6 +676,10 @@ def audit_opacus(model_fn, train_dataset, *, noise_multiplier: float, max_grad_n
         claim_source = "Opacus PRV accountant (add/remove, Poisson rate q, T steps)"
         relation = ("add/remove: the canary is in the dataset (H1) or not (H0); Opacus' "
                     "DPDataLoader samples every record with probability q at every step")
+    n1 = int(member.sum())
+    if min(n1, member.size - n1) < 2:
+        raise ValueError(f"rounds = {rounds} gave {n1} member and {member.size - n1} non-member "
+                         "games; every bound needs >= 2 of each: increase rounds")
     game = GameResult(member=member, tau=np.full(member.shape, tau), stats=scores,
                       seed=int(root.entropy) if isinstance(root.entropy, int) else None,
                       metadata={"engine": engine, "sampler": sampler, "canary": canary,

@@ -178,7 +178,7 @@ def build(ctx: ReportContext) -> Section:
         else:
             tight = tightness_rows(model_fn, data, rounds=2000, seed=ctx.seed,
                                    progress=ctx.progress)
-            tight += tightness_rows(model_fn, data, rounds=250, canaries_per_run=8,
+            tight += tightness_rows(model_fn, data, rounds=2000, canaries_per_run=8,
                                     seed=ctx.seed, progress=ctx.progress)
             tight += tightness_rows(model_fn, data, canary="input", rounds=2000, seed=ctx.seed,
                                     progress=ctx.progress)

@@ -178,3 +178,19 @@ def test_accountants_cross_check():
 
     assert poisson_pld_epsilon(2.0, 1.0, 1, 1e-5, relation="replace_one") == pytest.approx(
         dpsgd_epsilon(2.0, 1e-5), rel=0.01)
+
+
+def test_same_seed_same_result(problem):
+    """Opacus' noise and sampler generators are seeded per run from the audit's SeedSequence."""
+    model_fn, data = problem
+    kw = dict(noise_multiplier=2.0, max_grad_norm=1.0, batch_size=16, steps=3, tau=2,
+              rounds=12, delta=1e-5, semi=False)
+    a = audit_opacus(model_fn, data, seed=3, **kw)
+    b = audit_opacus(model_fn, data, seed=3, **kw)
+    c = audit_opacus(model_fn, data, seed=4, **kw)
+    np.testing.assert_array_equal(a.game.stats["dirac"], b.game.stats["dirac"])
+    assert not np.array_equal(a.game.stats["dirac"], c.game.stats["dirac"])
+    p = dict(kw, sampler="poisson", batch_size=32, rounds=16)
+    a = audit_opacus(model_fn, data, seed=3, **p)
+    b = audit_opacus(model_fn, data, seed=3, **p)
+    np.testing.assert_array_equal(a.game.stats["dirac_mixture"], b.game.stats["dirac_mixture"])
