@@ -16,7 +16,8 @@ from pathlib import Path
 
 from semi_core.cli._common import to_jsonable
 
-PARTS = ("table1", "table2", "table3", "type1", "appF_gauss", "appF_uniform", "semi")
+PARTS = ("table1", "table2", "table3", "type1", "appF_gauss", "appF_uniform", "semi",
+         "nondp2_bw1")
 
 
 def main(argv=None) -> None:
@@ -24,7 +25,7 @@ def main(argv=None) -> None:
     p.add_argument("--out", default="results/seq_audit")
     p.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS)
     p.add_argument("--runs", type=int, default=20, help="runs per cell of Tables 1-2")
-    p.add_argument("--type1-runs", type=int, default=200)
+    p.add_argument("--type1-runs", type=int, default=100)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     from semi_core.audit.sequential import experiments as ex
@@ -38,6 +39,10 @@ def main(argv=None) -> None:
         if part in ("table1", "table2"):
             res = ex.mechanism_table(algorithm=1 if part == "table1" else 2, runs=args.runs,
                                      seed=args.seed, keep_paths=5, progress=print)
+        elif part == "nondp2_bw1":  # NonDP2 with bandwidth 1 (the median heuristic fails)
+            res = {f"alg{a}": ex.mechanism_table(
+                algorithm=a, runs=args.runs, seed=args.seed, bandwidth=1.0, progress=print,
+                mechanisms=("nondp-gaussian-2", "nondp-laplace-2")) for a in (1, 2)}
         elif part == "table3":
             res = ex.ablation_table(runs=10, seed=args.seed, progress=print)
         elif part == "type1":

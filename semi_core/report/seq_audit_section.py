@@ -96,6 +96,13 @@ def render_markdown(results: dict) -> str:
         t = results["table2"]
         out += [f"**Table 2 (Alg. 2, e-process, {t['runs']} runs per cell).**", "",
                 _mech_table(t), ""]
+    if "nondp2_bw1" in results:
+        for key, t in results["nondp2_bw1"].items():
+            if not isinstance(t, dict):
+                continue
+            out += [f"**NonDP2 mechanisms with a fixed bandwidth 1 ({key}, {t['runs']} runs)** "
+                    "(the median heuristic gives a bandwidth ~1e13-1e14 for them, see below).",
+                    "", _mech_table(t), ""]
     if "type1" in results:
         t = results["type1"]
         lines = ["| mechanism | ε | Alg. | rejection rate ± SE |", "|---|---|---|---|"]

@@ -66,7 +66,8 @@ def _zoo(name, eps, delta):
 
 def mechanism_table(*, algorithm: int, epsilons=(0.01, 0.1), runs: int = 20, delta: float = 1e-5,
                     failure_prob: float = 0.05, max_obs: dict | None = None, seed=0,
-                    mechanisms=MECH_ORDER, keep_paths: int = 0, progress=None) -> dict:
+                    mechanisms=MECH_ORDER, keep_paths: int = 0, bandwidth="median",
+                    progress=None) -> dict:
     """Seed Tables 1 (``algorithm=1``) and 2 (``algorithm=2``): rejection rate and mean
     stopping time (over rejecting runs) with SEs, ``runs`` runs per cell, S={0}, S'={0,1}."""
     from semi_core.mechanisms.zoo import SEED_PAIR
@@ -81,7 +82,8 @@ def mechanism_table(*, algorithm: int, epsilons=(0.01, 0.1), runs: int = 20, del
             res = run_audits(lambda m=mech: mechanism_source(m, *SEED_PAIR), runs=runs,
                              seed=as_seed_sequence(seed).spawn(100 * (mi + 1) + ei + 1)[-1],
                              epsilon=eps, delta=delta, failure_prob=failure_prob,
-                             max_obs=max_obs.get(eps, 5000), algorithm=algorithm)
+                             max_obs=max_obs.get(eps, 5000), algorithm=algorithm,
+                             bandwidth=bandwidth)
             row = {"mechanism": name, "epsilon": eps, **res.summary,
                    "bandwidth_median": float(np.median([r.bandwidth for r in res.runs])),
                    "seconds": time.perf_counter() - t0,
@@ -92,7 +94,8 @@ def mechanism_table(*, algorithm: int, epsilons=(0.01, 0.1), runs: int = 20, del
             if progress:
                 progress(f"{name} eps={eps}")
     return {"algorithm": algorithm, "runs": runs, "delta": delta, "failure_prob": failure_prob,
-            "max_obs": {str(k): v for k, v in max_obs.items()}, "rows": rows}
+            "max_obs": {str(k): v for k, v in max_obs.items()}, "bandwidth": bandwidth,
+            "rows": rows}
 
 
 def ablation_table(*, runs: int = 10, max_obs: int = 2000, batch_n: int = 2000, seed=0,
