@@ -36,6 +36,7 @@ Derived results and where the seed differs (the claims registry checks each one)
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 
@@ -50,6 +51,8 @@ __all__ = [
     "b3_accuracies",
     "b4_out_moments",
     "b4_in_mean",
+    "b4_in_var",
+    "b4_constants",
     "b5_full_step_coefficient",
     "thm41_optimal_accuracy",
     "precision_epsilon",
@@ -82,19 +85,20 @@ def gaussian_expectation(expr: sp.Expr, normals: Sequence[sp.Symbol]) -> sp.Expr
                 break
             mom *= sp.factorial2(kpow - 1) if kpow else 1
         total += coeff * mom
-    return sp.simplify(total)
+    return sp.cancel(total)
 
 
 def _mean_var(expr, normals):
     mean = gaussian_expectation(expr, normals)
-    var = sp.simplify(gaussian_expectation(expr**2, normals) - mean**2)
-    return sp.simplify(mean), sp.factor(var)
+    var = sp.cancel(gaussian_expectation(expr**2, normals) - mean**2)
+    return sp.factor(mean), sp.factor(var)
 
 
 # ---------------------------------------------------------------------------------------------
 # Lemma B.3
 # ---------------------------------------------------------------------------------------------
 
+@functools.cache
 def b3_laws() -> dict[str, sp.Expr]:
     r"""Laws of :math:`s=(\hat\mu_\Delta-\mu)\cdot(v-\mu)` (Lemma B.3), derived.
 
@@ -121,6 +125,7 @@ def b3_laws() -> dict[str, sp.Expr]:
     return res
 
 
+@functools.cache
 def b3_accuracies() -> dict[str, sp.Expr]:
     r"""Per-class accuracies of the B.3 threshold test :math:`s \gtrless T = a^2/(2n_1)`.
 
@@ -186,6 +191,7 @@ def upd_b1_condition_rhs() -> Derivation:
 # Lemma B.5 and Theorem B.4
 # ---------------------------------------------------------------------------------------------
 
+@functools.cache
 def b5_full_step_coefficient() -> sp.Expr:
     r"""Lemma B.5: the SGD-Full step on :math:`D_0\cup D_1` from :math:`f_0 = \hat\mu_0` for the
     loss :math:`\|f-x\|^2` is :math:`2\eta'(\mu_{up}-f_0)` with :math:`\eta'` returned here.
@@ -209,6 +215,7 @@ def upd_b5_eta_equiv() -> Derivation:
         seed_form=n1 * eta / (n0 + n1), note="Matches the seed.", lhs=r"\eta'")
 
 
+@functools.cache
 def b4_out_moments() -> dict[str, sp.Expr]:
     r"""Mean and variance of :math:`d_{\mathrm{OUT}} = -4\eta\langle\mu_{up}-f_0, x-f_0\rangle`
     (Theorem B.4, SGD-New step), per coordinate times ``d``.
@@ -225,6 +232,7 @@ def b4_out_moments() -> dict[str, sp.Expr]:
     return {"mean_out": sp.simplify(d * m), "var_out": sp.factor(d * v)}
 
 
+@functools.cache
 def b4_in_mean() -> sp.Expr:
     r""":math:`\mathbb E[d_{\mathrm{IN}}\mid x]` with :math:`x \in D_1`, :math:`\|x-\mu\|^2 = a^2`:
     :math:`-4\eta(d\sigma^2/n_0 + a^2/n_1)` (one coordinate carries :math:`a`, the rest are
@@ -238,6 +246,48 @@ def b4_in_mean() -> sp.Expr:
     z1 = sp.Symbol("Z1", real=True)
     other = gaussian_expectation(-4 * eta * (sigma * z1 / sp.sqrt(n1) - bb) * (-bb), [z0, z1])
     return sp.simplify(along + (d - 1) * other)
+
+
+@functools.cache
+def b4_in_var() -> sp.Expr:
+    r""":math:`\mathrm{Var}[d_{\mathrm{IN}}\mid x]` with :math:`\|x-\mu\| = a` (isotropy: put
+    :math:`x-\mu = a e_1`; the other :math:`d-1` coordinates of :math:`x-\mu` are 0)."""
+    z0, zr, z1 = sp.symbols("Z0 Zr Z1", real=True)
+    bb = sigma * z0 / sp.sqrt(n0)
+    along = -4 * eta * (a / n1 + sigma * sp.sqrt(n1 - 1) * zr / n1 - bb) * (a - bb)
+    other = -4 * eta * (sigma * sp.sqrt(n1 - 1) * z1 / n1 - bb) * (-bb)
+    v = (_mean_var(along, [z0, zr])[1] + (d - 1) * _mean_var(other, [z0, z1])[1])
+    return sp.factor(sp.simplify(v))
+
+
+@functools.cache
+def b4_constants() -> dict[str, sp.Expr]:
+    r"""Chebyshev constants of Thm B.4: :math:`C = n_1\mathrm{Var}/(d\eta^2\sigma^4)`;
+    ``C_out`` exact, ``C_in`` at the upper end :math:`a^2 = 5d\sigma^2` of the proof's event
+    (the variance grows with :math:`a`)."""
+    c_out = sp.simplify(n1 * b4_out_moments()["var_out"] / (d * eta**2 * sigma**4))
+    c_in = sp.simplify((n1 * b4_in_var() / (d * eta**2 * sigma**4)).subs(a**2, 5 * d * sigma**2))
+    c_in = sp.simplify(c_in.subs(a, sp.sqrt(5 * d) * sigma))
+    return {"C_out": sp.factor(c_out), "C_in": sp.factor(c_in)}
+
+
+@register("upd_b4_chebyshev")
+def upd_b4_chebyshev() -> Derivation:
+    r"""Thm B.4: per-class accuracy of the midpoint threshold by Chebyshev,
+    :math:`1 - \mathrm{Var}/\delta^2` with :math:`\delta = d\eta\sigma^2/(2n_1)` (half the
+    mean gap at :math:`\|x-\mu\|^2 = d\sigma^2/4`) and :math:`\mathrm{Var} = Cd\eta^2\sigma^4/n_1`."""
+    C = sp.Symbol("C", positive=True)
+    delta = d * eta * sigma**2 / (2 * n1)
+    expr = sp.simplify(1 - C * d * eta**2 * sigma**4 / n1 / delta**2)
+    return Derivation(
+        name="upd_b4_chebyshev", expr=expr, symbols=(C, d, n1),
+        source="combining_mi_updates App. B.3, proof of Thm B.4 (Chebyshev step)",
+        assumptions=("Var[d] < C d eta^2 sigma^4 / n1", "||x - mu||^2 >= d sigma^2 / 4"),
+        seed_form=1 - 8 * C * n1 / d,
+        note="Chebyshev with k = delta/sd = sqrt(d/(4 C n1)) gives 1 - 4 C n1/d; the seed uses "
+             "k = sqrt(d/(8 C n1)), a valid but twice looser bound (its K = 80 max C follows "
+             "from its own chain; K = 40 max C suffices).",
+        lhs=r"\underline{\mathrm{Acc}}")
 
 
 @register("upd_b4_var_out")
@@ -289,6 +339,7 @@ def thm41_optimal_accuracy(pu, pt) -> tuple[float, float]:
     return best_both, best_one
 
 
+@functools.cache
 def precision_epsilon() -> dict[str, sp.Expr]:
     r"""§5.7: precision bound of an :math:`\varepsilon`-DP test and its inversion (derived).
 
@@ -316,5 +367,5 @@ def upd_dp_epsilon_from_precision() -> Derivation:
 #: Derivations whose derived form differs from the seed's printed one (errata), and those the
 #: seed prints no formula for; the symbolic tests read these sets.
 EXPECTED_DIFFERENT = {"upd_b3_bound", "upd_b1_condition_rhs", "upd_b4_var_out",
-                      "upd_dp_epsilon_from_precision"}
+                      "upd_b4_chebyshev", "upd_dp_epsilon_from_precision"}
 EXPECTED_NO_SEED = {"upd_b3_var_ratio"}

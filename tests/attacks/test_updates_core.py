@@ -224,3 +224,24 @@ def test_all_decision_rules_enumerated():
     both, one = thm41_optimal_accuracy(pu, pu)     # no information: accuracy 1/2
     assert both == pytest.approx(0.5) and one == pytest.approx(0.5)
     assert len(list(itertools.product((0, 1), repeat=4))) == 16
+
+
+def test_b4_in_variance_by_simulation():
+    """Var[d_IN | x] (used for Thm B.4's C_IN) vs simulation, 4.5 SE."""
+    from semi_core.symbolic import updates as U
+
+    rng = np.random.default_rng(9)
+    n0_, n1_, d_, eta_, s_, a_ = 30, 4, 6, 0.2, 0.8, 2.0
+    R = 200000
+    x = np.zeros(d_)
+    x[0] = a_
+    f0 = rng.standard_normal((R, d_)) * s_ / np.sqrt(n0_)
+    mu_up = x / n1_ + rng.standard_normal((R, d_)) * s_ * np.sqrt(n1_ - 1) / n1_
+    dd = -4 * eta_ * np.einsum("ij,ij->i", mu_up - f0, x - f0)
+    pred = float(U.b4_in_var().subs({U.n0: n0_, U.n1: n1_, U.d: d_, U.eta: eta_, U.sigma: s_,
+                                     U.a: a_}))
+    se = ((dd - dd.mean()) ** 2).std() / np.sqrt(R)
+    assert abs(dd.var() - pred) <= K_SE * se
+    mean_pred = float(U.b4_in_mean().subs({U.n0: n0_, U.n1: n1_, U.d: d_, U.eta: eta_,
+                                           U.sigma: s_, U.a: a_}))
+    assert abs(dd.mean() - mean_pred) <= K_SE * dd.std() / np.sqrt(R)
