@@ -6,8 +6,8 @@ its own :math:`f_0`, draws a fresh update set, and with probability 1/2 the cana
 of its records (replace-one neighbours); the update is DP-SGD
 (:mod:`semi_core.attacks.updates.training`). The attack score is ScoreDiff/ScoreRatio of the
 canary's loss between :math:`f_0` and :math:`f_1` (and the no-update loss on :math:`f_1`). The
-scores go through the one certifying entry point,
-:func:`semi_core.audit.bounds.epsilon_lower_bound`, and are compared with the update's exact
+game goes through :func:`semi_core.audit.games.audit_game_result` (the one certifying entry
+point :func:`semi_core.audit.bounds.epsilon_lower_bound` per test), and the bounds are compared with the update's exact
 :math:`\varepsilon(\delta)` (:math:`\mu`-GDP, :math:`\mu = 2\sqrt{E}/\sigma_{DP}`).
 
 The canary is a record of the attacker's pool with its label changed to the class the base
@@ -25,7 +25,7 @@ import torch
 from semi_core._rng import as_seed_sequence
 from semi_core._validation import check_int
 from semi_core.attacks.update_combination import combine
-from semi_core.audit.bounds import epsilon_lower_bound
+from semi_core.audit.games import audit_game_result
 from semi_core.audit.roc import roc_metrics
 from semi_core.game.result import GameResult
 from semi_core.sgd.models import build_model
@@ -99,14 +99,16 @@ def dp_audit(cfg: UpdateConfig, *, delta: float = 1e-4, rounds: int = 200,
     mu = res.metadata["update_mu"]
     out = {"epsilon_true": gdp_epsilon(mu, delta) if np.isfinite(mu) else float("inf"),
            "update_mu": mu, "delta": delta, "rounds": rounds, "attacks": {}}
+    audits = {meth: audit_game_result(res, delta=delta, failure_prob=failure_prob, method=meth)
+              for meth in ("dkw", "cp")}
     for name in res.tests:
         m_, n_ = res.scores(name)
-        ab = {meth: epsilon_lower_bound(m_, n_, delta=delta, failure_prob=failure_prob,
-                                        method=meth).epsilon_lower_bound
-              for meth in ("dkw", "cp")}
         rm = roc_metrics(m_, n_, fpr=(0.01, 0.1), interval="binomial")
-        out["attacks"][name] = {"epsilon_lower_bound": ab, "auc": rm.auc,
-                                "tpr_at_fpr": dict(zip(("0.01", "0.1"), rm.tpr_at_fpr,
-                                                       strict=True))}
+        out["attacks"][name] = {
+            "epsilon_lower_bound": {k: a[name]["epsilon_lower_bound"] for k, a in audits.items()},
+            "epsilon_max_certifiable": {k: a[name].get("epsilon_max_certifiable")
+                                        for k, a in audits.items()},
+            "auc": rm.auc,
+            "tpr_at_fpr": dict(zip(("0.01", "0.1"), rm.tpr_at_fpr, strict=True))}
     out["seconds"] = res.metadata["seconds"]
     return out
