@@ -141,4 +141,47 @@ def build(ctx: ReportContext) -> Section:
     ])
     data = {"table2": t2, "q1": q1, "q2": q2, "gap": gap, "multi": multi,
             "seed_numbers": SEED_NUMBERS, "quick": q}
-    return Section(title=title, markdown=md, data=data)
+    figs = _plot(q1, q2, ctx.out_dir)
+    return Section(title=title, markdown=md, figures=figs, data=data)
+
+
+def _plot(q1: dict, q2: dict, out_dir) -> list[str]:
+    """Q1 (accuracy vs n_up) and Q2 (entry accuracy / random vs k) curves; [] without
+    matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(1, 2, figsize=(10, 3.8))
+    for upd, rows in q1["rows"].items():
+        xs = [r["n_up"] for r in rows]
+        ax[0].errorbar(xs, [r["accuracy"]["mean"] for r in rows],
+                       yerr=[r["accuracy"]["se"] or 0 for r in rows], marker="o", label=upd)
+        ax[0].errorbar(xs, [r["no_update_loss"]["mean"] for r in rows],
+                       yerr=[r["no_update_loss"]["se"] or 0 for r in rows], ls="--",
+                       marker="x", label=f"{upd}, no update (loss)")
+    ax[0].axhline(0.5, color="grey", lw=0.5)
+    ax[0].set(xscale="log", xlabel="n_up", ylabel="MI accuracy", title="Q1: one update")
+    ticks = sorted({r["n_up"] for rows in q1["rows"].values() for r in rows})
+    ax[0].set_xticks(ticks, [str(t) for t in ticks])
+    ax[0].minorticks_off()
+    ax[0].legend(fontsize=7)
+    for upd, rows in q2["rows"].items():
+        ks = [r["k"] for r in rows]
+        for comb in ("diff", "ratio"):
+            ax[1].plot(ks, [r[comb]["entry"]["mean"] / r[comb]["baselines"]["random"]
+                            for r in rows], marker="o", label=f"{upd}, Delta {comb}")
+        ax[1].plot(ks, [r["diff"]["baselines"]["generic"] / r["diff"]["baselines"]["random"]
+                        for r in rows], ls=":", label=f"{upd}, generic p/k")
+    ax[1].axhline(1.0, color="grey", lw=0.5)
+    ax[1].set(xlabel="k (updates)", ylabel="entry accuracy / (1/(2k))",
+              title="Q2: entry inference vs random")
+    ax[1].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out_dir / "updates_q1_q2.png", dpi=110)
+    plt.close(fig)
+    return ["updates_q1_q2.png"]

@@ -7,8 +7,8 @@ of its records (replace-one neighbours); the update is DP-SGD
 (:mod:`semi_core.attacks.updates.training`). The attack score is ScoreDiff/ScoreRatio of the
 canary's loss between :math:`f_0` and :math:`f_1` (and the no-update loss on :math:`f_1`). The
 game goes through :func:`semi_core.audit.games.audit_game_result` (the one certifying entry
-point :func:`semi_core.audit.bounds.epsilon_lower_bound` per test), and the bounds are compared with the update's exact
-:math:`\varepsilon(\delta)` (:math:`\mu`-GDP, :math:`\mu = 2\sqrt{E}/\sigma_{DP}`).
+point :func:`semi_core.audit.bounds.epsilon_lower_bound` per test), and the bounds are
+compared with the update's exact :math:`\varepsilon(\delta)` (:math:`\mu`-GDP, :math:`\mu = 2\sqrt{E}/\sigma_{DP}`).
 
 The canary is a record of the attacker's pool with its label changed to the class the base
 model finds least likely on average (a "mislabeled" canary: a strong, standard audit choice).
