@@ -82,3 +82,21 @@ def test_cli_bad_input_one_json_error(argv, capsys):
     assert rc == 2
     assert len(out) == 1
     assert "error" in json.loads(out[0])
+
+
+def test_cli_runs_and_prints_one_json_object(capsys):
+    from semi_core.cli import main
+
+    torch.set_num_threads(1)
+
+    rc = main(["audit-opacus", "--epsilon", "2", "--rounds", "24", "--steps", "3",
+               "--batch-size", "16", "--tau", "2", "--no-semi", "--bug", "noise_reused",
+               "--json"])
+    out = capsys.readouterr().out.strip().splitlines()
+    assert rc == 0 and len(out) == 1
+    d = json.loads(out[0])
+    for key in ("epsilon_lower_bound", "epsilon_true", "epsilon_accountant", "claim_refuted",
+                "claim_refuted_gdp", "warnings", "neighbouring_relation"):
+        assert key in d
+    assert d["epsilon_true"] is None or d["epsilon_true"] == "inf" or d["epsilon_true"] > 2
+    assert set(d["epsilon_lower_bound"]["dirac"]) == {"dkw", "cp", "gdp", "gdp_gaussian"}
