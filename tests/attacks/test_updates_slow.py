@@ -50,3 +50,15 @@ def test_dp_update_audit_is_sound_over_seeds():
         for att in out["attacks"].values():
             for v in att["epsilon_lower_bound"].values():
                 assert v <= out["epsilon_true"]
+
+
+def test_report_section_quick(tmp_path):
+    pytest.importorskip("torch")
+    from semi_core.report import ReportContext
+    from semi_core.report.updates_section import build
+
+    sec = build(ReportContext(out_dir=tmp_path, quick=True))
+    assert "Table 2 analogue" in sec.markdown and "Heuristics vs the optimal" in sec.markdown
+    assert set(sec.data) >= {"table2", "q1", "q2", "gap", "multi", "seed_numbers"}
+    for f in sec.figures:
+        assert (tmp_path / f).is_file()
