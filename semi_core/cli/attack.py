@@ -13,7 +13,10 @@ Trains ``--models`` models with heavy-ball SGD (the seed's lr 0.01, momentum 0.9
 ``tpr_at_fpr_interval`` (95 % bootstrap), ``n_member``/``n_nonmember`` and ``seconds``;
 leave-one-out attacks (``l-attack``, ``lira-l``) are scored on ``--loo-targets`` records (every
 other attack is also reported on that subset as ``<name>@loo-subset``). ``--roc out.png``
-writes the ROC curves on log axes. Needs the ``torch`` extra.
+writes the ROC curves on log axes. Local data: ``--dataset idx|idx-odd --data-path DIR`` (MNIST
+or Fashion-MNIST IDX train files; ``idx-odd`` is the seed's MNIST-Odd task) or ``--dataset file
+--data-path purchase.csv|.npz`` (Purchase-100 style), with ``--pool-size`` to subsample. Needs
+the ``torch`` extra.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from semi_core.cli._options import add_json, add_seed
 
 __all__ = ["register", "handler"]
 
-_DATASETS = ("digits-odd", "digits", "breast-cancer", "wine")
+_DATASETS = ("digits-odd", "digits", "breast-cancer", "wine", "idx", "idx-odd", "file")
 _MODELS = ("logreg-mse", "logreg", "mlp")
 
 
@@ -37,6 +40,12 @@ def register(subparsers) -> None:
                     "(IHA, SIF) and reference-model attacks (LiRA, L-attack, LiRA-L); report "
                     "AUC and TPR at 1% / 0.1% FPR with bootstrap intervals.")
     p.add_argument("--dataset", default="digits-odd", help=f"one of {', '.join(_DATASETS)}")
+    p.add_argument("--data-path", default=None,
+                   help="for --dataset idx / idx-odd: a directory with the MNIST or "
+                        "Fashion-MNIST IDX train files; for --dataset file: a .csv (label "
+                        "first, Purchase-100 style) or .npz (X, y)")
+    p.add_argument("--pool-size", type=int, default=None,
+                   help="subsample the pool to this many records (seeded)")
     p.add_argument("--model", default="logreg-mse", help=f"one of {', '.join(_MODELS)}")
     p.add_argument("--attacks", default="iha,loss,sif,lira-online,lira-offline",
                    help="comma-separated: iha, iha-exact, iha-cg, loss, sif, lira-online, "
@@ -64,6 +73,10 @@ def register(subparsers) -> None:
 def _check_args(args):
     if args.dataset not in _DATASETS:
         raise ValueError(f"--dataset must be one of {list(_DATASETS)}, got {args.dataset!r}")
+    if (args.dataset in ("idx", "idx-odd", "file")) != (args.data_path is not None):
+        raise ValueError("--data-path is needed exactly with --dataset idx, idx-odd or file")
+    if args.pool_size is not None and args.pool_size < 4:
+        raise ValueError(f"--pool-size must be >= 4, got {args.pool_size}")
     if args.model not in _MODELS:
         raise ValueError(f"--model must be one of {list(_MODELS)}, got {args.model!r}")
     if args.hessian not in ("exact", "cg"):
@@ -120,7 +133,8 @@ def handler(args) -> Result:
     cfg = AttackConfig(dataset=args.dataset, model=args.model, n_models=args.models,
                        n_targets=targets, target_models=args.target_models,
                        hessian=args.hessian, damping=float(args.damping),
-                       loo_targets=args.loo_targets, loo_models=args.loo_models, sgd=sgd)
+                       loo_targets=args.loo_targets, loo_models=args.loo_models, sgd=sgd,
+                       data_path=args.data_path, pool_size=args.pool_size)
     run = run_attacks(cfg, attacks, seed=args.seed)
     metrics = run.metrics(fpr=(0.01, 0.001), n_bootstrap=args.bootstrap, seed=args.seed)
     for name, m in metrics.items():

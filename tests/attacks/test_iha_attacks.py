@@ -219,3 +219,34 @@ def test_tables_beside_the_seed(small_run):
     md2 = markdown_sweeps(ev, damp, abl, frac, agree, seed_col="Purchase-100")
     assert "0.703, 13.69, 7.52" in md  # iha-exact / iha-cg sit beside the seed's IHA row
     assert f"{SEED['table3']['Purchase-100'][1][0]:.3f}" in md2 and "Table 9" in md2
+
+
+def _write_idx(path, arr):
+    arr = np.asarray(arr, dtype=np.uint8)
+    header = bytes([0, 0, 0x08, arr.ndim]) + b"".join(
+        int(s).to_bytes(4, "big") for s in arr.shape)
+    path.write_bytes(header + arr.tobytes())
+
+
+def test_file_datasets(tmp_path):
+    """IDX (MNIST-Odd style) and CSV (Purchase-100 style, labels 1..K) pools end to end."""
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 10, 60)
+    images = (rng.random((60, 4, 4)) * 255 + labels[:, None, None] * 3).clip(0, 255)
+    _write_idx(tmp_path / "train-images-idx3-ubyte", images)
+    _write_idx(tmp_path / "train-labels-idx1-ubyte", labels)
+    sgd = SGDConfig(batch_size=8, epochs=2)
+    cfg = AttackConfig(dataset="idx-odd", model="logreg-mse", data_path=str(tmp_path),
+                       n_models=6, n_targets=20, sgd=sgd, pool_size=50)
+    run = run_attacks(cfg, ["iha", "loss"], seed=0)
+    assert run.setup["n_pool"] == 50 and run.setup["d"] == 17 and run.result.rounds == 20
+    table = np.column_stack([rng.integers(1, 4, 50), rng.normal(size=(50, 5))])
+    np.savetxt(tmp_path / "purchase.csv", table, delimiter=",")
+    cfg = AttackConfig(dataset="file", model="logreg", data_path=str(tmp_path / "purchase.csv"),
+                       n_models=6, n_targets=20, sgd=sgd)
+    run = run_attacks(cfg, ["iha", "sif"], seed=0)
+    assert run.setup["d"] == 3 * 5 + 3
+    with pytest.raises(ValueError, match="data_path is needed exactly"):
+        AttackConfig(dataset="file")
+    with pytest.raises(ValueError, match="data_path is needed exactly"):
+        AttackConfig(dataset="digits", data_path="x.csv")

@@ -49,6 +49,10 @@ def test_attack_json_and_roc(capsys, tmp_path):
     (["--roc", "/no/such/dir/r.png"], "does not exist"),
     (["--bootstrap", "3"], "--bootstrap must be >= 10"),
     (["--loo-models", "1"], "--loo-targets and --loo-models must be >= 2"),
+    (["--dataset", "file"], "--data-path is needed exactly"),
+    (["--data-path", "x.csv"], "--data-path is needed exactly"),
+    (["--pool-size", "2"], "--pool-size must be >= 4"),
+    (["--dataset", "file", "--data-path", "/no/such.csv"], "no such data file"),
 ])
 def test_attack_bad_inputs(capsys, extra, msg):
     rc, out = _run(capsys, SMALL + extra + ["--json"])

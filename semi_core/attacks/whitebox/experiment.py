@@ -26,7 +26,7 @@ from semi_core._rng import as_seed_sequence
 from semi_core._validation import check_int, check_positive, check_probability
 from semi_core.audit.roc import roc_metrics
 from semi_core.game.result import GameResult
-from semi_core.sgd.data import ATTACK_DATASETS, load_bundled
+from semi_core.sgd.data import ATTACK_DATASETS, load_bundled, load_fashion_mnist, load_tabular
 from semi_core.sgd.grads import FunctionalModel
 from semi_core.sgd.hessian import CGInverse, EigenInverse, hvp_operator, mean_loss_hessian
 from semi_core.sgd.momentum import SGDConfig
@@ -58,6 +58,10 @@ __all__ = ["ATTACKS", "LOO_ATTACKS", "AttackConfig", "TrainedPool", "WhiteBox", 
 #: Attack names (``iha`` uses ``AttackConfig.hessian``; ``-global``: one variance per side).
 ATTACKS = ("iha", "iha-exact", "iha-cg", "loss", "sif", "lira-online", "lira-online-global",
            "lira-offline", "lira-offline-global", "l-attack", "lira-l")
+#: Datasets read from local files (``data_path``): IDX train files (MNIST / Fashion-MNIST;
+#: ``idx-odd``: label mod 2, the seed's MNIST-Odd) and CSV / npz tables (Purchase-100 style).
+FILE_DATASETS = ("idx", "idx-odd", "file")
+
 #: Attacks that need leave-one-out reference models (scored on the LOO subset only).
 LOO_ATTACKS = ("l-attack", "lira-l")
 
@@ -98,10 +102,18 @@ class AttackConfig:
     cg_tol: float = 1e-10
     member_prob: float = 0.5
     sgd: SGDConfig | None = None
+    data_path: str | None = None
+    pool_size: int | None = None
 
     def __post_init__(self):
-        if self.dataset not in ATTACK_DATASETS:
-            raise ValueError(f"dataset must be one of {ATTACK_DATASETS}, got {self.dataset!r}")
+        if self.dataset not in ATTACK_DATASETS + FILE_DATASETS:
+            raise ValueError(f"dataset must be one of {ATTACK_DATASETS + FILE_DATASETS}, got "
+                             f"{self.dataset!r}")
+        if (self.dataset in FILE_DATASETS) != (self.data_path is not None):
+            raise ValueError(f"data_path is needed exactly for the file datasets {FILE_DATASETS} "
+                             f"(dataset {self.dataset!r}, data_path {self.data_path!r})")
+        if self.pool_size is not None:
+            check_int(self.pool_size, "pool_size", minimum=4)
         if self.model not in ATTACK_MODELS:
             raise ValueError(f"model must be one of {ATTACK_MODELS}, got {self.model!r}")
         check_int(self.n_models, "n_models", minimum=5)
@@ -141,18 +153,39 @@ class TrainedPool:
     log: list = field(default_factory=list)
 
 
-def _pool_tensors(dataset: str, model: str):
-    x, y, K = load_bundled(dataset)
+def _load_pool(cfg: AttackConfig, seed_seq):
+    """``(x, y, n_classes)`` of the pool: bundled, IDX or tabular file, optionally subsampled to
+    ``pool_size`` records (seeded); file labels are mapped to ``0..K-1`` in sorted order."""
+    if cfg.dataset in ("idx", "idx-odd"):
+        x, y = load_fashion_mnist(cfg.data_path)
+        y = y % 2 if cfg.dataset == "idx-odd" else y
+    elif cfg.dataset == "file":
+        x, y = load_tabular(cfg.data_path)
+    else:
+        x, y, _ = load_bundled(cfg.dataset)
+    _, y = np.unique(y, return_inverse=True)
+    if cfg.pool_size is not None and cfg.pool_size < x.shape[0]:
+        rng = np.random.Generator(np.random.PCG64(seed_seq))
+        keep = np.sort(rng.choice(x.shape[0], size=cfg.pool_size, replace=False))
+        x, y = x[keep], y[keep]
+    K = int(y.max()) + 1
+    if K < 2:
+        raise ValueError(f"the pool of dataset {cfg.dataset!r} has a single class")
+    return x, y.astype(np.int64), K
+
+
+def _pool_tensors(cfg: AttackConfig, seed_seq):
+    x, y, K = _load_pool(cfg, seed_seq)
     X = torch.as_tensor(x, dtype=torch.float64)
-    Y = torch.as_tensor(y.astype(np.float64) if model == "logreg-mse" else y)
+    Y = torch.as_tensor(y.astype(np.float64) if cfg.model == "logreg-mse" else y)
     return X, Y, K
 
 
 def train_pool(cfg: AttackConfig, seed) -> TrainedPool:
     """Train ``cfg.n_models`` models on random halves of the pool (batched, reproducible)."""
     root = as_seed_sequence(seed)
-    s_member, s_models = root.spawn(2)
-    X, Y, K = _pool_tensors(cfg.dataset, cfg.model)
+    s_member, s_models, s_pool = root.spawn(3)   # children 0, 1 as before; 2 for pool_size
+    X, Y, K = _pool_tensors(cfg, s_pool)
     fm = build_attack_model(cfg.model, X.shape[1], K, hidden=cfg.hidden)
     member = membership_matrix(cfg.n_models, X.shape[0], s_member, p=cfg.member_prob)
     seeds = s_models.spawn(cfg.n_models)
