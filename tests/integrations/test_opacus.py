@@ -164,6 +164,8 @@ def test_poisson_sampler_truth_matches_accountant(problem):
                        steps=3, rounds=20, delta=1e-5, sampler="poisson", seed=0)
     assert "add/remove" in rep.neighbouring_relation
     assert {"dirac_mixture", "dirac_sum"} <= set(rep.epsilon_lower_bound)
+    assert rep.claim_refuted_gdp is None          # mixture scores: the Gaussian route is invalid
+    assert rep.refutation["gdp"]["not_applicable"]
     # PLD (dp_accounting) and Opacus' PRV agree on the same add/remove Poisson composition
     assert rep.epsilon_true == pytest.approx(rep.epsilon_claimed, rel=0.05)
 
