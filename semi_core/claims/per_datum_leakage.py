@@ -444,24 +444,9 @@ def _check_adv(forms, ctx):
 # ----------------------------------------------------------------------------- Edgeworth (App. C)
 
 def _edgeworth_derived():
-    """Density of the standardised mean to O(1/n) from the cumulant expansion.
-
-    ``log E exp(i t S_n) = -t^2/2 + k3 (it)^3/(6 sqrt n) + k4 (it)^4/(24 n) + ...``; expanding
-    ``exp`` to order ``1/n`` and inverting ``(it)^k e^{-t^2/2} -> (-d/dx)^k phi(x)`` gives
-    ``phi(x) [1 + h1/sqrt n + h2/n]``; we return ``(h1, h2)``.
-    """
-    u, e = sp.symbols("u e")  # u = i t, e = 1/sqrt(n)
-    series = sp.series(sp.exp(lam3 * u**3 * e / 6 + lam4 * u**4 * e**2 / 24), e, 0, 3).removeO()
-    phi = sp.exp(-x**2 / 2) / sp.sqrt(2 * sp.pi)
-
-    def invert(poly):
-        poly = sp.Poly(sp.expand(poly), u)
-        out = 0
-        for (k,), coef in poly.terms():
-            out += coef * (-1) ** k * sp.diff(phi, x, k) / phi
-        return sp.expand(sp.simplify(out))
-
-    return invert(series.coeff(e, 1)), invert(series.coeff(e, 2))
+    """``(h1, h2)`` of the density expansion to O(1/n): the symbolic layer's derivation
+    (``edgeworth_h1``, ``edgeworth_h2``: cumulant series inverted to Hermite polynomials)."""
+    return derived_form("edgeworth_h1"), derived_form("edgeworth_h2")
 
 
 def _gamma_evidence(h1f):
@@ -495,8 +480,7 @@ def _check_h(forms, ctx, *, which):
 def _check_eq48(forms, ctx):
     e = sp.Symbol("e", positive=True)
     stated = sp.series(forms["log_d"].subs(n, 1 / e**2), e, 0, 3).removeO()
-    derived = sp.series(-sp.log(2 * sp.pi) / 2 - x**2 / 2 + sp.log(1 + H1s * e + H2s * e**2),
-                        e, 0, 3).removeO()
+    derived = derived_form("edgeworth_log_density", {"n": 1 / e**2})  # series in e = 1/sqrt(n)
     return symbolic_outcome(sp.expand(stated), sp.expand(derived), [x, H1s, H2s, e],
                             lambda r: {"x": r.normal(), "h_1": r.normal(), "h_2": r.normal(),
                                        "e": r.uniform(0.05, 0.5)}, ctx.rng("eq48"),
@@ -591,7 +575,8 @@ def _claims() -> list[Claim]:
         C("appC.h1", "App. C.3, Lemma C.7, Eq. (38), h_1", "first Edgeworth term",
           {"h1": lam3 * He3}, ("finite 4th moment, non-lattice",),
           lambda f, c: _check_h(f, c, which="h1"), "symbolic",
-          derived={"h1": lam3 * He3 / 6}, corrected={"h1": lam3 * He3 / 6},
+          derived={"h1": derived_form("edgeworth_h1", display=True)},
+          corrected={"h1": derived_form("edgeworth_h1", display=True)},
           notes="the same missing 1/6 propagates to the remainder term lambda_3 (mu_j - z_j) "
                 "R_{n,j} / (n sigma_j) of Lemma C.7 (should carry 1/6); it has mean o(1) and "
                 "does not change Theorem 3.1."),
@@ -602,8 +587,7 @@ def _claims() -> list[Claim]:
           {"log_d": -sp.log(2 * sp.pi) / 2 - x**2 / 2 + H1s / sp.sqrt(n)
            + (H2s / n - H1s**2 / 2) / n}, ("H_{n,j} = O_p(1/sqrt(n))",), _check_eq48,
           "symbolic", perturb_key="log_d",
-          corrected={"log_d": -sp.log(2 * sp.pi) / 2 - x**2 / 2 + H1s / sp.sqrt(n)
-                     + (H2s - H1s**2 / 2) / n}),
+          corrected={"log_d": derived_form("edgeworth_log_density", display=True)}),
     ]
 
 
