@@ -674,11 +674,8 @@ tstar = sp.Matrix(sp.symbols("thstar1 thstar2", real=True))
 
 
 def _derived_grad_at_opt():
-    thv = sp.Matrix(sp.symbols("th1 th2", real=True))
-    y = (tstar.T * xs)[0, 0] + es
-    loss = (y - (thv.T * xs)[0, 0]) ** 2 / 2
-    grad = sp.Matrix([sp.diff(loss, v) for v in thv])
-    return grad.subs(dict(zip(thv, tstar, strict=True)))
+    """Target gradient deviation at the optimum, per coordinate (symbolic ``linreg_delta_g``)."""
+    return sp.Matrix([derived_form("linreg_delta_g", {"x_j": v}) for v in xs])
 
 
 def _samp_F9(rng):
@@ -697,8 +694,7 @@ def _check_F9(forms, ctx):
 
 
 def _check_F10(forms, ctx):
-    dgv = _derived_grad_at_opt()
-    der = (dgv.T * (se2**2 * Sx).inv() * dgv)[0, 0]
+    der = derived_form("linreg_m_star", {"q_x": (xs.T * Sx.inv() * xs)[0, 0]})
     syms = [xs[0], xs[1], es, sa, sb, sc, se2, tstar[0], tstar[1]]
     return symbolic_outcome(forms["m_star"], der, syms, _samp_F9, ctx.rng("F10"),
                             what="m* at the optimum (d=2, general Sigma_x)")
