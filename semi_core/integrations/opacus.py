@@ -576,7 +576,7 @@ def audit_opacus(model_fn, train_dataset, *, noise_multiplier: float, max_grad_n
                  rounds: int = 1000, delta: float = 1e-5, lr: float = 0.5,
                  sampler: str = "fixed", bug: str | None = None, canaries_per_run: int = 1,
                  dirac_scale: float = 4.0, failure_prob: float = 0.05, seed=0,
-                 engine: str = "opacus", semi: bool = True,
+                 engine: str = "opacus", semi: bool | str = True,
                  n_reference: int = 128) -> OpacusAuditReport:
     """Audit Opacus DP-SGD on ``model_fn``/``train_dataset`` (module docstring).
 
@@ -608,8 +608,8 @@ def audit_opacus(model_fn, train_dataset, *, noise_multiplier: float, max_grad_n
     engine : {"opacus", "batched"}
         ``"batched"`` replays the same games on semi_core's batched trainer (the reference
         path; ``sampler="fixed"`` only).
-    semi : bool
-        Also compute SeMI-SGD and SeMI-max (slower).
+    semi : bool or "tau"
+        Also compute SeMI-SGD and SeMI-max (slower); ``"tau"``: SeMI-SGD at ``tau`` only.
 
     Returns
     -------

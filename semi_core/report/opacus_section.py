@@ -181,7 +181,7 @@ def build(ctx: ReportContext) -> Section:
             tight += tightness_rows(model_fn, data, rounds=2000, canaries_per_run=8,
                                     seed=ctx.seed, progress=ctx.progress)
             tight += tightness_rows(model_fn, data, canary="input", rounds=2000, seed=ctx.seed,
-                                    progress=ctx.progress)
+                                    semi="tau", progress=ctx.progress)
             tight += tightness_rows(model_fn, data, epsilons=(4.0,), rounds=1000,
                                     engine="opacus", seed=ctx.seed, progress=ctx.progress)
             zoo = bug_zoo_rows(model_fn, data, engine="opacus", seed=ctx.seed,

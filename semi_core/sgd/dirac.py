@@ -329,14 +329,18 @@ def _semi_lrs(setup: WhiteBoxSetup, traj: torch.Tensor, targets, steps):
 
 
 def white_box_scores(setup: WhiteBoxSetup, traj: torch.Tensor, plan: RunPlan, *,
-                     semi: bool = True, chunk_size: int = 256) -> dict[str, np.ndarray]:
+                     semi: bool | str = True, chunk_size: int = 256) -> dict[str, np.ndarray]:
     """Scores (higher = member) of every game: ``(R*k,)`` per test, games ordered run-major.
 
     Dirac canaries: ``dirac`` (the optimal log-LR at :math:`\\tau`), ``dirac_contrast``,
     and with ``semi`` ``semi_sgd`` / ``semi_max`` (SeMI-SGD with target gradient
     :math:`C e_j`). Input canaries: ``semi_sgd``, ``semi_max`` and the four loss baselines
-    of :mod:`semi_core.attacks.update_combination`.
+    of :mod:`semi_core.attacks.update_combination`. ``semi="tau"`` computes SeMI-SGD at
+    :math:`\tau` only (no SeMI-max: ``T`` times cheaper).
     """
+    if semi not in (True, False, "tau"):
+        raise ValueError(f"semi must be True, False or 'tau', got {semi!r}")
+    only_tau = semi == "tau"
     cfg, fm = setup.cfg, setup.fm
     tau, T = plan.tau, cfg.steps
     R = traj.shape[0]
@@ -365,11 +369,15 @@ def white_box_scores(setup: WhiteBoxSetup, traj: torch.Tensor, plan: RunPlan, *,
                         return g
                     for c in range(0, R, chunk_size):
                         sel = slice(c, min(R, c + chunk_size))
+                        if only_tau:
+                            semi_t[sel, i] = _semi_lrs(setup, traj[sel], target, [tau])[:, 0]
+                            continue
                         lrs = _semi_lrs(setup, traj[sel], target, range(1, T + 1))
                         semi_t[sel, i] = lrs[:, tau - 1]
                         semi_m[sel, i] = lrs.max(1)
                 scores["semi_sgd"] = semi_t.reshape(-1)
-                scores["semi_max"] = semi_m.reshape(-1)
+                if not only_tau:
+                    scores["semi_max"] = semi_m.reshape(-1)
             return scores
         cx, cy = setup.canary_x.unsqueeze(0), setup.canary_y.reshape(1)
 
@@ -384,11 +392,15 @@ def white_box_scores(setup: WhiteBoxSetup, traj: torch.Tensor, plan: RunPlan, *,
             B = tr.shape[0]
             losses[sel] = fm.losses_batched(tr.reshape(B * (T + 1), -1), cx, cy).reshape(
                 B, T + 1).numpy()
-            if semi:
+            if only_tau:
+                semi_t[sel] = _semi_lrs(setup, tr, target, [tau])[:, 0]
+            elif semi:
                 lrs = _semi_lrs(setup, tr, target, range(1, T + 1))
                 semi_t[sel], semi_m[sel] = lrs[:, tau - 1], lrs.max(1)
         if semi:
-            scores["semi_sgd"], scores["semi_max"] = semi_t, semi_m
+            scores["semi_sgd"] = semi_t
+        if semi and not only_tau:
+            scores["semi_max"] = semi_m
         for name, fn in BASELINES.items():
             scores[name] = fn(losses)
     return scores

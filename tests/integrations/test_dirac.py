@@ -91,6 +91,11 @@ def test_input_canary_trainer_matches_dpsgd_trainer(problem):
     scores = white_box_scores(setup, ours, plan)
     assert {"semi_sgd", "semi_max", "delta_diff", "back_front_ratio"} <= set(scores)
     assert all(np.all(np.isfinite(v)) and v.shape == (8,) for v in scores.values())
+    at_tau = white_box_scores(setup, ours, plan, semi="tau")
+    assert "semi_max" not in at_tau
+    np.testing.assert_allclose(at_tau["semi_sgd"], scores["semi_sgd"], rtol=1e-12)
+    with pytest.raises(ValueError, match="semi"):
+        white_box_scores(setup, ours, plan, semi="yes")
 
 
 # (bug, clip, predicted shift of s_tau per world, predicted sd of s_tau)
