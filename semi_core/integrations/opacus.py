@@ -766,10 +766,9 @@ def _poisson_plan(setup: WhiteBoxSetup, rounds: int, seed) -> RunPlan:
     bits = np.random.Generator(np.random.PCG64(ss_bits)).integers(0, 2, (rounds, 1)).astype(bool)
     seeds = np.array([int(s.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
                       for s in ss_runs.spawn(rounds)], dtype=np.int64)
-    plan = RunPlan(draws=[None] * rounds, slots=np.zeros((rounds, 1), np.int64), member=bits,
-                   tau=1, seeds=seeds)
-    plan.info = {"sample_rate": q, "expected_batch_size": int(N * q), "pool": N}
-    return plan
+    return RunPlan(draws=[None] * rounds, slots=np.zeros((rounds, 1), np.int64), member=bits,
+                   tau=1, seeds=seeds,
+                   info={"sample_rate": q, "expected_batch_size": int(N * q), "pool": N})
 
 
 def digits_example(*, seed=0, model: str = "logreg", pretrain_epochs: int = 60):

@@ -142,6 +142,7 @@ class RunPlan:
     member: np.ndarray
     tau: int
     seeds: np.ndarray
+    info: dict = field(default_factory=dict)
 
 
 def plan_runs(setup: WhiteBoxSetup, *, rounds: int, tau: int, seed) -> RunPlan:
