@@ -12,6 +12,7 @@ mechanism's second batch). Verdicts:
   the same steps give :math:`\Phi(\sqrt{d/(80n_1)})`;
 * ``lemB.3`` -- the lemma's statement :math:`\Phi(\sqrt{d/(80(n_1-1))})`: holds (exact accuracy
   on the lemma's event is at least :math:`\Phi(\sqrt{d/(8n_1)})`);
+* ``thmB.1`` -- condition (1) is sufficient: holds (exact accuracies on both sides);
 * ``lemB.5.step`` -- SGD-Full = SGD-New with :math:`\eta' = n_1\eta/(n_0+n_1)`: holds;
 * ``thmB.4`` (ScoreDiff > 90 % once :math:`d > Kn_1`) holds (exact Wishart simulation at
   :math:`d = Kn_1`); ``thmB.4.mean_gap`` holds; ``thmB.4.var_out`` **fails** (the seed's variance is up to 4x too
@@ -154,6 +155,49 @@ def _check_b3_statement(forms, ctx):
     ce = {**pts[i], "stated": float(sv[i]), "exact_accuracy": float(worst[i])}
     return Outcome(False, f"at d={pts[i]['d']:g}, n1={pts[i]['n1']:g} the stated bound "
                           f"{sv[i]:.6g} exceeds the exact accuracy {worst[i]:.6g}", ce)
+
+
+def _check_b1(forms, ctx):
+    """Theorem B.1: wherever condition (1) holds, the update attack's exact accuracy beats the
+    exact Bayes accuracy of every no-update adversary, for every v on the lemmas' event
+    (update: worst case at ||v-mu||^2 = d sigma^2/2; no update: best case at 5 d sigma^2, the
+    Bayes test log LR > 0 of the batch-of-n law, stats.errors)."""
+    from scipy.special import ndtr
+
+    from semi_core.stats import errors
+
+    syms = [n0, n1, d]
+    lhs = lambdify(forms["lhs"], syms)
+    rhs = lambdify(forms["rhs"], syms)
+    rng = ctx.rng("b1")
+    tried, pts = 0, []
+    while len(pts) < 25 and tried < 20000:
+        tried += 1
+        # ranges where the noncentral chi-square errors are computable (nc = 5 d n <= ~1e8)
+        d_ = int(np.exp(rng.uniform(np.log(5), np.log(300))))
+        n1_ = int(np.exp(rng.uniform(np.log(2), np.log(100))))
+        n0_ = int(np.exp(rng.uniform(np.log(10), np.log(1e5))))
+        with np.errstate(all="ignore"):
+            ok = float(lhs(n0_, n1_, d_)) < float(rhs(n0_, n1_, d_))
+        if not ok:
+            continue
+        n_ = n0_ + n1_
+        upd = 0.5 * (ndtr(np.sqrt(d_ / (8 * (n1_ - 1)))) + ndtr(np.sqrt(d_ / (8 * n1_))))
+        a0 = float(errors.alpha_quadratic(0.0, n_, 5.0 * d_, d_))
+        b0 = float(errors.beta_quadratic(0.0, n_, 5.0 * d_, d_))
+        nou = 0.5 * (1 - a0 + 1 - b0)
+        pts.append(({"n0": n0_, "n1": n1_, "d": d_}, float(upd), nou))
+    if not pts:
+        return Outcome(False, "condition (1) never holds on the sampled range")
+    bad = [p for p in pts if not p[1] > p[2]]
+    if bad:
+        p, u, nu = min(bad, key=lambda t: t[1] - t[2])
+        return Outcome(False, f"condition (1) holds at {p} but the update attack's exact "
+                              f"accuracy {u:.6g} does not beat the best no-update accuracy "
+                              f"{nu:.6g}", {**p, "update_accuracy": u, "no_update_accuracy": nu})
+    margin = min(u - nu for _, u, nu in pts)
+    return Outcome(True, f"at {len(pts)} points satisfying (1) the update attack beats every "
+                         f"no-update adversary (smallest margin {margin:.3g})")
 
 
 # ----------------------------------------------------------------------------- Lemma B.5, Thm B.4
@@ -408,6 +452,17 @@ def _claims() -> list[Claim]:
                 "accuracy on the event is >= Phi(sqrt(d/(8 n1))). The check is against the "
                 "exact worst case on the event (the bound is loose, so its can-fail test "
                 "widens the argument by 4, not by 1.1)."),
+        C("thmB.1", "App. B.2, Thm B.1, condition (1)", "under (1) an update attacker beats "
+          "every adversary that sees only mu_hat_1",
+          {"lhs": sp.Rational(1, 2) + sp.sqrt(2 * d / (n0 + n1 - 1)), "rhs": seed_b3},
+          ("n1 >= 2", "v on the lemmas' event"), _check_b1, "numeric",
+          perturb=lambda f: {"lhs": sp.Rational(1, 2) + (f["lhs"] - sp.Rational(1, 2)) / 100,
+                             "rhs": f["rhs"]},
+          derived={"rhs": U.upd_b1_condition_rhs().expr},
+          notes="Decided with exact accuracies (update: both normal laws of Lemma B.3; no "
+                "update: Bayes test of the batch-of-n law). Sufficient as printed; its "
+                "right-hand side is Lemma B.3's, whose proof only supports sqrt(d/(80 n1)). "
+                "The can-fail test shrinks the no-update term of (1) 100-fold."),
         C("lemB.5.step", "App. B.3, Lemma B.5", "SGD-Full step == SGD-New step with eta' = "
           "n1 eta/(n0+n1)", {"eta_prime": n1 * eta / (n0 + n1)},
           ("f0 = mean of D0", "one full-batch step, l2^2 loss"), _check_b5, "numeric",
