@@ -196,3 +196,30 @@ def test_same_seed_same_result(problem):
     a = audit_opacus(model_fn, data, seed=3, **p)
     b = audit_opacus(model_fn, data, seed=3, **p)
     np.testing.assert_array_equal(a.game.stats["dirac_mixture"], b.game.stats["dirac_mixture"])
+
+
+def test_mlp_noiseless_identical_and_dirac_isolated(problem):
+    """A two-layer MLP: the Dirac coordinates are first-layer weights of the always-zero
+    features (isolated), and Opacus' path equals ours without noise."""
+    _, data = problem
+    gen = torch.Generator().manual_seed(0)
+    base = torch.nn.Sequential(torch.nn.Linear(8, 6), torch.nn.ReLU(),
+                               torch.nn.Linear(6, 3)).double()
+    with torch.no_grad():
+        for p in base.parameters():
+            p.copy_(0.3 * torch.randn(p.shape, generator=gen, dtype=p.dtype))
+    state = {k: v.clone() for k, v in base.state_dict().items()}
+
+    def model_fn():
+        m = torch.nn.Sequential(torch.nn.Linear(8, 6), torch.nn.ReLU(),
+                                torch.nn.Linear(6, 3)).double()
+        m.load_state_dict(state)
+        return m
+
+    ctx = prepare_opacus_setup(model_fn, data, cfg=cfg(0.0), canary="dirac", seed=0,
+                               canaries_per_run=3)
+    assert ctx.setup.info["dirac_isolated"]
+    assert all(int(c) < 48 and int(c) % 8 in (6, 7) for c in ctx.setup.coords)
+    plan = plan_runs(ctx.setup, rounds=4, tau=2, seed=2)
+    torch.testing.assert_close(train_opacus(ctx, plan), train_white_box(ctx.setup, plan),
+                               rtol=0, atol=2e-6)
