@@ -115,9 +115,12 @@ def handler(args) -> Result:
              f"{rep.epsilon_claimed:.4g}, Opacus accountant rdp/prv = "
              f"{rep.epsilon_accountant['rdp']:.4g}/{rep.epsilon_accountant['prv']:.4g}",
              f"{'test':<18}{'dkw':>8}{'cp':>8}{'gdp':>8}{'gdp-gauss':>11}"]
+    def f(x, w):
+        return f"{x:>{w}.3f}" if abs(x) < 1e4 else f"{x:>{w}.3g}"
+
     for test, v in rep.epsilon_lower_bound.items():
-        lines.append(f"{test:<18}{v['dkw']:>8.3f}{v['cp']:>8.3f}{v['gdp']:>8.3f}"
-                     f"{v['gdp_gaussian']:>11.3f}")
+        lines.append(f"{test:<18}{f(v['dkw'], 8)}{f(v['cp'], 8)}{f(v['gdp'], 8)}"
+                     f"{f(v['gdp_gaussian'], 11)}")
     lines.append(f"claim refuted: {rep.claim_refuted} (nonparametric), "
                  f"{rep.claim_refuted_gdp} (GDP route)")
     lines += [f"warning: {w}" for w in rep.warnings]
