@@ -12,6 +12,8 @@ mechanism's second batch). Verdicts:
   the same steps give :math:`\Phi(\sqrt{d/(80n_1)})`;
 * ``lemB.3`` -- the lemma's statement :math:`\Phi(\sqrt{d/(80(n_1-1))})`: holds (exact accuracy
   on the lemma's event is at least :math:`\Phi(\sqrt{d/(8n_1)})`);
+* ``lemB.2`` -- the no-update accuracy bound: holds (exact Bayes accuracy from
+  :mod:`semi_core.stats.errors`);
 * ``thmB.1`` -- condition (1) is sufficient: holds (exact accuracies on both sides);
 * ``lemB.5.step`` -- SGD-Full = SGD-New with :math:`\eta' = n_1\eta/(n_0+n_1)`: holds;
 * ``thmB.4`` (ScoreDiff > 90 % once :math:`d > Kn_1`) holds (exact Wishart simulation at
@@ -54,6 +56,7 @@ from ._core import (
 SEED = "combining_mi_updates"
 
 n0, n1, sigma, a, eta, d = U.n0, U.n1, U.sigma, U.a, U.eta, U.d
+n = sp.Symbol("n", positive=True)
 eps, prec = U.eps, U.prec
 p11u, p01u, p10t, p00t = sp.symbols("p11u p01u p10t p00t", nonnegative=True)
 K_SE = 4.5  # Monte Carlo tolerance in standard errors (false alarm < 1e-5 per case)
@@ -155,6 +158,32 @@ def _check_b3_statement(forms, ctx):
     ce = {**pts[i], "stated": float(sv[i]), "exact_accuracy": float(worst[i])}
     return Outcome(False, f"at d={pts[i]['d']:g}, n1={pts[i]['n1']:g} the stated bound "
                           f"{sv[i]:.6g} exceeds the exact accuracy {worst[i]:.6g}", ce)
+
+
+def _check_b2(forms, ctx):
+    """Lemma B.2: exact Bayes accuracy of the no-update adversary at ||v-mu||^2 = 5 d sigma^2
+    (the largest on the lemma's event; stats.errors) <= the stated bound."""
+    from semi_core.stats import errors
+
+    f = lambdify(forms["acc_upper"], [n, d])
+    rng = ctx.rng("b2")
+    pts, worst = [], None
+    for _ in range(30):
+        d_ = int(np.exp(rng.uniform(np.log(1), np.log(200))))
+        n_ = int(np.exp(rng.uniform(np.log(max(8, 2 * d_)), np.log(1e5))))
+        a0 = float(errors.alpha_quadratic(0.0, n_, 5.0 * d_, d_))
+        b0 = float(errors.beta_quadratic(0.0, n_, 5.0 * d_, d_))
+        exact = 0.5 * (1 - a0 + 1 - b0)
+        stated = float(f(n_, d_))
+        pts.append({"n": n_, "d": d_})
+        if worst is None or stated - exact < worst[0]:
+            worst = (stated - exact, {"n": n_, "d": d_}, stated, exact)
+    gap, p, st, ex = worst
+    if gap >= -1e-12:
+        return Outcome(True, f"exact no-update accuracy <= stated bound at {len(pts)} points "
+                             f"(smallest slack {gap:.3g} at n={p['n']}, d={p['d']})")
+    return Outcome(False, f"at n={p['n']}, d={p['d']} the exact no-update accuracy {ex:.6g} "
+                          f"exceeds the stated bound {st:.6g}", {**p, "stated": st, "exact": ex})
 
 
 def _check_b1(forms, ctx):
@@ -452,6 +481,15 @@ def _claims() -> list[Claim]:
                 "accuracy on the event is >= Phi(sqrt(d/(8 n1))). The check is against the "
                 "exact worst case on the event (the bound is loose, so its can-fail test "
                 "widens the argument by 4, not by 1.1)."),
+        C("lemB.2", "App. B.2, Lemma B.2", "no adversary seeing only mu_hat_1 beats "
+          "1/2 + (sqrt(5d/(n-1)) + sqrt(d)/(n-1))/2",
+          {"acc_upper": sp.Rational(1, 2) + (sp.sqrt(5 * d / (n - 1)) + sp.sqrt(d) / (n - 1)) / 2},
+          ("||v - mu|| < sigma sqrt(5d) (prob. > 1 - exp(-d))",), _check_b2, "numeric",
+          perturb=lambda f: {"acc_upper": sp.Rational(1, 2)
+                             + (f["acc_upper"] - sp.Rational(1, 2)) / 5},
+          notes="Checked against the exact Bayes accuracy (SeMI* errors of the batch-of-n "
+                "law at threshold 0). The TV bound is loose (about 2.5x the exact advantage at "
+                "n = 1000, d = 10); the can-fail test shrinks the advantage term 5-fold."),
         C("thmB.1", "App. B.2, Thm B.1, condition (1)", "under (1) an update attacker beats "
           "every adversary that sees only mu_hat_1",
           {"lhs": sp.Rational(1, 2) + sp.sqrt(2 * d / (n0 + n1 - 1)), "rhs": seed_b3},
