@@ -78,9 +78,40 @@ def gdp_log_delta(eps, mu: float) -> np.ndarray:
         # delta = exp(-x1^2/2)/2 * (erfcx(x1/sqrt2) - erfcx(x2/sqrt2)).
         x1, x2 = eps / mu - mu / 2, eps / mu + mu / 2
         tail = x1 > 0
-        diff = erfcx(x1[tail] / np.sqrt(2)) - erfcx(x2[tail] / np.sqrt(2))
+        diff = _erfcx_drop(x1[tail] / np.sqrt(2), mu / np.sqrt(2))
         out[tail] = -0.5 * x1[tail] ** 2 - np.log(2.0) + np.log(diff)
+    if np.isnan(out).any():  # pragma: no cover - every branch above is finite by construction
+        raise ArithmeticError(f"log delta(eps) could not be computed for mu={mu}")
     return out.reshape(shape)
+
+
+def _neg_erfcx_slope(m: np.ndarray) -> np.ndarray:
+    r""":math:`-\mathrm{erfcx}'(m)=2/\sqrt\pi-2m\,\mathrm{erfcx}(m)>0` for :math:`m>0`; for large
+    :math:`m` (where the difference cancels) its asymptotic series
+    :math:`\pi^{-1/2}(m^{-2}-\tfrac32m^{-4}+\tfrac{15}4m^{-6}-\tfrac{105}8m^{-8})`."""
+    m = np.asarray(m, dtype=float)
+    big = m > 30.0
+    out = np.empty_like(m)
+    mi = m[~big]
+    out[~big] = 2.0 / np.sqrt(np.pi) - 2.0 * mi * erfcx(mi)
+    r = 1.0 / m[big] ** 2
+    out[big] = (r - 1.5 * r**2 + 3.75 * r**3 - 13.125 * r**4) / np.sqrt(np.pi)
+    return out
+
+
+def _erfcx_drop(a: np.ndarray, h: float) -> np.ndarray:
+    r""":math:`\mathrm{erfcx}(a)-\mathrm{erfcx}(a+h)` without cancellation.
+
+    Direct difference when :math:`h` is not tiny against :math:`a` (relative rounding error
+    about :math:`10^{-16}a/h`); otherwise the midpoint rule :math:`h\,(-\mathrm{erfcx}')(a+h/2)`,
+    whose relative error is :math:`O((h/a)^2)` (below :math:`10^{-12}` where it is used).
+    """
+    a = np.asarray(a, dtype=float)
+    small = h < 1e-6 * np.maximum(a, 1.0)
+    out = np.empty_like(a)
+    out[~small] = erfcx(a[~small]) - erfcx(a[~small] + h)
+    out[small] = h * _neg_erfcx_slope(a[small] + 0.5 * h)
+    return out
 
 
 def gdp_delta(eps, mu: float) -> np.ndarray:
