@@ -40,7 +40,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from scipy.special import log_ndtr
 
 from semi_core._rng import as_seed_sequence
 from semi_core._validation import check_int, check_positive
@@ -233,21 +232,27 @@ def lira_offline_loss(phi_target, phi_ref) -> np.ndarray:
        {\hat\sigma_{\mathrm{out}}}\Big) \;\ge 0
 
     with :math:`\hat\mu_{\mathrm{out}}(x)` the mean of :math:`\phi` over the reference (OUT)
-    models and :math:`\hat\sigma^2_{\mathrm{out}}` the variance pooled over examples.
+    models and :math:`\hat\sigma^2_{\mathrm{out}}` the per-example variances averaged over
+    examples: minus :func:`semi_core.attacks.whitebox.scores.lira_offline` with
+    ``variance="global"`` (the project's one LiRA; every reference model is OUT here).
 
     Parameters
     ----------
-    phi_target : array_like (..., N)
+    phi_target : array_like (..., N) with N = ``phi_ref.shape[1]`` values in all.
     phi_ref : array_like (M, N), ``M >= 2`` reference models.
     """
+    from semi_core.attacks.whitebox.scores import lira_offline
+
     ref = np.asarray(phi_ref, dtype=float)
     if ref.ndim != 2 or ref.shape[0] < 2:
         raise ValueError(f"phi_ref must be (M >= 2, N), got shape {ref.shape}")
-    mu = ref.mean(0)
-    var = ref.var(0, ddof=1).mean()
-    if not var > 0:
+    tgt = np.asarray(phi_target, dtype=float)
+    if tgt.size != ref.shape[1]:
+        raise ValueError(f"phi_target has {tgt.size} values, phi_ref has N = {ref.shape[1]}")
+    if not ref.var(0, ddof=1).mean() > 0:
         raise ValueError("reference models give identical confidences: the OUT variance is 0")
-    return -log_ndtr((np.asarray(phi_target, dtype=float) - mu) / np.sqrt(var))
+    out = lira_offline(tgt.ravel(), ref.T, np.zeros(ref.T.shape, dtype=bool), variance="global")
+    return -out.reshape(tgt.shape)
 
 
 # --------------------------------------------------------------------------------------------
