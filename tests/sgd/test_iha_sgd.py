@@ -72,13 +72,18 @@ def test_batched_models_equal_loop_oracle(digits, kind, K):
     M = 5
     member = membership_matrix(M, 300, 0)
     seeds = model_seeds(1, M)
-    cfg = SGDConfig(lr=0.05, momentum=0.9, weight_decay=5e-4, batch_size=16, epochs=1)
+    cfg = SGDConfig(lr=0.05, momentum=0.9, weight_decay=5e-4, batch_size=16, epochs=1,
+                    log_every=4)
     th0 = init_thetas(fm, seeds)
     sched = schedules(member, cfg, seeds)
     ref = train_models_reference(fm, th0, x, yk, sched, cfg)
     for kw in ({}, {"manual": False}, {"generic": True}, {"chunk": 2}):
-        out = train_models(fm, th0, x, yk, sched, cfg, **kw)
+        log: list = []
+        out = train_models(fm, th0, x, yk, sched, cfg, log=log, **kw)
         np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=0, atol=1e-10)
+        steps = sched.shape[1] // cfg.log_every
+        assert len(log) == steps * (1 if "chunk" not in kw else 3)
+        assert all(np.isfinite(e["mean_batch_loss"]) for e in log)
     # every model trains only on its members
     for m in range(M):
         assert member[m, sched[m]].all()
