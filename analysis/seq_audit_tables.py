@@ -17,7 +17,7 @@ from pathlib import Path
 from semi_core.cli._common import to_jsonable
 
 PARTS = ("table1", "table2", "table3", "type1", "appF_gauss", "appF_uniform", "semi",
-         "nondp2_bw1")
+         "nondp2_bw1", "boundary")
 
 
 def main(argv=None) -> None:
@@ -43,6 +43,8 @@ def main(argv=None) -> None:
             res = {f"alg{a}": ex.mechanism_table(
                 algorithm=a, runs=args.runs, seed=args.seed, bandwidth=1.0, progress=print,
                 mechanisms=("nondp-gaussian-2", "nondp-laplace-2")) for a in (1, 2)}
+        elif part == "boundary":
+            res = ex.boundary_type1(seed=args.seed)
         elif part == "table3":
             res = ex.ablation_table(runs=10, seed=args.seed, progress=print)
         elif part == "type1":

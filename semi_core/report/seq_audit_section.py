@@ -112,6 +112,13 @@ def render_markdown(results: dict) -> str:
                          f"({r['rejections']}/{r['runs']}) |")
         out += [f"**Type I of the DP mechanisms ({t['runs']} runs, α = {t['failure_prob']}).**",
                 "", "\n".join(lines), ""]
+    if "boundary" in results:
+        t = results["boundary"]
+        cells = [f"{k}: {v['rejection_rate']:.3f} ± {v['rejection_rate_se']:.3f}"
+                 for k, v in t.items() if isinstance(v, dict)]
+        out += [f"**Type I at the boundary of the null** (a mechanism that is exactly "
+                f"ε = {t['epsilon']}-DP with MMD = τ; α = {t['failure_prob']}, {t['runs']} runs): "
+                + "; ".join(cells) + ".", ""]
     if "table3" in results:
         t = results["table3"]
         out += [f"**Table 3 (ablation, {t['runs']} runs, ε = {t['epsilon']}, batch n = "

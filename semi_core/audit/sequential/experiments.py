@@ -19,7 +19,7 @@ from .semi_stream import fixed_r_rejection_rate, semi_stream_audit
 from .tester import mechanism_source, run_audits, sampler_source
 
 __all__ = ["SEED_TABLE1", "SEED_TABLE2", "SEED_TABLE3", "MECH_ORDER", "mechanism_table",
-           "ablation_table", "gaussian_shift_grid", "perturbed_uniform", "type1_rates",
+           "ablation_table", "gaussian_shift_grid", "boundary_type1", "perturbed_uniform", "type1_rates",
            "semi_rounds_comparison", "perturbed_uniform_sampler"]
 
 MECH_ORDER = ("dp-gaussian", "nondp-gaussian-1", "nondp-gaussian-2", "dp-laplace",
@@ -234,6 +234,35 @@ def type1_rates(*, runs: int = 200, epsilons=(0.01, 0.1), delta: float = 1e-5,
                 if progress:
                     progress(f"{name} eps={eps} alg={alg}")
     return {"runs": runs, "failure_prob": failure_prob, "rows": rows}
+
+
+def boundary_type1(*, runs: int = 1000, epsilon: float = 0.8, failure_prob: float = 0.1,
+                   max_obs: int = 500, seed=0) -> dict:
+    """Type I at the boundary of the null: the binary mechanism that is exactly epsilon-DP
+    (MMD = tau(epsilon, 0) with bandwidth 0.05) for Alg. 1 and 2, and randomized response
+    (exactly (epsilon, 1e-4)-DP, attains p*) for the SeMI stream audit."""
+    from semi_core.mechanisms.zoo import RandomizedResponse
+
+    p = np.exp(epsilon) / (1 + np.exp(epsilon))
+
+    def src():
+        return sampler_source(lambda n, r: (r.random((n, 1)) < p).astype(float),
+                              lambda n, r: (r.random((n, 1)) < 1 - p).astype(float))
+
+    out = {"runs": runs, "epsilon": epsilon, "failure_prob": failure_prob, "max_obs": max_obs}
+    for alg, ev in ((1, "max"), (2, "max"), (2, "mixture")):
+        res = run_audits(src, runs=runs, seed=as_seed_sequence(seed).spawn(alg + 3)[-1],
+                         epsilon=epsilon, delta=0.0, failure_prob=failure_prob, max_obs=max_obs,
+                         algorithm=alg, evalue=ev, bandwidth=0.05)
+        out[f"alg{alg}_{ev}"] = res.summary
+    rr = RandomizedResponse(epsilon, 1e-4)
+    rej = [semi_stream_audit(rr, epsilon, delta=1e-4, failure_prob=failure_prob,
+                             max_rounds=4 * max_obs, seed=ss).rejected[0]
+           for ss in as_seed_sequence(seed).spawn(runs)]
+    rate = float(np.mean(rej))
+    out["semi_stream"] = {"runs": runs, "rejection_rate": rate,
+                          "rejection_rate_se": float(np.sqrt(rate * (1 - rate) / runs))}
+    return out
 
 
 def semi_rounds_comparison(mechanism=None, *, epsilon: float = 1.0, delta: float = 1e-5,
