@@ -215,7 +215,7 @@ class BandCalibration:
 
 @functools.lru_cache(maxsize=256)
 def _calibrate_cached(n: int, q: float, reps: int) -> BandCalibration:
-    from semi_core.audit.bounds import clopper_pearson_upper
+    from semi_core.stats.binomial import clopper_pearson_upper
 
     grid = count_grid(n)
     G = grid.size

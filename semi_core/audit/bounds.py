@@ -75,7 +75,7 @@ import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy.special import betaincinv, ndtri
+from scipy.special import ndtri
 
 from semi_core._validation import (
     check_delta,
@@ -85,6 +85,7 @@ from semi_core._validation import (
     check_scores,
 )
 from semi_core.audit.bands import band_candidates, count_grid, rank_threshold_counts
+from semi_core.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
 from semi_core.stats.gdp import gdp_epsilon
 
 __all__ = [
@@ -200,46 +201,6 @@ def dkw_margin(n, failure_prob) -> np.ndarray:
     if (n < 1).any():
         raise ValueError("n must be >= 1")
     return np.sqrt(np.log(1.0 / p) / (2.0 * n))
-
-
-def clopper_pearson_upper(k, n, failure_prob) -> np.ndarray:
-    r"""One-sided Clopper-Pearson upper bound :math:`p_U` on a binomial proportion.
-
-    .. math::
-
-        P_{p_U}(\mathrm{Bin}(n,p_U)\le k)=q \iff p_U=\mathrm{Beta}^{-1}(1-q;\,k+1,\,n-k),
-        \qquad p_U=1 \text{ if } k=n.
-
-    Parameters
-    ----------
-    k, n : array_like of int
-        Successes and trials, ``0 <= k <= n``, ``n >= 1``.
-    failure_prob : float or array_like
-        :math:`q\in(0,1)`.
-    """
-    k = np.asarray(k, dtype=float)
-    n = np.asarray(n, dtype=float)
-    q = np.asarray(failure_prob, dtype=float)
-    if (k < 0).any() or (k > n).any() or (n < 1).any():
-        raise ValueError("need 0 <= k <= n and n >= 1")
-    if ((q <= 0) | (q >= 1)).any():
-        raise ValueError("failure_prob must be in (0, 1)")
-    full = k >= n
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = betaincinv(k + 1.0, np.where(full, 1.0, n - k), 1.0 - q)
-    return np.where(full, 1.0, out)
-
-
-def clopper_pearson_lower(k, n, failure_prob) -> np.ndarray:
-    r"""One-sided Clopper-Pearson lower bound: :math:`p_L = 1 - p_U(n-k, n)`.
-
-    .. math::
-
-        p_L=\mathrm{Beta}^{-1}(q;\,k,\,n-k+1),\qquad p_L=0 \text{ if } k=0.
-    """
-    k = np.asarray(k, dtype=float)
-    n = np.asarray(n, dtype=float)
-    return 1.0 - clopper_pearson_upper(n - k, n, failure_prob)
 
 
 def _log_ratio_bound(alpha_up, beta_up, delta, sides):

@@ -43,7 +43,7 @@ import numpy as np
 
 from semi_core._params import FPR_LEVELS
 from semi_core._validation import check_int, check_probability, check_scores
-from semi_core.audit.bounds import clopper_pearson_lower, clopper_pearson_upper
+from semi_core.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
 from semi_core.stats.ranking import mann_whitney_auc
 
 __all__ = ["split_scores", "empirical_threshold", "roc_curve", "auc", "advantage", "tpr_at_fpr",

@@ -14,7 +14,6 @@ One module per seed (``semi_sequential_mi``, ``per_datum_leakage``, ``sequential
 from __future__ import annotations
 
 import importlib
-from collections import Counter
 
 from ._core import (
     FAILS,
@@ -25,6 +24,7 @@ from ._core import (
     ClaimResult,
     Outcome,
     perturb_forms,
+    summary,
     verify_claim,
 )
 from ._render import errata_markdown, to_latex
@@ -138,28 +138,6 @@ def verify(seed: str | None = None, claim: str | None = None, *, quick: bool = T
             progress(c.id)
         results.append(verify_claim(c, quick=quick, seed=rng_seed))
     return results
-
-
-def summary(results: list[ClaimResult]) -> dict:
-    """Counts per seed and verdict kind, plus the list of failures and conditional claims."""
-    per_seed: dict[str, Counter] = {}
-    for r in results:
-        seed = r.id.split(":", 1)[0]
-        kind = FAILS if r.verdict == FAILS else (HOLDS if r.verdict == HOLDS else HOLDS_UNDER)
-        per_seed.setdefault(seed, Counter())[kind] += 1
-    tot = Counter()
-    for cnt in per_seed.values():
-        tot.update(cnt)
-    return {
-        "total": len(results),
-        "holds": tot[HOLDS],
-        "fails": tot[FAILS],
-        "holds_only_under": tot[HOLDS_UNDER],
-        "per_seed": {s: {"registered": sum(c.values()), "holds": c[HOLDS], "fails": c[FAILS],
-                         "holds_only_under": c[HOLDS_UNDER]} for s, c in per_seed.items()},
-        "failures": [r.id for r in results if r.verdict == FAILS],
-        "conditional": [r.id for r in results if r.verdict.startswith(HOLDS_UNDER)],
-    }
 
 
 def write_errata(path, results: list[ClaimResult] | None = None) -> str:

@@ -21,6 +21,7 @@ by 1/1.1 for upper bounds) and the test suite asserts the verifier then reports 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -48,6 +49,7 @@ __all__ = [
     "symbolic_outcome",
     "numeric_outcome",
     "mc_outcome",
+    "summary",
 ]
 
 HOLDS = "holds"
@@ -395,3 +397,25 @@ def mc_outcome(cases: list[tuple[dict, float, float, float]], *, what: str, k: f
           "monte_carlo": float(est), "se": float(se)}
     return Outcome(False, f"{what}: at {_pt(params)} the seed gives {_fmt(pred)}, Monte Carlo "
                           f"gives {est:.6g} +- {se:.2g} ({z:.1f} SE away; tolerance {k:g} SE)", ce)
+
+
+def summary(results: list[ClaimResult]) -> dict:
+    """Counts per seed and verdict kind, plus the list of failures and conditional claims."""
+    per_seed: dict[str, Counter] = {}
+    for r in results:
+        seed = r.id.split(":", 1)[0]
+        kind = FAILS if r.verdict == FAILS else (HOLDS if r.verdict == HOLDS else HOLDS_UNDER)
+        per_seed.setdefault(seed, Counter())[kind] += 1
+    tot = Counter()
+    for cnt in per_seed.values():
+        tot.update(cnt)
+    return {
+        "total": len(results),
+        "holds": tot[HOLDS],
+        "fails": tot[FAILS],
+        "holds_only_under": tot[HOLDS_UNDER],
+        "per_seed": {s: {"registered": sum(c.values()), "holds": c[HOLDS], "fails": c[FAILS],
+                         "holds_only_under": c[HOLDS_UNDER]} for s, c in per_seed.items()},
+        "failures": [r.id for r in results if r.verdict == FAILS],
+        "conditional": [r.id for r in results if r.verdict.startswith(HOLDS_UNDER)],
+    }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._core import FAILS, HOLDS, ClaimResult
+from ._core import FAILS, HOLDS, ClaimResult, summary
 
 __all__ = ["errata_markdown", "to_latex", "latex_escape"]
 
@@ -25,7 +25,6 @@ def _kind(r: ClaimResult) -> str:
 def errata_markdown(results: list[ClaimResult]) -> str:
     """The errata page: verdict counts per seed, then every failing or conditional claim with
     its counterexample and corrected form, then a table of every registered claim."""
-    from . import summary  # late import: summary lives in the package namespace
 
     s = summary(results)
     lines = [
@@ -77,7 +76,6 @@ def errata_markdown(results: list[ClaimResult]) -> str:
 
 def to_latex(results: list[ClaimResult]) -> str:
     """A standalone LaTeX document: each claim as stated, our derived or corrected form, verdict."""
-    from . import summary
 
     s = summary(results)
     out = [

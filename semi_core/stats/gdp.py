@@ -76,7 +76,7 @@ def gdp_log_delta(eps, mu: float) -> np.ndarray:
         # Tail (eps/mu > mu/2): a and b are huge and nearly equal, so b - a cancels. Use
         # e^eps phi(x2) = phi(x1) and Phi(-x) = phi(x) erfcx(x/sqrt2) sqrt(pi/2):
         # delta = exp(-x1^2/2)/2 * (erfcx(x1/sqrt2) - erfcx(x2/sqrt2)).
-        x1, x2 = eps / mu - mu / 2, eps / mu + mu / 2
+        x1 = eps / mu - mu / 2  # x2 = x1 + mu
         tail = x1 > 0
         diff = _erfcx_drop(x1[tail] / np.sqrt(2), mu / np.sqrt(2))
         out[tail] = -0.5 * x1[tail] ** 2 - np.log(2.0) + np.log(diff)
