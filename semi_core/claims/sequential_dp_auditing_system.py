@@ -49,7 +49,9 @@ def _log_up_and_max(E: np.ndarray) -> tuple[float, float]:
     exact log max over beta of W_t(beta) (bisection on the concave log-wealth)."""
     t = E.size
     b = _cheb(t // 2 + 1)
-    lw = np.sum(np.log1p(b[None, :] * (E[:, None] - 1)), axis=0)
+    lw = np.zeros(b.size)
+    for s0 in range(0, t, 512):  # row chunks: O(512 K) memory
+        lw += np.sum(np.log1p(b[None, :] * (E[s0:s0 + 512, None] - 1)), axis=0)
     m = lw.max()
     log_up = float(m + np.log(np.mean(np.exp(lw - m))))
     d = E - 1
