@@ -57,3 +57,9 @@ def test_attack_json_and_roc(capsys, tmp_path):
 def test_attack_bad_inputs(capsys, extra, msg):
     rc, out = _run(capsys, SMALL + extra + ["--json"])
     assert rc == 2 and msg in out["error"], out
+
+
+@pytest.mark.parametrize("extra", [["--models", "100000"], ["--epochs", "1e9"]])
+def test_attack_refuses_what_does_not_fit(capsys, extra):
+    rc, out = _run(capsys, ["attack", *extra, "--json"])
+    assert rc == 2 and out["kind"] == "resource" and "would need" in out["error"]

@@ -23,7 +23,7 @@ import torch
 from torch.func import functional_call, vmap
 
 from semi_core._rng import as_seed_sequence
-from semi_core._validation import check_int, check_positive, check_probability
+from semi_core._validation import check_int, check_memory, check_positive, check_probability
 from semi_core.audit.roc import roc_metrics
 from semi_core.game.result import GameResult
 from semi_core.sgd.data import ATTACK_DATASETS, load_bundled, load_fashion_mnist, load_tabular
@@ -181,12 +181,33 @@ def _pool_tensors(cfg: AttackConfig, seed_seq):
     return X, Y, K
 
 
+def _check_resources(cfg: AttackConfig, N: int, d: int) -> None:
+    """Refuse up front (``ResourceLimitError``) what would not fit in memory: batch schedules,
+    stacked weights, per-sample gradients, the exact Hessian (with ``hessian`` intermediates)
+    and the leave-one-out models."""
+    n = cfg.member_prob * N
+    steps = cfg.sgd.steps(max(n, 1.0))
+    k = N if cfg.n_targets is None else min(cfg.n_targets, N)
+    chunk = min(cfg.n_models, 64)
+    loo = (min(cfg.loo_targets, k) + 1) * cfg.loo_models
+    nbytes = 8.0 * (cfg.n_models * steps * cfg.sgd.batch_size      # schedules
+                    + 3 * cfg.n_models * d + cfg.n_models * N       # weights, confidences
+                    + chunk * cfg.sgd.batch_size * max(d, 64) * 2   # one training step
+                    + (n + k) * d                                   # per-sample gradients
+                    + 4 * d * d                                     # Hessian, eigh
+                    + loo * (steps * cfg.sgd.batch_size + d))        # leave-one-out models
+    check_memory(nbytes, f"the attack experiment ({cfg.n_models} models x {steps} steps, "
+                         f"d = {d}, {k} targets)",
+                 hint="use fewer --models / --targets / --loo-targets, or --pool-size")
+
+
 def train_pool(cfg: AttackConfig, seed) -> TrainedPool:
     """Train ``cfg.n_models`` models on random halves of the pool (batched, reproducible)."""
     root = as_seed_sequence(seed)
     s_member, s_models, s_pool = root.spawn(3)   # children 0, 1 as before; 2 for pool_size
     X, Y, K = _pool_tensors(cfg, s_pool)
     fm = build_attack_model(cfg.model, X.shape[1], K, hidden=cfg.hidden)
+    _check_resources(cfg, X.shape[0], fm.d)
     member = membership_matrix(cfg.n_models, X.shape[0], s_member, p=cfg.member_prob)
     seeds = s_models.spawn(cfg.n_models)
     t0 = time.perf_counter()
