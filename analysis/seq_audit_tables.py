@@ -65,6 +65,19 @@ def main(argv=None) -> None:
         if part not in results and f.exists():
             results[part] = json.loads(f.read_text())
     (out / "seq_audit.md").write_text(render_markdown(results))
+    from semi_core.report.seq_audit_section import _NAMES, _paths_figure
+
+    paths = {f"Alg. {results[t]['algorithm']}: {_NAMES[r['mechanism']]} eps={r['epsilon']}":
+             r["paths"] for t in ("table1", "table2") if t in results
+             for r in results[t]["rows"] if r.get("paths") and r["mechanism"].startswith("nondp")
+             and r["mechanism"].endswith("1")}
+    if paths:
+        _paths_figure(out / "seq_audit_wealth.png", paths, 0.05)
+    if "appF_uniform" in results:
+        u = results["appF_uniform"]
+        _paths_figure(out / "seq_audit_uniform.png", {"U vs U (null)": u["null"]["paths"],
+                                                     "U vs perturbed U": u["alternative"]["paths"]},
+                      0.05)
     print(f"wrote {out / 'seq_audit.md'}")
 
 

@@ -159,8 +159,12 @@ def _paths_figure(path, paths_by_label: dict, alpha: float) -> None:
     import matplotlib.pyplot as plt
 
     n = len(paths_by_label)
-    fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.3), squeeze=False)
-    for ax, (label, paths) in zip(axes[0], paths_by_label.items()):
+    cols = min(4, n)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.3 * rows), squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    for ax, (label, paths) in zip(axes.flat, paths_by_label.items()):
         for p in paths:
             ax.plot(np.arange(1, len(p) + 1), p, lw=0.8, alpha=0.6)
         ax.axhline(math.log(1 / alpha), color="k", ls="--", lw=0.8)
