@@ -101,6 +101,8 @@ __all__ = [
 ]
 
 METHODS = ("band", "dkw", "cp", "gdp", "one-run")
+#: The default: the tightest distribution-free method whose validity tests pass.
+DEFAULT_METHOD = "band"
 #: Methods of :func:`epsilon_lower_bound_from_counts` (one pre-registered test).
 COUNT_METHODS = ("cp", "dkw", "gdp")
 #: Pre-registered rank family of ``method="cp", thresholds="ranks"`` (see module docstring).
@@ -421,7 +423,8 @@ def _as_generator(seed):
     return np.random.Generator(np.random.PCG64(as_seed_sequence(seed)))
 
 
-def audit_batch(member, nonmember, *, delta, failure_prob=0.05, method="band", sides="two",
+def audit_batch(member, nonmember, *, delta, failure_prob=0.05, method=DEFAULT_METHOD,
+                sides="two",
                 thresholds=None, select_fraction=0.5, seed=0,
                 gdp_fit="tradeoff", guesses=None) -> np.ndarray:
     r"""Vectorised :math:`\underline\varepsilon` for ``B`` independent audits (rows).
@@ -555,7 +558,8 @@ def _run(member, nonmember, *, delta, xi, method, sides, thresholds, select_frac
 
 # --------------------------------------------------------------------------- public API
 def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
-                        failure_prob: float = 0.05, method: str = "band", sides: str = "two",
+                        failure_prob: float = 0.05, method: str = DEFAULT_METHOD,
+                        sides: str = "two",
                         thresholds=None, select_fraction: float = 0.5,
                         seed=0, gdp_fit: str = "tradeoff", guesses=None) -> AuditResult:
     r"""High-probability lower bound on :math:`\varepsilon` from MI scores (SeMI seed §2, §5.1).

@@ -11,7 +11,7 @@ knows it.
 from __future__ import annotations
 
 from semi_core._names import Test
-from semi_core.audit.bounds import epsilon_lower_bound
+from semi_core.audit.bounds import DEFAULT_METHOD, epsilon_lower_bound
 from semi_core.game.result import GameResult
 from semi_core.game.semi_game import play_game
 from semi_core.mechanisms.base import GroundTruthUnknown
@@ -23,7 +23,7 @@ DEFAULT_AUDIT_TESTS = (Test.SEMI_STAR.value, Test.SEMI_MAX.value, Test.FINAL.val
 
 
 def audit_game_result(result: GameResult, *, delta: float, failure_prob: float = 0.05,
-                      method: str = "dkw", tests=None, **audit_kwargs) -> dict[str, dict]:
+                      method: str = DEFAULT_METHOD, tests=None, **audit_kwargs) -> dict[str, dict]:
     r"""Certified :math:`\underline\varepsilon` per test of a game result.
 
     .. math::
@@ -66,7 +66,7 @@ def audit_game_result(result: GameResult, *, delta: float, failure_prob: float =
 
 
 def audit_mechanism(mech, rounds: int, seed, *, tau: int = 1, delta: float = 1e-5,
-                    failure_prob: float = 0.05, method: str = "dkw",
+                    failure_prob: float = 0.05, method: str = DEFAULT_METHOD,
                     tests=DEFAULT_AUDIT_TESTS, **audit_kwargs) -> dict:
     r"""Play the SeMI game on ``mech`` and certify :math:`\underline\varepsilon` per test.
 
@@ -113,7 +113,8 @@ def audit_mechanism(mech, rounds: int, seed, *, tau: int = 1, delta: float = 1e-
 
 def noisy_mean_audit_table(*, n=10, T=10, tau=1, clip=1.0, data_mean=-1.0, data_std=0.1, target=None,
               noise=None, mu_levels=(1.0, 2.0, 4.0), rounds=4000, delta=1e-5, alpha=0.05,
-              method="dkw", seed=0, tests=DEFAULT_AUDIT_TESTS, progress=None) -> list[dict]:
+              method=DEFAULT_METHOD, seed=0, tests=DEFAULT_AUDIT_TESTS,
+                           progress=None) -> list[dict]:
     r"""Audit the noisy empirical mean (:class:`~semi_core.mechanisms.noisy_mean.NoisyMean`) at
     several noise levels: one :func:`audit_mechanism` row per level (SeMI seed §5).
 

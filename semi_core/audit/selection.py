@@ -26,14 +26,15 @@ import numpy as np
 
 from semi_core._rng import as_seed_sequence
 from semi_core._validation import check_failure_prob, check_int, check_probability
-from semi_core.audit.bounds import epsilon_lower_bound
+from semi_core.audit.bounds import DEFAULT_METHOD, epsilon_lower_bound
 from semi_core.game.result import GameResult
 
 __all__ = ["certifiable_epsilon_max", "select_and_certify"]
 
 
 def certifiable_epsilon_max(n_member: int, n_nonmember: int, *, delta: float,
-                            failure_prob: float = 0.05, method: str = "dkw", **kwargs) -> float:
+                            failure_prob: float = 0.05, method: str = DEFAULT_METHOD,
+                            **kwargs) -> float:
     r"""Largest :math:`\underline\varepsilon` the method can certify from ``n_member`` and
     ``n_nonmember`` games: its bound on perfectly separated scores.
 
@@ -61,7 +62,7 @@ def _bound(result: GameResult, test: str, **kw) -> float:
 
 
 def select_and_certify(results: dict[int, GameResult], *, delta: float,
-                       failure_prob: float = 0.05, method: str = "dkw", tests=None,
+                       failure_prob: float = 0.05, method: str = DEFAULT_METHOD, tests=None,
                        pilot_fraction: float = 0.3, seed=0) -> dict:
     r"""Post-hoc best, Bonferroni-over-:math:`(\tau,\text{test})` and pilot/certify bounds.
 

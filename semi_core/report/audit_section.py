@@ -67,7 +67,7 @@ def build(ctx: ReportContext) -> Section:
     from semi_core.audit.games import noisy_mean_audit_table as run_table
 
     rounds = 2000 if ctx.quick else 20_000
-    rows = run_table(rounds=rounds, seed=ctx.seed, progress=ctx.progress)
+    rows = run_table(rounds=rounds, seed=ctx.seed, method="dkw", progress=ctx.progress)
     # same seed => same games, certified with the GDP trade-off fit (assumes mu-GDP)
     rows_gdp = run_table(rounds=rounds, seed=ctx.seed, method="gdp", progress=ctx.progress)
     sound = _soundness(ctx, audits=300 if ctx.quick else 2000, n=500)
@@ -141,7 +141,7 @@ def _tau_choice(ctx: ReportContext, rounds: int) -> dict:
     kids = as_seed_sequence(ctx.seed).spawn(len(taus) + 1)
     res = {t: play_game(mech, rounds, kids[i], tau=t, tests=("semi-star", "semi-max", "final"))
            for i, t in enumerate(taus)}
-    out = select_and_certify(res, delta=1e-5, failure_prob=0.05, seed=kids[-1])
+    out = select_and_certify(res, delta=1e-5, failure_prob=0.05, method="dkw", seed=kids[-1])
     out.pop("per_choice")
     out["epsilon_true"] = mech.epsilon(1e-5, 1)
     return out

@@ -16,13 +16,16 @@ def test_certifiable_max_matches_the_dkw_closed_form():
     n, xi, delta = 500, 0.05, 1e-5
     lam = float(dkw_margin(n, xi / 2))
     want = math.log((1 - delta - lam) / lam)
-    assert certifiable_epsilon_max(n, n, delta=delta, failure_prob=xi) == pytest.approx(want)
+    assert certifiable_epsilon_max(n, n, delta=delta, failure_prob=xi,
+                                   method="dkw") == pytest.approx(want)
     # every actual audit with that many games is below it
     rng = np.random.default_rng(0)
     got = epsilon_lower_bound(rng.normal(3, 1, n), rng.normal(0, 1, n), delta=delta,
                               failure_prob=xi, method="dkw").epsilon_lower_bound
     assert got <= want
     assert certifiable_epsilon_max(n, n, delta=delta, failure_prob=xi, method="cp") > want
+    # the default (band) can certify more than DKW from the same games
+    assert certifiable_epsilon_max(n, n, delta=delta, failure_prob=xi) > want
 
 
 def _null(rounds, seed):
