@@ -27,17 +27,18 @@ def _one_blas_thread():
 
 
 def main(quick: bool = False) -> list[dict]:
+    from semi_core._params import SEED_FIG2
     from semi_core.game.engine import reference_per_round, simulate
     from semi_core.mechanisms.empirical_mean import EmpiricalMean
 
-    T, n = 10, 10
+    T, n = SEED_FIG2.T, SEED_FIG2.n
     rows = []
     print("\n## SeMI engine (T = 10, n = 10, one thread; ratios measured in this run)")
     hdr = (f"{'d':>3} {'impl':<26} {'rounds/s':>11} {'variates/s':>11} {'x RNG floor':>11} "
            f"{'x per-round ref':>15}")
     print(hdr)
     for d in (1, 50):
-        mech = EmpiricalMean.isotropic(n, T, distance=3.0, d=d)
+        mech = EmpiricalMean.isotropic(n, T, distance=SEED_FIG2.distance, d=d)
         per_round = T * n * d
         R = (20_000 if quick else 200_000) // d if d > 1 else (50_000 if quick else 400_000)
         R_ref = (200 if quick else 1000) // (1 if d == 1 else 5)

@@ -11,6 +11,7 @@ misspecified, and compares it with the Gaussian-theory prediction of
 from __future__ import annotations
 
 from semi_core._names import test_label
+from semi_core._params import SEED_FIG2
 from semi_core.audit.roc import tpr_at_fpr_se
 from semi_core.game.engine import simulate
 from semi_core.mechanisms.empirical_mean import EmpiricalMean
@@ -24,8 +25,8 @@ FAMILIES = ("gaussian", "laplace", "student-t:5", "bernoulli:0.3", "exponential"
 TESTS = ("semi-star", "final")
 LABELS = {t: test_label(t) for t in TESTS}
 FPR = 0.01
-#: The seed's §3.3 setting.
-N, T, TAU, DIST = 10, 10, 5, 3.0
+#: The seed's §3.3 setting (:data:`semi_core._params.SEED_FIG2`).
+N, T, TAU, DIST = SEED_FIG2.n, SEED_FIG2.T, SEED_FIG2.tau, SEED_FIG2.distance
 
 
 def robustness_table(rounds: int, seed: int = 0, progress=lambda msg: None) -> dict:
