@@ -35,7 +35,7 @@ from semi_core._rng import as_seed_sequence
 from semi_core._validation import check_int, check_positive, check_probability
 from semi_core.sgd.grads import FunctionalModel, clip_rows
 
-__all__ = ["canary_stream", "private_sigma"]
+__all__ = ["canary_stream", "private_sigma", "CanaryTrainer"]
 
 
 def private_sigma(epsilon_canary: float, delta: float) -> float:
@@ -75,56 +75,91 @@ def canary_stream(steps: int, *, sigma: float, clip: float = 1.0, sample_rate: f
         ``x``, ``y`` (arrays, shape (steps,)), ``coordinate_index``, ``batch_sizes``,
         ``sigma``, ``clip``, ``sample_rate``.
     """
-    from semi_core.sgd.data import load_bundled
-
     steps = check_int(steps, "steps", minimum=1)
-    if not (np.isfinite(sigma) and sigma >= 0):
-        raise ValueError(f"sigma must be finite and >= 0, got {sigma}")
-    clip = check_positive(clip, "clip")
-    q = check_probability(sample_rate, "sample_rate", high_open=False)
-    if coordinate not in ("dead", "live"):
-        raise ValueError(f"coordinate must be 'dead' or 'live', got {coordinate!r}")
-    X, Y, k = load_bundled(dataset)
-    ss = as_seed_sequence(seed)
-    rng = np.random.Generator(np.random.PCG64(ss))
-    gen = torch.Generator().manual_seed(int(ss.generate_state(1)[0]))
-    module = nn.Linear(X.shape[1], k).double()
-    with torch.no_grad():
-        module.weight.normal_(0, 0.01, generator=gen)
-        module.bias.zero_()
-    fm = FunctionalModel(module)
-    theta = fm.theta()
-    # flat layout: weight (k, d_in) row-major, then bias
-    var = X.var(axis=0)
-    feat = int(np.flatnonzero(var == 0)[0]) if coordinate == "dead" else int(np.argmax(var))
-    if coordinate == "dead" and np.any(X[:, feat] != 0):
-        raise ValueError("no all-zero feature for a dead-coordinate canary in this dataset")
-    j = feat  # weight[0, feat]
-    xt = torch.as_tensor(X, dtype=torch.float64)
-    yt = torch.as_tensor(Y, dtype=torch.long)
-    n = X.shape[0]
-    xs, ys, bs = np.empty(steps), np.empty(steps), np.empty(steps, dtype=int)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # small per-step batches: threading only adds contention
-    try:
-        _train(steps, fm, theta, xt, yt, rng, q, n, clip, sigma, lr, j, xs, ys, bs)
-    finally:
-        torch.set_num_threads(threads)
-    return {"x": xs, "y": ys, "coordinate_index": j, "feature": feat, "batch_sizes": bs,
-            "sigma": float(sigma), "clip": clip, "sample_rate": q, "dataset": dataset}
+    tr = CanaryTrainer(sigma=sigma, clip=clip, sample_rate=sample_rate, lr=lr,
+                       coordinate=coordinate, dataset=dataset, seed=seed)
+    x, y, bs = tr.advance(steps)
+    return {"x": x, "y": y, "coordinate_index": tr.j, "feature": tr.feature, "batch_sizes": bs,
+            "sigma": tr.sigma, "clip": tr.clip, "sample_rate": tr.q, "dataset": dataset}
 
 
-def _train(steps, fm, theta, xt, yt, rng, q, n, clip, sigma, lr, j, xs, ys, bs) -> None:
-    for t in range(steps):
-        idx = np.flatnonzero(rng.random(n) < q)
-        bs[t] = idx.size
+class CanaryTrainer:
+    """DP-SGD run that advances only when canary observations are requested.
+
+    Same parameters as :func:`canary_stream`. :meth:`advance` trains ``k`` more steps and returns
+    their observations; :meth:`pair_source` wraps it as a
+    :class:`~semi_core.audit.sequential.PairSource`, so a sequential audit stops *training* as
+    soon as it rejects (the seed's "auditing in less than one training run").
+    """
+
+    def __init__(self, *, sigma: float, clip: float = 1.0, sample_rate: float = 0.1,
+                 lr: float = 0.5, coordinate: str = "dead", dataset: str = "digits", seed=0):
+        from semi_core.sgd.data import load_bundled
+
+        if not (np.isfinite(sigma) and sigma >= 0):
+            raise ValueError(f"sigma must be finite and >= 0, got {sigma}")
+        self.sigma = float(sigma)
+        self.clip = check_positive(clip, "clip")
+        self.q = check_probability(sample_rate, "sample_rate", high_open=False)
+        self.lr = check_positive(lr, "lr")
+        if coordinate not in ("dead", "live"):
+            raise ValueError(f"coordinate must be 'dead' or 'live', got {coordinate!r}")
+        X, Y, k = load_bundled(dataset)
+        ss = as_seed_sequence(seed)
+        self.rng = np.random.Generator(np.random.PCG64(ss))
+        gen = torch.Generator().manual_seed(int(ss.generate_state(1)[0]))
+        module = nn.Linear(X.shape[1], k).double()
+        with torch.no_grad():
+            module.weight.normal_(0, 0.01, generator=gen)
+            module.bias.zero_()
+        self.fm = FunctionalModel(module)
+        self.theta = self.fm.theta()
+        # flat layout: weight (k, d_in) row-major, then bias; the canary is weight[0, feature]
+        var = X.var(axis=0)
+        self.feature = (int(np.flatnonzero(var == 0)[0]) if coordinate == "dead"
+                        else int(np.argmax(var)))
+        if coordinate == "dead" and np.any(X[:, self.feature] != 0):
+            raise ValueError("no all-zero feature for a dead-coordinate canary in this dataset")
+        self.j = self.feature
+        self.xt = torch.as_tensor(X, dtype=torch.float64)
+        self.yt = torch.as_tensor(Y, dtype=torch.long)
+        self.n = X.shape[0]
+        self.steps_done = 0
+
+    def advance(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Train ``k`` more DP-SGD steps; return their ``(x, y, batch_sizes)``."""
+        k = check_int(k, "k", minimum=0)
+        xs, ys, bs = np.empty(k), np.empty(k), np.empty(k, dtype=int)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # small per-step batches: threading only adds contention
+        try:
+            for t in range(k):
+                xs[t], ys[t], bs[t] = self._step()
+        finally:
+            torch.set_num_threads(threads)
+        self.steps_done += k
+        return xs, ys, bs
+
+    def _step(self) -> tuple[float, float, int]:
+        rng, clip, sigma = self.rng, self.clip, self.sigma
+        idx = np.flatnonzero(rng.random(self.n) < self.q)
         if idx.size:
-            g = clip_rows(fm.per_sample_grads(theta, xt[idx], yt[idx]), clip).sum(0)
+            g = clip_rows(self.fm.per_sample_grads(self.theta, self.xt[idx], self.yt[idx]),
+                          clip).sum(0)
         else:
-            g = torch.zeros_like(theta)
-        noise = torch.as_tensor(rng.normal(0.0, sigma * clip, theta.numel()))
-        noisy = g + noise
-        nat = float(g[j]) / clip
-        xs[t] = float(noisy[j]) / clip
-        ys[t] = nat + 1.0 + sigma * rng.standard_normal()
-        theta = theta - lr * noisy / max(q * n, 1.0)
+            g = torch.zeros_like(self.theta)
+        noisy = g + torch.as_tensor(rng.normal(0.0, sigma * clip, self.theta.numel()))
+        x = float(noisy[self.j]) / clip
+        y = float(g[self.j]) / clip + 1.0 + sigma * rng.standard_normal()
+        self.theta = self.theta - self.lr * noisy / max(self.q * self.n, 1.0)
+        return x, y, int(idx.size)
+
+    def pair_source(self):
+        """A :class:`~semi_core.audit.sequential.PairSource` that trains as pairs are drawn."""
+        from semi_core.audit.sequential import PairSource
+
+        def draw(size, rng):  # the trainer's own generator drives batches and noise
+            x, y, _ = self.advance(size)
+            return x[:, None], y[:, None]
+
+        return PairSource(draw, name="dpsgd-canary")

@@ -38,3 +38,20 @@ def test_bad_input():
         canary_stream(0, sigma=1.0)
     with pytest.raises(ValueError, match="coordinate"):
         canary_stream(5, sigma=1.0, coordinate="other")
+
+
+def test_trainer_as_pair_source_stops_training_early():
+    """A non-private run is rejected after a few dozen steps: training stops there."""
+    from semi_core.audit.sequential import sequential_test
+    from semi_core.sgd.canary_stream import CanaryTrainer
+
+    tr = CanaryTrainer(sigma=0.0, coordinate="live", seed=3)
+    r = sequential_test(tr.pair_source(), epsilon=0.1, delta=1e-5, max_obs=1000, block=8,
+                        seed=0)
+    assert r.rejected and tr.steps_done < 300
+    # same observations as the eager stream with the same seed
+    s = canary_stream(30, sigma=0.0, coordinate="live", seed=3)
+    tr2 = CanaryTrainer(sigma=0.0, coordinate="live", seed=3)
+    x, y, _ = tr2.advance(30)
+    np.testing.assert_array_equal(x, s["x"])
+    np.testing.assert_array_equal(y, s["y"])
