@@ -8,7 +8,7 @@ Example::
 :math:`\\sigma_{DP}` is calibrated so that a correct run (replace-one, each record used once) is
 exactly ``--epsilon``-DP at ``--delta`` (:func:`semi_core.sgd.accounting.calibrate_sigma`).
 Payload (:class:`semi_core.integrations.opacus.OpacusAuditReport`): ``epsilon_lower_bound``
-(per test, per method ``dkw``/``cp``/``gdp``/``gdp_gaussian``), ``epsilon_true``,
+(per test, per method ``band``/``dkw``/``cp``/``gdp``/``gdp_gaussian``), ``epsilon_true``,
 ``epsilon_accountant`` (Opacus RDP/PRV), ``epsilon_claimed``, ``claim_refuted`` (nonparametric,
 Bonferroni over tests and methods), ``claim_refuted_gdp``, ``warnings`` (Opacus' own included),
 ``neighbouring_relation``, ``accountant_relation``. Needs the ``opacus`` extra.
@@ -114,12 +114,12 @@ def handler(args) -> Result:
              f"epsilon_true = {et if et is None else f'{et:.4g}'}, claimed = "
              f"{rep.epsilon_claimed:.4g}, Opacus accountant rdp/prv = "
              f"{rep.epsilon_accountant['rdp']:.4g}/{rep.epsilon_accountant['prv']:.4g}",
-             f"{'test':<18}{'dkw':>8}{'cp':>8}{'gdp':>8}{'gdp-gauss':>11}"]
+             f"{'test':<18}{'band':>8}{'dkw':>8}{'cp':>8}{'gdp':>8}{'gdp-gauss':>11}"]
     def f(x, w):
         return f"{x:>{w}.3f}" if abs(x) < 1e4 else f"{x:>{w}.3g}"
 
     for test, v in rep.epsilon_lower_bound.items():
-        lines.append(f"{test:<18}{f(v['dkw'], 8)}{f(v['cp'], 8)}{f(v['gdp'], 8)}"
+        lines.append(f"{test:<18}{f(v['band'], 8)}{f(v['dkw'], 8)}{f(v['cp'], 8)}{f(v['gdp'], 8)}"
                      f"{f(v['gdp_gaussian'], 11)}")
     lines.append(f"claim refuted: {rep.claim_refuted} (nonparametric), "
                  f"{rep.claim_refuted_gdp} (GDP route)")

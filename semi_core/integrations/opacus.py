@@ -29,7 +29,7 @@ mixture log-LR :math:`\sum_t\log(1-q+q\,e^{(2s_t-1)/(2\sigma_{DP}^2)})`.
 rate :math:`q = n/N` for the user's dataset of ``N`` records, ``T`` steps) report for the
 configuration: the number a user would quote.
 
-Refutation. ``claim_refuted`` is true when a nonparametric bound (``dkw`` or ``cp``, each
+Refutation. ``claim_refuted`` is true when a nonparametric bound (``band``, ``dkw`` or ``cp``, each
 (test, method) pair at ``failure_prob / K``, Bonferroni over the ``K`` pairs) exceeds the
 claimed :math:`\varepsilon`: the claim is then false with confidence ``1 - failure_prob``.
 ``claim_refuted_gdp`` uses the Gaussian-score GDP route (``gdp_gaussian``) on the Dirac
@@ -86,9 +86,9 @@ __all__ = ["audit_opacus", "OpacusAuditReport", "prepare_opacus_setup", "train_o
 CANARIES = ("dirac", "gradient-mahalanobis", "input")
 SAMPLERS = ("fixed", "poisson")
 #: (name, epsilon_lower_bound kwargs) of the bounds computed for every test.
-BOUND_METHODS = {"dkw": {"method": "dkw"}, "cp": {"method": "cp"},
+BOUND_METHODS = {"band": {"method": "band"}, "dkw": {"method": "dkw"}, "cp": {"method": "cp"},
                  "gdp": {"method": "gdp"}, "gdp_gaussian": {"method": "gdp", "gdp_fit": "gaussian"}}
-NONPARAMETRIC = ("dkw", "cp")
+NONPARAMETRIC = ("band", "dkw", "cp")
 #: Records of :func:`digits_example`'s training set (1797 digits minus the 600 public ones).
 DIGITS_TRAIN_RECORDS = 1197
 
@@ -474,7 +474,7 @@ class OpacusAuditReport:
     Attributes
     ----------
     epsilon_lower_bound : dict
-        ``{test: {method: eps_LB}}`` for methods ``dkw``, ``cp`` (nonparametric),
+        ``{test: {method: eps_LB}}`` for methods ``band``, ``dkw``, ``cp`` (nonparametric),
         ``gdp`` and ``gdp_gaussian`` (GDP route), each at ``failure_prob``.
     epsilon_accountant : dict
         Opacus' ``{"rdp": eps, "prv": eps}`` for the user's configuration (add/remove,

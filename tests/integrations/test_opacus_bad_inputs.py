@@ -102,4 +102,4 @@ def test_cli_runs_and_prints_one_json_object(capsys):
                 "claim_refuted_gdp", "warnings", "neighbouring_relation"):
         assert key in d
     assert d["epsilon_true"] is None or d["epsilon_true"] == "inf" or d["epsilon_true"] > 2
-    assert set(d["epsilon_lower_bound"]["dirac"]) == {"dkw", "cp", "gdp", "gdp_gaussian"}
+    assert set(d["epsilon_lower_bound"]["dirac"]) == {"band", "dkw", "cp", "gdp", "gdp_gaussian"}
