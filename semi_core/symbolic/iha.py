@@ -40,6 +40,7 @@ from scipy.linalg import solve_discrete_lyapunov
 
 from .._validation import check_finite_array, check_positive
 from ._core import Derivation, register
+from ._display import add, dev, frac, mul, neg, sq
 
 __all__ = ["SYM", "thm22_sigma", "eq4_sigma", "precision_eq10", "precision_eq12",
            "logdet_term", "log_density_w_terms", "thm32_log_lr", "thm32_terms",
@@ -136,6 +137,31 @@ def thm32_assemble(terms: dict[str, sp.Expr]) -> sp.Expr:
                                  - (terms["I1"] + terms["I2"] + terms["I3"] + terms["I4"]) / lam)
 
 
+def _precision_num_display() -> sp.Expr:
+    r""":math:`S(1-\mu)(\sigma+\alpha)\big(2(1+\mu)-\lambda(\sigma+\alpha)\big)`: the factored
+    numerator of :math:`\Sigma_\sigma^{-1}` (display; the last factor is :math:`(1+\mu)(2-ck)`,
+    positive in the stationary regime)."""
+    k = add(sig, al)
+    return mul(S, dev(1, mu), k, dev(mul(2, add(1, mu)), mul(lam, k)))
+
+
+def _display_eq4() -> sp.Expr:
+    r""":math:`\Sigma_\sigma` as one fraction (:math:`1+\mu` cleared from :math:`c`)."""
+    return frac(mul(2, lam, Ls, sig, add(1, mu)), _precision_num_display())
+
+
+def _display_eq12() -> sp.Expr:
+    r""":math:`\Sigma_\sigma^{-1}` as one factored fraction."""
+    return frac(_precision_num_display(), mul(2, lam, Ls, sig, add(1, mu)))
+
+
+def _display_thm32() -> sp.Expr:
+    r"""Per-direction log-LR :math:`-\tfrac12\Sigma_\sigma^{-1}(v_1^2-v_0^2)` with
+    :math:`v_1^2-v_0^2 = g_z(2ng_0+g_z)/(n^2\sigma^2)`, collected."""
+    coef = frac(_precision_num_display(), mul(4, lam, Ls, add(1, mu), sq(n), sig**3))
+    return neg(mul(coef, gz, add(mul(2, n, g0), gz)))
+
+
 @register("iha_eq4_sigma")
 def _der_eq4() -> Derivation:
     return Derivation(
@@ -143,7 +169,7 @@ def _der_eq4() -> Derivation:
         source="iha_parameters_vs_loss §2.2 Eq. 4 (Thm 2.2 + Thm 2.3, leading term)",
         assumptions=("quadratic loss", "stationary state", "alpha^2 w w^T term dropped"),
         seed_form=lam / (S * (1 - mu)) * 2 * Ls * sig / (_k * (2 - _c * _k)),
-        lhs=r"\Sigma_{\sigma}")
+        lhs=r"\Sigma_{\sigma}", display=_display_eq4())
 
 
 @register("iha_precision_eq12")
@@ -152,7 +178,7 @@ def _der_eq12() -> Derivation:
         name="iha_precision_eq12", expr=precision_eq10(), symbols=(lam, mu, al, S, Ls, sig),
         source="iha_parameters_vs_loss App. B Eq. 10-12",
         assumptions=("alpha^2 w w^T term dropped (Eq. 11)",), seed_form=precision_eq12(),
-        lhs=r"\Sigma_{\sigma}^{-1}")
+        lhs=r"\Sigma_{\sigma}^{-1}", display=_display_eq12())
 
 
 @register("iha_thm32_log_lr")
@@ -162,7 +188,8 @@ def _der_thm32() -> Derivation:
         source="iha_parameters_vs_loss §3.2 Thm 3.2 / App. C Eq. 17 (one eigen-direction)",
         assumptions=("Assumption 3: equal H_* and L_*", "nabla L_i(w) = H_* (w - w_i^*)"),
         seed_form=sp.expand(thm32_assemble(thm32_terms())),
-        lhs=r"\ln\frac{p(\mathbf w\mid\mathbf w_1^*)}{p(\mathbf w\mid\mathbf w_0^*)}")
+        lhs=r"\ln\frac{p(\mathbf w\mid\mathbf w_1^*)}{p(\mathbf w\mid\mathbf w_0^*)}",
+        display=_display_thm32())
 
 
 # ----------------------------------------------------------------------------- numeric twins

@@ -44,6 +44,7 @@ import numpy as np
 import sympy as sp
 
 from ._core import Derivation, Phi, register
+from ._display import add, dev, frac, mul, root, sq
 
 __all__ = [
     "gaussian_expectation",
@@ -153,7 +154,14 @@ def upd_b3_var_ratio() -> Derivation:
         assumptions=("N(mu, sigma^2 I) data", "n1 >= 2"),
         note="(n1-1)/n1 < 1: the IN law has the smaller variance, so Acc_IN >= Acc_OUT; the "
              "seed says the opposite ('its higher variance').",
-        lhs=r"\mathrm{Var}_{\mathrm{IN}}/\mathrm{Var}_{\mathrm{OUT}}")
+        lhs=r"\mathrm{Var}_{\mathrm{IN}}/\mathrm{Var}_{\mathrm{OUT}}",
+        display=frac(dev(n1, 1), n1))
+
+
+def _phi_root_display() -> sp.Expr:
+    r"""Display of the corrected Lemma B.3 bound, :math:`\Phi(\sqrt{d/(80 n_1)})` (the seed's
+    shape, with :math:`n_1` for its :math:`n_1 - 1`)."""
+    return Phi(root(frac(d, mul(80, n1))))
 
 
 @register("upd_b3_bound")
@@ -171,7 +179,7 @@ def upd_b3_bound() -> Derivation:
         note="The proof bounds Acc by Acc_IN (wrong minimum); with Acc_OUT the same steps give "
              "Phi(sqrt(d/(80 n1))). The statement survives because on the same event the exact "
              "accuracy is >= Phi(sqrt(d/(8 n1))).",
-        lhs=r"\underline{\mathrm{Acc}}(\mathcal A)")
+        lhs=r"\underline{\mathrm{Acc}}(\mathcal A)", display=_phi_root_display())
 
 
 @register("upd_b1_condition_rhs")
@@ -184,7 +192,7 @@ def upd_b1_condition_rhs() -> Derivation:
         seed_form=Phi(sp.sqrt(d / (80 * (n1 - 1)))),
         note="Condition: 1/2 + sqrt(2d/(n-1)) < RHS. Inherits Lemma B.3's bound; the seed's "
              "(n1-1) form is still sufficient (the lemma's statement holds), the proof's is n1.",
-        lhs=r"\mathrm{RHS}_{(1)}")
+        lhs=r"\mathrm{RHS}_{(1)}", display=_phi_root_display())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,7 +220,8 @@ def upd_b5_eta_equiv() -> Derivation:
         name="upd_b5_eta_equiv", expr=b5_full_step_coefficient(), symbols=(eta, n0, n1),
         source="combining_mi_updates App. B.3, Lemma B.5",
         assumptions=("f0 is the exact mean of D0", "one full-batch gradient step, l2^2 loss"),
-        seed_form=n1 * eta / (n0 + n1), note="Matches the seed.", lhs=r"\eta'")
+        seed_form=n1 * eta / (n0 + n1), note="Matches the seed.", lhs=r"\eta'",
+        display=frac(mul(n1, eta), add(n0, n1)))
 
 
 @functools.cache
@@ -287,7 +296,7 @@ def upd_b4_chebyshev() -> Derivation:
         note="Chebyshev with k = delta/sd = sqrt(d/(4 C n1)) gives 1 - 4 C n1/d; the seed uses "
              "k = sqrt(d/(8 C n1)), a valid but twice looser bound (its K = 80 max C follows "
              "from its own chain; K = 40 max C suffices).",
-        lhs=r"\underline{\mathrm{Acc}}")
+        lhs=r"\underline{\mathrm{Acc}}", display=dev(1, frac(mul(4, C, n1), d)))
 
 
 @register("upd_b4_var_out")
@@ -301,7 +310,9 @@ def upd_b4_var_out() -> Derivation:
         seed_form=seed,
         note="<x, y> of independent N(0, s^2 I), N(0, t^2 I) is st/2 (X - Y) with X, Y ~ chi2_d, "
              "not st (X - Y): the seed's three cross terms are 4x too large (conservative).",
-        lhs=r"\mathrm{Var}[d_{\mathrm{OUT}}]")
+        lhs=r"\mathrm{Var}[d_{\mathrm{OUT}}]",
+        display=mul(16, d, sq(eta), sigma**4, add(frac(1, n1), frac(1, n0), frac(1, mul(n0, n1)),
+                                                  frac(2, sq(n0)))))
 
 
 @register("upd_b4_mean_gap")
@@ -312,7 +323,8 @@ def upd_b4_mean_gap() -> Derivation:
         symbols=(eta, a, n1), source="combining_mi_updates App. B.3, proof of Thm B.4",
         assumptions=("f0 = mean of D0", "one SGD-New step on the l2^2 loss"),
         seed_form=4 * eta * a**2 / n1, note="Matches the seed.",
-        lhs=r"\mathbb{E}[d_{\mathrm{OUT}}]-\mathbb{E}[d_{\mathrm{IN}}]")
+        lhs=r"\mathbb{E}[d_{\mathrm{OUT}}]-\mathbb{E}[d_{\mathrm{IN}}]",
+        display=frac(mul(4, eta, sq(a)), n1))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -361,7 +373,7 @@ def upd_dp_epsilon_from_precision() -> Derivation:
         assumptions=("pure epsilon-DP (delta = 0)", "balanced prior on b"),
         seed_form=prec / (1 - prec),
         note="The seed drops the logarithm: 'epsilon is lower bounded by p/(1-p)'.",
-        lhs=r"\underline{\varepsilon}")
+        lhs=r"\underline{\varepsilon}", display=sp.log(frac(prec, dev(1, prec))))
 
 
 #: Derivations whose derived form differs from the seed's printed one (errata), and those the
