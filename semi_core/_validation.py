@@ -129,6 +129,13 @@ def check_covariance(cov, name: str = "cov", *, d: int | None = None) -> tuple[n
         chol = np.linalg.cholesky(arr)
     except np.linalg.LinAlgError:
         raise ValueError(f"{name} must be positive definite (Cholesky failed)") from None
+    # a singular matrix can pass Cholesky with a rounding-size pivot: refuse it, or every
+    # whitened distance downstream is noise
+    piv = np.diag(chol) ** 2
+    if piv.size and piv.min() <= arr.shape[0] * np.finfo(float).eps * np.abs(np.diag(arr)).max():
+        raise ValueError(f"{name} is numerically singular (a Cholesky pivot is at rounding "
+                         "level): it must be positive definite with a condition number well "
+                         "below 1e16")
     return arr, chol
 
 

@@ -76,8 +76,11 @@ from ._common import add_json_flag, load_npy
 __all__ = ["SemiCoreParser", "UsageError", "DeprecatedAlias", "add_json", "add_seed",
            "add_failure_prob", "add_delta", "add_tau", "resolve_tau", "add_mechanism_args",
            "mechanism_from_args", "parse_tau", "add_rounds", "add_method", "add_progress",
-           "progress_enabled", "add_dask_args", "add_latex", "nonneg_int", "positive_int",
+           "progress_enabled", "add_dask_args", "add_latex", "LATEX_INLINE", "nonneg_int", "positive_int",
            "DEFAULT_TAU"]
+
+#: Value of ``--latex`` given without a file: include the LaTeX in the output.
+LATEX_INLINE = "-"
 
 #: Default insertion time (the seed's §3.3 setting), used as ``min(DEFAULT_TAU, T)``.
 DEFAULT_TAU = _params.SEED_FIG2.tau
@@ -267,7 +270,7 @@ def add_dask_args(parser) -> None:
 
 def add_latex(parser, *, what: str) -> None:
     """``--latex [FILE.tex]``: include LaTeX in the output, or write it to FILE.tex."""
-    parser.add_argument("--latex", nargs="?", const="", default=None, metavar="FILE.tex",
+    parser.add_argument("--latex", nargs="?", const=LATEX_INLINE, default=None, metavar="FILE.tex",
                         help=f"LaTeX of {what}: without a value, include it in the output; "
                              "with FILE.tex, write it there (checked before any work)")
 
@@ -318,7 +321,7 @@ def mechanism_from_args(args):
     mu_val = check_real(args.mu, "--mu")
     d = None if args.dim is None else check_int(args.dim, "--dim", minimum=1)
     cov = target = None
-    if args.cov:
+    if args.cov is not None:
         cov = load_npy(args.cov, "--cov")
         if cov.ndim != 2 or cov.shape[0] != cov.shape[1] or cov.size == 0:
             raise ValueError(f"--cov must hold a non-empty square (d, d) matrix, got shape "
@@ -327,7 +330,7 @@ def mechanism_from_args(args):
             raise ValueError(f"--cov has shape {cov.shape}, expected ({d}, {d}) from --dim")
         cov = check_finite_array(cov, "--cov")
         d = cov.shape[0]
-    if args.target_file:
+    if args.target_file is not None:
         target = load_npy(args.target_file, "--target-file")
         if target.ndim != 1 or target.size == 0:
             raise ValueError(f"--target-file must hold a non-empty (d,) vector, got shape "
@@ -342,7 +345,10 @@ def mechanism_from_args(args):
                  f"T = {T})", hint="use a smaller --dim (the closed forms and the sufficient "
                  "mode depend on d only through the Mahalanobis distance for isotropic data)")
     if cov is None:
-        cov = check_positive(args.sigma, "--sigma") ** 2 * np.eye(d)
+        sigma = check_positive(args.sigma, "--sigma")
+        if not 0.0 < sigma * sigma < np.inf:
+            raise ValueError(f"--sigma squared must be a finite positive variance, got {sigma}")
+        cov = sigma * sigma * np.eye(d)
     if target is None:
         target = np.full(d, mu_val)
         target[0] = check_real(args.target, "--target")

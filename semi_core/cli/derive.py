@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._common import Result
-from ._options import add_json, add_latex
+from ._options import LATEX_INLINE, add_json, add_latex
 
 __all__ = ["register", "handler"]
 
@@ -33,7 +33,8 @@ def handler(args) -> Result:
     from semi_core._validation import check_output_path
     from semi_core.symbolic import all_derivations, get_derivation
 
-    target = check_output_path(args.latex, "--latex", suffix=".tex") if args.latex else None
+    target = (check_output_path(args.latex, "--latex", suffix=".tex")
+              if args.latex not in (None, LATEX_INLINE) else None)
     if args.name is not None:
         items = {args.name: get_derivation(args.name)}
     else:

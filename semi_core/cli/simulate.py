@@ -7,7 +7,7 @@ Example::
 
 prints, per test (semi-star, semi-unif, semi-max, final), the TPR at FPR 0.1, 0.01, 0.001 and
 the AUC, each with its Monte Carlo standard error (:mod:`semi_core.stats.empirical`).
-``--stream`` keeps only per-class score histograms (bounded memory, any number of rounds; a
+``--bounded-memory`` keeps only per-class score histograms (bounded memory, any number of rounds; a
 second pass makes the TPR at each FPR exact, :func:`semi_core.game.engine.simulate_summary`).
 """
 
@@ -54,7 +54,7 @@ def register(subparsers) -> None:
     p.add_argument("--max-variates", type=float, default=None, metavar="N",
                    help="refuse runs drawing more random variates (default 1e12, about an "
                         "hour of one core)")
-    p.add_argument("--stream", action="store_true",
+    p.add_argument("--bounded-memory", action="store_true",
                    help="bounded memory for any --rounds: keep per-class score histograms, "
                         "then a second pass for exact TPR at each FPR (AUC within a stated "
                         "bin error); default when the scores would not fit in memory")
@@ -86,7 +86,7 @@ def handler(args) -> Result:
               chunk_size=args.chunk_size, threads=args.threads, workers=args.workers,
               scheduler=args.scheduler, connect_timeout=args.connect_timeout,
               progress=progress, max_variates=args.max_variates)
-    stream = args.stream
+    stream = args.bounded_memory
     if not stream:
         params = build_params(mech, data=args.data, mode=args.mode, tau=tau,
                               p_member=args.p_member)

@@ -12,7 +12,7 @@ Monte Carlo checks (it was ``--rng-seed``, kept as a deprecated alias); the pape
 from __future__ import annotations
 
 from ._common import Result
-from ._options import DeprecatedAlias, add_json, add_latex, add_seed
+from ._options import LATEX_INLINE, DeprecatedAlias, add_json, add_latex, add_seed
 
 
 def register(sub) -> None:
@@ -41,14 +41,18 @@ def run(args) -> Result:
     from semi_core._validation import check_output_path
     from semi_core.claims import errata_markdown, select_claims, summary, to_latex, verify
 
-    if args.list:
+    try:
         claims = select_claims(args.paper, args.claim)
+    except KeyError as exc:
+        raise ValueError(f"--claim: no registered claim {args.claim!r} ({exc}); see "
+                         "`semi-core verify --list`") from None
+    if args.list:
         rows = [{"id": c.id, "location": c.location, "title": c.title, "method": c.method}
                 for c in claims]
         return Result({"claims": rows, "count": len(rows)},
                       "\n".join(f"{c.id:45s} {c.location}" for c in claims))
     targets = {}
-    if args.latex:
+    if args.latex is not None and args.latex != LATEX_INLINE:
         targets["latex"] = check_output_path(args.latex, "--latex", suffix=".tex")
     if args.errata is not None:
         targets["errata"] = check_output_path(args.errata, "--errata", suffix=".md")
@@ -62,7 +66,7 @@ def run(args) -> Result:
         targets["errata"].write_text(errata_markdown(results))
         written["errata"] = args.errata
     payload = {"claims": [r.as_json() for r in results], "summary": summ}
-    if args.latex == "":
+    if args.latex == LATEX_INLINE:
         payload["latex"] = to_latex(results)
     if written:
         payload["written"] = written
@@ -73,6 +77,6 @@ def run(args) -> Result:
         if r.verdict != "holds":
             lines.append(f"- {r.id}: {r.detail[:300]}")
     lines += [f"wrote {k}: {v}" for k, v in written.items()]
-    if args.latex == "":
+    if args.latex == LATEX_INLINE:
         lines += ["", payload["latex"]]
     return Result(payload, "\n".join(lines))

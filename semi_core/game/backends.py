@@ -17,6 +17,7 @@ chunks' results are held at once), so the memory does not grow with the number o
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
@@ -90,7 +91,6 @@ def run_local(fn: Callable, tasks: Sequence, *, threads: int = 1, progress: bool
 
 def _connect(scheduler: str, timeout: float):
     """A ``distributed.Client`` to ``scheduler``, or a clear error within ``timeout`` s."""
-    import socket
     from urllib.parse import urlsplit
 
     from distributed import Client
@@ -106,18 +106,76 @@ def _connect(scheduler: str, timeout: float):
         if not host or port is None:
             raise ValueError(f"scheduler must be an address like tcp://host:8786, got "
                              f"{scheduler!r}")
-        try:  # fail fast on refused / unreachable ports (Dask would retry for its timeout)
-            socket.create_connection((host, port), timeout=timeout).close()
-        except TimeoutError:
-            raise TimeoutError(f"scheduler {scheduler}: no connection within {timeout:g} s "
-                               "(--connect-timeout)") from None
-        except OSError as exc:
-            raise ConnectionError(f"scheduler {scheduler}: cannot connect ({exc})") from None
+        if parts.scheme == "tcp":  # (a TLS server waits for the client to speak first)
+            _probe_greeting(scheduler, host, port, timeout)
+    box: dict = {}
+
+    def make():
+        try:
+            box["client"] = Client(scheduler, timeout=timeout)
+        except BaseException as exc:  # noqa: BLE001 - re-raised below in the caller's thread
+            box["error"] = exc
+
+    t = threading.Thread(target=make, daemon=True)
+    t.start()
+    t.join(timeout + 5.0)
+    if t.is_alive():
+        raise TimeoutError(f"scheduler {scheduler}: no Dask session within {timeout:g} s "
+                           "(--connect-timeout)")
+    if "error" in box:
+        exc = box["error"]
+        if isinstance(exc, TimeoutError | OSError):
+            raise TimeoutError(f"scheduler {scheduler}: no Dask handshake within {timeout:g} s "
+                               f"(is it a Dask scheduler? --connect-timeout): {exc}") from None
+        raise exc
+    return box["client"]
+
+
+#: A Dask scheduler greets first with a small message: 8 bytes of little-endian length.
+_MAX_GREETING = 1 << 20
+
+
+def _probe_greeting(scheduler: str, host: str, port: int, timeout: float) -> None:
+    """Connect with a timeout and check the first bytes look like a Dask greeting.
+
+    Refused/unreachable ports fail fast (Dask would retry until its own timeout); a port that
+    accepts but never speaks times out here; a service that is not Dask (whose first bytes,
+    read as a Dask frame length, would make the client allocate absurd buffers) is refused.
+    """
+    import socket
+    import time
+
     try:
-        return Client(scheduler, timeout=timeout)
-    except (TimeoutError, OSError) as exc:
-        raise TimeoutError(f"scheduler {scheduler}: no Dask handshake within {timeout:g} s "
-                           f"(is it a Dask scheduler? --connect-timeout): {exc}") from None
+        sock = socket.create_connection((host, port), timeout=timeout)
+    except TimeoutError:
+        raise TimeoutError(f"scheduler {scheduler}: no connection within {timeout:g} s "
+                           "(--connect-timeout)") from None
+    except OSError as exc:
+        raise ConnectionError(f"scheduler {scheduler}: cannot connect ({exc})") from None
+    try:
+        deadline = time.monotonic() + timeout
+        head = b""
+        while len(head) < 8:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"scheduler {scheduler}: connected but no Dask greeting "
+                                   f"within {timeout:g} s (--connect-timeout)")
+            sock.settimeout(left)
+            try:
+                head = sock.recv(8, socket.MSG_PEEK)
+            except TimeoutError:
+                continue
+            if not head:
+                raise ConnectionError(f"scheduler {scheduler}: closed the connection without a "
+                                      "Dask greeting")
+            if len(head) < 8:
+                time.sleep(0.01)
+        size = int.from_bytes(head[:8], "little")
+        if not 0 < size <= _MAX_GREETING:
+            raise ConnectionError(f"scheduler {scheduler}: not a Dask scheduler (its greeting "
+                                  f"announces {size} bytes)")
+    finally:
+        sock.close()
 
 
 def run_dask(fn: Callable, tasks: Sequence, *, workers: int | None = None,

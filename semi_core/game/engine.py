@@ -345,7 +345,7 @@ def _check_budget(params: EngineParams, rounds: int, chunk_size: int, threads: i
             raise ResourceLimitError(
                 f"keeping the scores of {rounds} rounds would need "
                 f"{est['bytes_scores'] / 2**30:.3g} GiB (limit {memory_limit() / 2**30:.3g} "
-                "GiB); use simulate_streaming (CLI: --stream), which keeps per-class "
+                "GiB); use simulate_streaming (CLI: --bounded-memory), which keeps per-class "
                 "histograms in bounded memory and gives exact TPR at each FPR")
     return est
 
@@ -532,8 +532,9 @@ def simulate_streaming(mech, rounds: int, seed=0, *, fprs=(0.1, 0.01, 0.001), bi
     and its standard error is Hanley-McNeil's,
     :math:`\mathrm{se}^2=[A(1-A)+(N_1-1)(Q_1-A^2)+(N_0-1)(Q_2-A^2)]/(N_0N_1)`,
     :math:`Q_1=A/(2-A)`, :math:`Q_2=2A^2/(1+A)`. The TPR's ``se`` adds the threshold's
-    sampling error with the ROC slope read off the histogram (the delta-method form of
-    :func:`semi_core.audit.roc.tpr_at_fpr_se`).
+    sampling error by the delta method with the ROC secant slope between FPR :math:`f\\pm h`,
+    both ends also made exact, as in :func:`semi_core.audit.roc.tpr_at_fpr_se` (so the s.e.
+    equals the in-memory one).
 
     Parameters
     ----------
@@ -606,14 +607,19 @@ def simulate_streaming(mech, rounds: int, seed=0, *, fprs=(0.1, 0.01, 0.001), bi
     if n0 == 0 or n1 == 0:
         raise ValueError(f"need both members and non-members, got {n1} and {n0} "
                          "(more rounds, or p_member further from 0/1)")
-    # one refinement state per (statistic, fpr)
+    # one refinement state per (statistic, FPR level); the levels f -+ h give the ROC slope of
+    # the TPR's delta-method s.e. exactly as audit.roc.tpr_at_fpr_se computes it
+    h = np.maximum(2.0 * np.sqrt(f * (1.0 - f) / n0), 1.0 / n0)
+    f_lo = np.clip(f - h, 0.5 / n0, 1 - 1e-12)
+    f_hi = np.clip(f + h, 0.5 / n0, 1 - 1e-12)
+    levels = sorted({float(v) for v in np.concatenate([f, f_lo, f_hi])})
     states = []
     for i in range(n_stats):
         c0, c1, mn, mx = hist[i]
         edges = queries[i][1][3]
-        for fi, fv in enumerate(f):
+        for fv in levels:
             k = int(np.floor(fv * n0))
-            states.append({"i": i, "fi": fi, "r": k + 1, "A": 0, "M": 0,
+            states.append({"i": i, "f": fv, "r": k + 1, "A": 0, "M": 0,
                            "hist": (c0, c1, mn, mx, edges, -np.inf, np.inf), "done": False})
 
     def locate(st):
@@ -672,19 +678,15 @@ def simulate_streaming(mech, rounds: int, seed=0, *, fprs=(0.1, 0.01, 0.001), bi
         q1, q2 = a / (2 - a), 2 * a * a / (1 + a)
         a_se = math.sqrt(max(a * (1 - a) + (n1 - 1) * (q1 - a * a) + (n0 - 1) * (q2 - a * a),
                              0.0) / (n0 * n1))
-        # binned ROC (points at bin edges) for the slope of the TPR's delta-method s.e.
-        fpr_pts = np.concatenate([[1.0], np.cumsum(c0[::-1])[::-1][1:] / n0, [0.0]])
-        tpr_pts = np.concatenate([[1.0], np.cumsum(c1[::-1])[::-1][1:] / n1, [0.0]])
-        ox, oy = fpr_pts[::-1], tpr_pts[::-1]
+        at = {st["f"]: st for st in states if st["i"] == i}
         rows = {}
-        for st in (s_ for s_ in states if s_["i"] == i):
-            fv = float(f[st["fi"]])
+        for j, fv in enumerate(f):
+            st, lo, hi = at[float(fv)], at[float(f_lo[j])], at[float(f_hi[j])]
             tpr = st["above1"] / n1
-            h = max(2.0 * math.sqrt(fv * (1 - fv) / n0), 1.0 / n0)
-            lo_f, hi_f = max(fv - h, 0.0), min(fv + h, 1.0)
-            slope = (np.interp(hi_f, ox, oy) - np.interp(lo_f, ox, oy)) / (hi_f - lo_f)
+            d_f = (hi["above0"] - lo["above0"]) / n0
+            slope = (hi["above1"] - lo["above1"]) / n1 / d_f if d_f > 0 else 0.0
             se_bin = math.sqrt(tpr * (1 - tpr) / n1)
-            se = math.sqrt(se_bin**2 + float(slope) ** 2 * fv * (1 - fv) / n0)
+            se = math.sqrt(se_bin**2 + slope**2 * fv * (1 - fv) / n0)
             rows[f"{fv:g}"] = {"tpr": tpr, "se": se, "se_binomial": se_bin,
                                "fpr_achieved": st["above0"] / n0, "threshold": st["thr"]}
         tests[name] = {"tpr_at_fpr": rows, "auc": a, "auc_se": a_se, "auc_bin_error": err}

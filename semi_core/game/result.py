@@ -47,6 +47,8 @@ class GameResult:
         self.member = np.asarray(self.member, dtype=bool).reshape(-1)
         self.tau = np.broadcast_to(np.asarray(self.tau, dtype=np.int64), self.member.shape).copy()
         for k, v in self.stats.items():
+            if np.iscomplexobj(v):  # np.asarray(v, float) would drop the imaginary part
+                raise TypeError(f"stats[{k!r}] must be real-valued, got a complex array")
             v = np.asarray(v, dtype=float)
             if v.shape != self.member.shape:
                 raise ValueError(f"stats[{k!r}] must have shape {self.member.shape}, got {v.shape}")

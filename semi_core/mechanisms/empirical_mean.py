@@ -133,9 +133,12 @@ class EmpiricalMean(MechanismBase):
         along the first axis (the seed's §3.3 setting: n=10, mu=0, sigma=1, z*=3)."""
         d = check_int(d, "d", minimum=1)
         sigma = check_positive(sigma, "sigma")  # a negative sigma would mirror the target
+        if not 0.0 < sigma * sigma < np.inf:
+            raise ValueError(f"sigma^2 must be a finite positive variance, got sigma = {sigma}")
         distance = float(check_finite_array(distance, "distance", ndim=0))
-        if distance < 0:
-            raise ValueError(f"distance (a Mahalanobis distance) must be >= 0, got {distance}")
+        if distance < 0 or not distance * distance < np.inf or not np.isfinite(distance * sigma):
+            raise ValueError(f"distance (a Mahalanobis distance) must be >= 0 with a finite "
+                             f"square, got {distance}")
         target = np.full(d, float(check_finite_array(mu, "mu", ndim=0)))
         target[0] += distance * sigma
         return cls(n, T, mu=np.full(d, float(mu)), cov=float(sigma) ** 2, target=target)
