@@ -11,7 +11,8 @@ import numpy as np
 
 from semi_core._json import to_jsonable
 
-__all__ = ["Result", "emit", "to_jsonable", "add_json_flag", "load_npy", "classify_error"]
+__all__ = ["Result", "UsageError", "emit", "to_jsonable", "add_json_flag", "load_npy",
+           "classify_error"]
 
 
 @dataclass
@@ -73,6 +74,14 @@ def load_npy(path: str, name: str) -> np.ndarray:
     return arr.astype(float)
 
 
+class UsageError(ValueError):
+    """An argparse usage error (unknown flag, missing value, invalid choice, bad type)."""
+
+    def __init__(self, message: str, prog: str = "semi-core"):
+        super().__init__(message)
+        self.prog = prog
+
+
 def classify_error(exc: BaseException) -> tuple[str, int]:
     """``(kind, exit code)`` of an exception for the CLI's error contract.
 
@@ -85,8 +94,6 @@ def classify_error(exc: BaseException) -> tuple[str, int]:
     import zlib
 
     from semi_core._validation import ResourceLimitError
-
-    from ._options import UsageError
 
     if isinstance(exc, UsageError):
         return "usage", 2

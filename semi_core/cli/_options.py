@@ -50,7 +50,8 @@ The vocabulary
 ``--rounds``
     number of games; defaults differ by cost and are stated per command.
 ``--method``
-    certification method ``dkw | cp | gdp`` (:func:`semi_core.audit.epsilon_lower_bound`).
+    certification method ``band | dkw | cp | gdp | one-run`` (default ``band``;
+    :func:`semi_core.audit.epsilon_lower_bound`).
 ``--progress/--no-progress``
     progress bar on stderr (default: when stderr is a terminal and not ``--json``).
 ``--workers``, ``--scheduler``, ``--connect-timeout``
@@ -71,7 +72,7 @@ import numpy as np
 
 from semi_core import _params
 
-from ._common import add_json_flag, load_npy
+from ._common import UsageError, add_json_flag, load_npy
 
 __all__ = ["SemiCoreParser", "UsageError", "DeprecatedAlias", "add_json", "add_seed",
            "add_failure_prob", "add_delta", "add_tau", "resolve_tau", "add_mechanism_args",
@@ -88,14 +89,6 @@ DEFAULT_TAU = _params.SEED_FIG2.tau
 # A negative number in scientific notation ("-1e-5") or "-inf" is a value, not an option.
 _NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$",
                               re.IGNORECASE)
-
-
-class UsageError(ValueError):
-    """An argparse usage error (unknown flag, missing value, invalid choice, bad type)."""
-
-    def __init__(self, message: str, prog: str = "semi-core"):
-        super().__init__(message)
-        self.prog = prog
 
 
 class SemiCoreParser(argparse.ArgumentParser):
@@ -232,10 +225,16 @@ def add_rounds(parser, *, default: int, what: str = "games") -> None:
 
 
 def add_method(parser) -> None:
-    """``--method dkw|cp|gdp``: how the epsilon lower bound is certified."""
-    parser.add_argument("--method", choices=("dkw", "cp", "gdp"), default="dkw",
-                        help="certification: dkw (uniform DKW bands), cp (Clopper-Pearson), "
-                             "gdp (mu-GDP fit; assumes a GDP mechanism) (default dkw)")
+    """``--method``: how the epsilon lower bound is certified (the choices and the default are
+    those of :func:`semi_core.audit.epsilon_lower_bound`)."""
+    from semi_core.audit.bounds import DEFAULT_METHOD, METHODS
+
+    parser.add_argument("--method", choices=METHODS, default=DEFAULT_METHOD,
+                        help="certification: band (tail-adaptive simultaneous Clopper-Pearson "
+                             "bands, any score law), dkw (uniform DKW bands), cp "
+                             "(Clopper-Pearson; split or pre-registered thresholds), gdp "
+                             "(mu-GDP fit; assumes a GDP mechanism), one-run (Steinke et al. "
+                             f"2023; membership drawn w.p. 1/2) (default {DEFAULT_METHOD})")
 
 
 def add_progress(parser) -> None:
