@@ -18,7 +18,8 @@ import sys
 
 import numpy as np
 
-from semi_core.cli._common import Result, add_json_flag
+from semi_core.cli._common import Result
+from semi_core.cli._options import add_delta, add_failure_prob, add_json, add_seed
 
 __all__ = ["register", "handler"]
 
@@ -46,8 +47,8 @@ def register(subparsers) -> None:
                    help="comma-separated epsilons: anytime-valid lower bound over the grid")
     p.add_argument("--mech-epsilon", type=float, default=None,
                    help="epsilon the zoo mechanism is built for (default: --epsilon)")
-    p.add_argument("--delta", type=float, default=1e-5, help="delta in [0, 1)")
-    p.add_argument("--failure-prob", type=float, default=0.05, help="alpha in (0, 1)")
+    add_delta(p, default=1e-5)
+    add_failure_prob(p)
     p.add_argument("--max-obs", type=int, default=5000, help="N_max >= 1 (pairs or rounds)")
     p.add_argument("--runs", type=int, default=1, help="independent runs >= 1")
     p.add_argument("--algorithm", type=int, default=1, help="1 (ONS) or 2 (e-process)")
@@ -60,8 +61,8 @@ def register(subparsers) -> None:
     p.add_argument("--noise", type=float, default=0.1,
                    help="noisy-mean noise std (semi; n=10, data N(-1, 0.1^2), canary +1)")
     p.add_argument("--path-stride", type=int, default=10, help="keep every k-th path point")
-    p.add_argument("--seed", type=int, default=0, help="root seed")
-    add_json_flag(p)
+    add_seed(p)
+    add_json(p)
     p.set_defaults(func=handler)
 
 

@@ -45,13 +45,11 @@ def check_epsilon(epsilon, name: str = "epsilon") -> float:
 
 
 def check_alpha(alpha, name: str = "failure_prob") -> float:
-    """The test level :math:`\\alpha\\in(0,1)` (rejection at wealth :math:`\\ge 1/\\alpha`)."""
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
-        raise TypeError(f"{name} must be a real number in (0, 1), got {type(alpha).__name__}")
-    a = float(alpha)
-    if not (np.isfinite(a) and 0.0 < a < 1.0):
-        raise ValueError(f"{name} must be in (0, 1), got {a}")
-    return a
+    """The test level :math:`\\alpha` (rejection at wealth :math:`\\ge 1/\\alpha`): the toolkit's one
+    failure-probability check, :func:`semi_core._validation.check_failure_prob`, range (0, 0.5]."""
+    from semi_core._validation import check_failure_prob
+
+    return check_failure_prob(alpha, name)
 
 
 def tv_bound(epsilon: float, delta: float) -> float:
