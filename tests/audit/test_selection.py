@@ -42,7 +42,7 @@ def test_valid_workflows_do_not_over_claim_on_null_games_but_post_hoc_inflates()
     xi, reps, pos = 0.2, 40, {"post_hoc": 0, "bonferroni": 0, "pilot_certify": 0}
     for r in range(reps):
         res = {t: _null(400, 1000 * r + t) for t in range(1, 11)}
-        out = select_and_certify(res, delta=0.0, failure_prob=xi, seed=r)
+        out = select_and_certify(res, delta=0.0, failure_prob=xi, method="dkw", seed=r)
         for k in pos:
             pos[k] += out[k]["epsilon_lower_bound"] > 0
         assert out["choices"] == 20
