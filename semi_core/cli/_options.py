@@ -187,21 +187,38 @@ def add_delta(parser, *, default: float | None = None, required: bool = False,
                         required=required, help=f"delta of (epsilon, delta)-DP, in [0, 1) ({where})")
 
 
-def add_tau(parser, *, extra: str | None = "uniform") -> None:
-    """``--tau``: integer insertion time, or ``extra`` ('uniform'/'all'); default min(5, T)."""
+def add_tau(parser, *, extra: str | None = "uniform", prior: bool = False) -> None:
+    """``--tau``: integer insertion time, or ``extra`` ('uniform'/'all'), or (``prior=True``) an
+    insertion-time prior: T comma-separated probabilities or a ``.npy`` file; default min(5, T)."""
     alt = f", or '{extra}'" if extra else ""
+    pri = (", or a prior: T comma-separated probabilities summing to 1 (or FILE.npy) from "
+           "which the Crafter draws tau") if prior else ""
     parser.add_argument("--tau", type=str, default=None, metavar="TAU",
-                        help=f"insertion time of the canary: an integer in 1..T{alt} "
+                        help=f"insertion time of the canary: an integer in 1..T{alt}{pri} "
                              f"(default: the seed's min({DEFAULT_TAU}, T), reported)")
 
 
-def resolve_tau(value, T: int, *, extra: str | None = "uniform"):
-    """``None`` -> ``min(DEFAULT_TAU, T)``; ``extra`` -> ``extra``; else an int in 1..T."""
+def resolve_tau(value, T: int, *, extra: str | None = "uniform", prior: bool = False):
+    """``None`` -> ``min(DEFAULT_TAU, T)``; ``extra`` -> ``extra``; an int in 1..T; with
+    ``prior=True`` a comma-separated pmf or a ``.npy`` file -> the pmf (validated, never
+    renormalised)."""
     if value is None:
         return min(DEFAULT_TAU, int(T))
     text = str(value).strip().lower()
     if extra and text == extra:
         return extra
+    if prior and ("," in text or text.endswith(".npy")):
+        from semi_core._validation import check_pmf
+
+        if text.endswith(".npy"):
+            pmf = load_npy(str(value).strip(), "--tau")
+        else:
+            try:
+                pmf = np.array([float(v) for v in text.split(",")])
+            except ValueError:
+                raise ValueError(f"--tau prior must be T comma-separated numbers, got "
+                                 f"{value!r}") from None
+        return check_pmf(pmf, "--tau (insertion-time prior)", size=int(T))
     alt = f" or '{extra}'" if extra else ""
     try:
         tau = int(text)
@@ -297,7 +314,10 @@ def add_mechanism_args(parser, *, tau_extra: str | None = "uniform") -> None:
                         help="(d, d) covariance matrix, overrides --sigma (np.load, no pickles)")
     parser.add_argument("--target-file", metavar="FILE.npy", default=None,
                         help="(d,) canary vector, overrides --target (np.load, no pickles)")
-    add_tau(parser, extra=tau_extra)
+    parser.add_argument("--shift", type=float, default=0.0,
+                        help="distribution shift: the data mean moves by this much per step "
+                             "along the first axis, mu_t = mu + shift (t - 1) (default 0)")
+    add_tau(parser, extra=tau_extra, prior=True)
 
 
 def mechanism_from_args(args):
@@ -351,4 +371,12 @@ def mechanism_from_args(args):
     if target is None:
         target = np.full(d, mu_val)
         target[0] = check_real(args.target, "--target")
-    return EmpiricalMean(args.n, T, mu=np.full(d, mu_val), cov=cov, target=target)
+    mu = np.full(d, mu_val)
+    shift = check_real(getattr(args, "shift", 0.0) or 0.0, "--shift")
+    if shift != 0.0:  # distribution shift: the data mean drifts along the first axis
+        mu = np.tile(mu, (T, 1))
+        with np.errstate(over="ignore", invalid="ignore"):
+            mu[:, 0] += shift * np.arange(T)
+        if not np.isfinite(mu).all():
+            raise ValueError(f"--shift {shift} makes the data mean overflow over T = {T} steps")
+    return EmpiricalMean(args.n, T, mu=mu, cov=cov, target=target)

@@ -40,14 +40,15 @@ def run(args) -> Result:
 
     mech = mechanism_from_args(args)
     test = _TESTS[args.test]
-    tau = resolve_tau(args.tau, mech.T)
-    tau_arg = None if tau == "uniform" else tau
+    tau = resolve_tau(args.tau, mech.T, prior=True)
+    tau_arg = None if isinstance(tau, str) else tau  # "uniform": the uniform law
     gamma = float(E.threshold(mech, args.fpr, test, tau_arg))
     a = float(E.alpha(mech, gamma, test, tau_arg))
     b = float(E.beta(mech, gamma, test, tau_arg))
     payload = {
         "test": test, "n": int(mech.n_t[0]), "T": mech.T, "d": mech.d, "tau": tau,
-        "mahalanobis": float(mech.m_t[0] ** 0.5), "fpr": args.fpr,
+        "mahalanobis": float(mech.m_t[tau - 1 if isinstance(tau, int) else 0] ** 0.5),
+        "fpr": args.fpr,
         "tpr": 1.0 - b, "threshold": gamma, "alpha": a, "beta": b,
     }
     text = (f"{test}: n={payload['n']} T={mech.T} d={mech.d} tau={tau} "

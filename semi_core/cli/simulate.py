@@ -70,6 +70,8 @@ def _build_mechanism(args):
 
 def handler(args) -> Result:
     """Run the engine and summarise every test (streaming when the scores would not fit)."""
+    import numpy as np
+
     from semi_core._validation import memory_limit
     from semi_core.audit.roc import DEFAULT_FPRS, summarize
     from semi_core.game.engine import (
@@ -80,16 +82,18 @@ def handler(args) -> Result:
     )
 
     mech = mechanism_from_args(args)
-    tau = resolve_tau(args.tau, mech.T)
+    tau = resolve_tau(args.tau, mech.T, prior=True)
     progress = progress_enabled(args)
-    kw = dict(data=args.data, mode=args.mode, tau=tau, p_member=args.p_member,
+    # a prior: the Crafter draws tau from it and SeMI-Unif is the Neyman-Pearson test for it
+    prior = tau if isinstance(tau, np.ndarray) else None
+    kw = dict(data=args.data, mode=args.mode, tau=tau, unif_pmf=prior, p_member=args.p_member,
               chunk_size=args.chunk_size, threads=args.threads, workers=args.workers,
               scheduler=args.scheduler, connect_timeout=args.connect_timeout,
               progress=progress, max_variates=args.max_variates)
     stream = args.bounded_memory
     if not stream:
         params = build_params(mech, data=args.data, mode=args.mode, tau=tau,
-                              p_member=args.p_member)
+                              p_member=args.p_member, unif_pmf=prior)
         est = estimate_resources(params, args.rounds, args.chunk_size)
         stream = est["bytes_scores"] > memory_limit()
     if stream:
