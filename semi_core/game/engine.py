@@ -424,10 +424,9 @@ def simulate(mech, rounds: int, seed=0, *, data="gaussian", mode: str = "exact",
     member = np.concatenate([o[0] for o in outs])
     tau_r = np.concatenate([o[1] for o in outs])
     stats = np.concatenate([o[2] for o in outs], axis=1)
-    bad = ~np.isfinite(stats)
-    if bad.any():
-        raise ValueError(f"{int(bad.sum())} statistics are not finite (overflow at this target "
-                         "distance / data family); use a nearer target")
+    if not np.isfinite(stats).all():  # one pass; count only on failure
+        raise ValueError(f"{int((~np.isfinite(stats)).sum())} statistics are not finite "
+                         "(overflow at this target distance / data family); use a nearer target")
     return EngineResult(member=member, tau=tau_r,
                         stats={name: stats[i] for i, name in enumerate(STAT_NAMES)},
                         mode=params.mode, data=params.data_spec, chunk_size=chunk_size,

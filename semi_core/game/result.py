@@ -45,7 +45,10 @@ class GameResult:
 
     def __post_init__(self):
         self.member = np.asarray(self.member, dtype=bool).reshape(-1)
-        self.tau = np.broadcast_to(np.asarray(self.tau, dtype=np.int64), self.member.shape).copy()
+        tau = np.asarray(self.tau, dtype=np.int64)
+        # a scalar tau (one insertion time for every round) is expanded; an array is kept as is
+        self.tau = tau if tau.shape == self.member.shape else \
+            np.broadcast_to(tau, self.member.shape).copy()
         for k, v in self.stats.items():
             if np.iscomplexobj(v):  # np.asarray(v, float) would drop the imaginary part
                 raise TypeError(f"stats[{k!r}] must be real-valued, got a complex array")
