@@ -13,6 +13,8 @@ ground-truth epsilon(delta) of the mechanism.
 from __future__ import annotations
 
 from semi_core import _params
+from semi_core.audit.bounds import DEFAULT_METHOD
+from semi_core.audit.games import DEFAULT_AUDIT_TESTS
 from semi_core.cli._common import Result
 from semi_core.cli._options import (
     add_delta,
@@ -25,9 +27,8 @@ from semi_core.cli._options import (
     resolve_tau,
 )
 
-__all__ = ["register", "handler", "run_table", "format_table"]
+__all__ = ["register", "handler", "run_table"]
 
-DEFAULT_TESTS = ("semi-star", "semi-max", "final")
 
 
 def register(subparsers) -> None:
@@ -64,7 +65,8 @@ def register(subparsers) -> None:
 
 def run_table(*, n=10, T=10, tau=1, clip=1.0, data_mean=-1.0, data_std=0.1, target=None,
               noise=None, mu_levels=(1.0, 2.0, 4.0), rounds=4000, delta=1e-5, failure_prob=0.05,
-              method="dkw", seed=0, tests=DEFAULT_TESTS, progress=None) -> list[dict]:
+              method=DEFAULT_METHOD, seed=0, tests=DEFAULT_AUDIT_TESTS,
+              progress=None) -> list[dict]:
     """One row per noise level: :func:`semi_core.audit.games.noisy_mean_audit_table` after
     checking every argument and the memory of the games up front."""
     import numpy as np
@@ -105,24 +107,10 @@ def run_table(*, n=10, T=10, tau=1, clip=1.0, data_mean=-1.0, data_std=0.1, targ
                                   progress=progress)
 
 
-def format_table(rows) -> str:
-    """Markdown table: noise, mu, eps_true (tau), eps_LB per test."""
-    tests = list(rows[0]["tests"])
-    head = ("| noise s | mu_1 | mu_tau | eps true | eps true (tau) | "
-            + " | ".join(f"eps_LB {t}" for t in tests) + " |")
-    sep = "|" + "---|" * (5 + len(tests))
-    lines = [head, sep]
-    for r in rows:
-        cells = [f"{r['noise']:.4g}", f"{r['mu']:.3f}", f"{r['mu_tau']:.3f}",
-                 f"{r['epsilon_true']:.3f}", f"{r['epsilon_true_tau']:.3f}"]
-        cells += [f"{r['tests'][t]['epsilon_lower_bound']:.3f}" for t in tests]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
 def handler(args) -> Result:
     """Run the table; payload = {"rows": [...], parameters}."""
     from semi_core._validation import check_int
+    from semi_core.report.audit_section import format_table
 
     T = check_int(args.T, "--T", minimum=1)
     tau = resolve_tau(args.tau, T, extra=None)
