@@ -51,9 +51,8 @@ Set-up (seed §3-4). Product data, coordinate :math:`j` with mean :math:`\mu_j`,
 from __future__ import annotations
 
 import sympy as sp
-from scipy.special import ndtri
 
-from ._core import LATEX_NAMES, NUMERIC_MODULES, Derivation, Phi, register
+from ._core import LATEX_NAMES, Derivation, Phi, Phinv, register
 from .empirical_mean import affine_moments
 
 __all__ = [
@@ -66,17 +65,9 @@ __all__ = [
 SRC = "per_datum_leakage"
 
 
-class PhiInv(sp.Function):
-    r"""Standard normal quantile :math:`\Phi^{-1}` (lambdifies to ``scipy.special.ndtri``)."""
-
-    nargs = 1
-
-    def _latex(self, printer, exp=None):
-        tex = rf"\Phi^{{-1}}\left({printer._print(self.args[0])}\right)"
-        return tex if exp is None else rf"\left({tex}\right)^{{{exp}}}"
-
-
-NUMERIC_MODULES[0].setdefault("PhiInv", ndtri)
+#: The standard normal quantile is the one of the symbolic core (``Phinv``; lambdifies to
+#: ``scipy.special.ndtri``); the name ``PhiInv`` is kept for this module's callers.
+PhiInv = Phinv
 
 # Symbols (per coordinate unless stated).
 n = sp.Symbol("n", positive=True)
