@@ -10,6 +10,8 @@ knows it.
 
 from __future__ import annotations
 
+import numpy as np
+
 from semi_core._names import Test
 from semi_core.audit.bounds import DEFAULT_METHOD, epsilon_lower_bound
 from semi_core.game.result import GameResult
@@ -81,8 +83,10 @@ def audit_mechanism(mech, rounds: int, seed, *, tau: int = 1, delta: float = 1e-
     rounds : int
         ``>= 2`` games.
     seed : int or SeedSequence
-    tau : int
-        Insertion time in ``1..T`` (known to SeMI* and Final Observation).
+    tau : int or array_like
+        Insertion time in ``1..T`` (known to SeMI* and Final Observation), or a prior (pmf over
+        1..T) from which the Crafter draws it; the ground truth is then that of the earliest
+        step in the prior's support (an upper bound on the mixture's).
     delta, failure_prob, method, tests, **audit_kwargs
         As in :func:`audit_game_result`.
 
@@ -99,15 +103,19 @@ def audit_mechanism(mech, rounds: int, seed, *, tau: int = 1, delta: float = 1e-
     res = play_game(mech, rounds, seed, tau=tau, tests=tests)
     table = audit_game_result(res, delta=delta, failure_prob=failure_prob, method=method,
                               tests=tests, **audit_kwargs)
+    # With a prior on tau the game tests H0 against a mixture of the H1^t; its privacy is at
+    # most that of the earliest step in the prior's support (mu_t falls with t).
+    t_truth = int(tau) if np.ndim(tau) == 0 else int(np.flatnonzero(np.asarray(tau) > 0)[0]) + 1
     try:
-        eps1, eps_tau = mech.epsilon(delta, 1), mech.epsilon(delta, tau)
+        eps1, eps_tau = mech.epsilon(delta, 1), mech.epsilon(delta, t_truth)
     except GroundTruthUnknown:
         eps1 = eps_tau = None
     out = {"mechanism": mech.params(), "epsilon_true": eps1, "epsilon_true_tau": eps_tau,
+           "tau_for_truth": t_truth,
            "rounds": rounds, "tau": tau, "delta": delta, "failure_prob": failure_prob,
            "method": method, "tests": table}
     if eps1 is not None and hasattr(mech, "mu"):  # GDP mechanisms: mu (whole release, step tau)
-        out.update(mu=mech.mu(1), mu_tau=mech.mu(tau))
+        out.update(mu=mech.mu(1), mu_tau=mech.mu(t_truth))
     return out
 
 

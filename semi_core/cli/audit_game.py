@@ -41,7 +41,7 @@ def register(subparsers) -> None:
                    help=f"batch size n >= 2 (default {_params.SEED_FIG2.n})")
     p.add_argument("--T", type=int, default=_params.SEED_FIG2.T,
                    help=f"number of releases T >= 1 (default {_params.SEED_FIG2.T})")
-    add_tau(p, extra=None)
+    add_tau(p, extra=None, prior=True)
     p.add_argument("--clip", type=float, default=1.0, help="clipping radius C (default 1)")
     p.add_argument("--data-mean", type=float, default=-1.0,
                    help="data mean (default -1 = -C: opposite the canary)")
@@ -113,7 +113,7 @@ def handler(args) -> Result:
     from semi_core.report.audit_section import format_table
 
     T = check_int(args.T, "--T", minimum=1)
-    tau = resolve_tau(args.tau, T, extra=None)
+    tau = resolve_tau(args.tau, T, extra=None, prior=True)
     rows = run_table(n=args.n, T=T, tau=tau, clip=args.clip, data_mean=args.data_mean,
                      data_std=args.data_std, target=args.target, noise=args.noise,
                      mu_levels=args.mu_levels, rounds=args.rounds, delta=args.delta,
