@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from semi_core.attacks.update_combination import BASELINES
 from semi_core.sgd.linreg import H2Config, h2_power_table, simulate_h2
+from semi_core.stats.update_combination import BASELINES
 
 NAMES = {"semi_sgd": "SeMI-SGD", "semi_max": "SeMI-max", **{k: k.replace("_", " ").title()
                                                            for k in BASELINES}}

@@ -14,7 +14,7 @@ Every run is simulated in full (all ``T`` steps, all checkpoints), whatever a st
   :math:`\\theta_{\\tau-1}` (:func:`semi_core.sgd.batched.batched_dpsgd_log_lr`);
 - **SeMI-max**: :math:`\\max_t \\log\\mathrm{LR}_t` over all ``T`` steps (each at its own
   :math:`\\theta_{t-1}`);
-- the four loss-based baselines of :mod:`semi_core.attacks.update_combination`.
+- the four loss-based baselines of :mod:`semi_core.stats.update_combination`.
 
 H0 runs do not depend on :math:`\\tau`, so one stream of H0 runs serves every :math:`\\tau`: game
 ``r`` of insertion time :math:`\\tau` with :math:`B=0` uses H0 run number
@@ -40,9 +40,9 @@ import torch
 
 from semi_core._rng import as_seed_sequence
 from semi_core._validation import check_int, check_probability, check_tau
-from semi_core.attacks.update_combination import BASELINES
 from semi_core.game.result import GameResult
 from semi_core.stats.statistics import semi_max
+from semi_core.stats.update_combination import BASELINES
 
 from .batched import batched_dpsgd_log_lr, batched_mahalanobis, ghost_log_lr
 from .dpsgd import DPSGDConfig, GameDraw, draw_game, train_dpsgd, train_dpsgd_batched

@@ -56,7 +56,7 @@ import torch
 
 from semi_core._rng import as_seed_sequence
 from semi_core._validation import check_int, check_positive, check_tau
-from semi_core.attacks.update_combination import BASELINES
+from semi_core.stats.update_combination import BASELINES
 
 from .batched import batched_dpsgd_log_lr, ghost_log_lr
 from .bugs import Bug, privatize
@@ -336,7 +336,7 @@ def white_box_scores(setup: WhiteBoxSetup, traj: torch.Tensor, plan: RunPlan, *,
     Dirac canaries: ``dirac`` (the optimal log-LR at :math:`\\tau`), ``dirac_contrast``,
     and with ``semi`` ``semi_sgd`` / ``semi_max`` (SeMI-SGD with target gradient
     :math:`C e_j`). Input canaries: ``semi_sgd``, ``semi_max`` and the four loss baselines
-    of :mod:`semi_core.attacks.update_combination`. ``semi="tau"`` computes SeMI-SGD at
+    of :mod:`semi_core.stats.update_combination`. ``semi="tau"`` computes SeMI-SGD at
     :math:`\tau` only (no SeMI-max: ``T`` times cheaper).
     """
     if semi not in (True, False, "tau"):

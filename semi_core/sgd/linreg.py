@@ -34,9 +34,9 @@ from semi_core._validation import (
     check_positive,
     check_tau,
 )
-from semi_core.attacks.update_combination import BASELINES
 from semi_core.game.result import GameResult
 from semi_core.stats.statistics import semi_max
+from semi_core.stats.update_combination import BASELINES
 
 from .lr import semi_sgd_log_lr
 

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from semi_core.attacks.update_combination import (
+from semi_core.stats.update_combination import (
     assign_top_n,
     batch_threshold,
     combine,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from semi_core.attacks.update_combination import (
+from semi_core.stats.update_combination import (
     assign_top_n,
     back_front_scores,
     batch_threshold,

@@ -5,7 +5,7 @@ Delta multi-update attacks, entry inference, and the heuristic-vs-optimal compar
 empirical-mean game (:mod:`.gap`).
 
 The NumPy combiners, thresholds and the top-``n_up`` assignment live in
-:mod:`semi_core.attacks.update_combination` (one implementation, shared with the DP-SGD audit).
+:mod:`semi_core.stats.update_combination` (one implementation, shared with the DP-SGD audit).
 """
 
 from .experiment import (

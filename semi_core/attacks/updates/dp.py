@@ -24,12 +24,12 @@ import torch
 
 from semi_core._rng import as_seed_sequence
 from semi_core._validation import check_int
-from semi_core.attacks.update_combination import combine
 from semi_core.audit.games import audit_game_result
 from semi_core.audit.roc import roc_metrics
 from semi_core.game.result import GameResult
 from semi_core.sgd.models import build_model
 from semi_core.stats.gdp import gdp_epsilon
+from semi_core.stats.update_combination import combine
 
 from .experiment import UpdateConfig, _draw, _pools
 from .training import run_updates, update_mu

@@ -13,9 +13,9 @@ Protocol (one *trial*; ``trials`` of them are trained at once as replicas):
    :math:`\phi = \log(p_y/(1-p_y))` and the OUT Gaussian fitted on ``n_ref`` reference runs of
    the same procedure on the attacker's own data (per-example mean, pooled variance: few
    reference models, Carlini et al.'s fixed-variance variant);
-3. single update / Back-Front: :func:`~semi_core.attacks.update_combination.combine` of
+3. single update / Back-Front: :func:`~semi_core.stats.update_combination.combine` of
    :math:`(\ell_0, \ell_k)`; Delta: pair scores and top-``n_up`` assignment without repetition
-   (:func:`~semi_core.attacks.update_combination.assign_top_n`);
+   (:func:`~semi_core.stats.update_combination.assign_top_n`);
 4. thresholds: **Batch** (quantile of the trial's unlabeled candidates), **Transfer** (the same
    rule on a *shadow* run of the procedure on the attacker's data, whose split it knows),
    **Rank** (quantile of known-OUT points -- the attacker's own records -- scored on the target
@@ -43,7 +43,12 @@ import torch
 
 from semi_core._rng import as_seed_sequence
 from semi_core._validation import check_int, check_positive
-from semi_core.attacks.update_combination import (
+from semi_core.audit.roc import auc as roc_auc
+from semi_core.audit.roc import roc_metrics
+from semi_core.game.result import GameResult
+from semi_core.sgd.data import load_digits
+from semi_core.sgd.models import build_model
+from semi_core.stats.update_combination import (
     COMBINERS,
     assign_top_n,
     back_front_scores,
@@ -54,11 +59,6 @@ from semi_core.attacks.update_combination import (
     pair_scores,
     rank_threshold,
 )
-from semi_core.audit.roc import auc as roc_auc
-from semi_core.audit.roc import roc_metrics
-from semi_core.game.result import GameResult
-from semi_core.sgd.data import load_digits
-from semi_core.sgd.models import build_model
 
 from .training import UPDATES, TrainConfig, run_updates, update_mu
 

@@ -53,11 +53,11 @@ from scipy.special import ndtr, ndtri
 
 from semi_core._rng import as_seed_sequence
 from semi_core._validation import check_int, check_positive
-from semi_core.attacks.update_combination import combine
 from semi_core.audit.roc import roc_metrics, tpr_at_fpr_se
 from semi_core.game.result import GameResult
 from semi_core.mechanisms.empirical_mean import EmpiricalMean
 from semi_core.stats import errors
+from semi_core.stats.update_combination import combine
 
 __all__ = ["UpdateMeanGame", "gen_chi2_terms", "heuristic_cdf", "closed_form_tpr",
            "play_update_game", "gap_table", "multi_update_game"]
@@ -285,7 +285,7 @@ def multi_update_game(*, n0: int = 200, n_up: int = 10, k: int = 5, d: int = 20,
     loss = np.sum((rel - mech.target) ** 2, axis=-1)                    # (R, k+1)
     from scipy.special import logsumexp
 
-    from semi_core.attacks.update_combination import back_front_scores, pair_scores
+    from semi_core.stats.update_combination import back_front_scores, pair_scores
     pairs = pair_scores(loss, "diff")
     st = {"semi-max": llr.max(1), "semi-unif": logsumexp(llr, axis=1) - np.log(k),
           "back-front-diff": back_front_scores(loss, "diff"),

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from semi_core.attacks.update_combination import (
+from semi_core.stats.update_combination import (
     back_front_diff,
     back_front_ratio,
     baseline_scores,

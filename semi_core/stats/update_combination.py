@@ -38,6 +38,9 @@ The seed thresholds ScoreDiff / ScoreRatio as "IN if :math:`v \\ge T`" (§4.1) w
 scores are *small* for update points (the loss drops); the orientation here is the one that
 makes an update point score high. The torch experiments that produce the snapshots live in
 :mod:`semi_core.attacks.updates`; this module stays NumPy-only (the DP-SGD audit imports it).
+
+Pure NumPy statistics of score sequences, so they live in ``stats/``: the DP-SGD audit
+(:mod:`semi_core.sgd.audit`) and the update attacks (:mod:`semi_core.attacks.updates`) both use them.
 """
 
 from __future__ import annotations
