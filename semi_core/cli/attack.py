@@ -121,7 +121,7 @@ def handler(args) -> Result:
 
         from semi_core.attacks.whitebox import AttackConfig, default_sgd, parse_attacks, run_attacks
     except ImportError as exc:  # torch is an optional extra
-        raise ValueError(f"attack needs the torch extra (pip install semi_core[torch]): "
+        raise ImportError(f"attack needs the torch extra (pip install semi_core[torch]): "
                          f"{exc}") from None
     from dataclasses import replace
 

@@ -78,7 +78,7 @@ def handler(args) -> Result:
     try:
         from semi_core.sgd.audit import run_audit
     except ImportError as exc:  # torch is an optional extra
-        raise ValueError(f"audit-dpsgd needs the torch extra (pip install semi_core[torch]): "
+        raise ImportError(f"audit-dpsgd needs the torch extra (pip install semi_core[torch]): "
                          f"{exc}") from None
     from semi_core._validation import (
         check_batch_size,

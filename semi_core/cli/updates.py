@@ -21,7 +21,7 @@ fixed canary per run (``semi_core.audit.bounds.epsilon_lower_bound``). Needs the
 from __future__ import annotations
 
 from semi_core.cli._common import Result
-from semi_core.cli._options import add_json, add_seed, positive_int
+from semi_core.cli._options import add_delta, add_json, add_seed, positive_int
 
 __all__ = ["register", "handler"]
 
@@ -62,7 +62,7 @@ def register(subparsers) -> None:
                    help="DP-SGD noise multiplier of the update (0 = plain SGD)")
     p.add_argument("--clip", type=float, default=1.0, help="DP-SGD clipping norm (with "
                    "--sigma-dp > 0)")
-    p.add_argument("--delta", type=float, default=1e-4, help="delta of the DP audit")
+    add_delta(p, default=1e-4, note=" (the DP audit of the update)")
     add_seed(p)
     add_json(p)
     p.set_defaults(func=handler)
@@ -76,7 +76,11 @@ def handler(args) -> Result:
         from semi_core.attacks.updates import UpdateConfig, run_experiment, summarize
         from semi_core.attacks.updates.dp import dp_audit
     except ImportError as exc:  # torch is an optional extra
-        raise RuntimeError(f"semi-core updates needs the torch extra ({exc})") from None
+        raise ImportError(f"updates needs the torch extra (pip install semi_core[torch]): "
+                          f"{exc}") from None
+    from semi_core._validation import check_delta
+
+    check_delta(args.delta, "--delta")  # validated even when no DP audit runs
     if not (args.sigma_dp >= 0):
         raise ValueError(f"--sigma-dp must be >= 0, got {args.sigma_dp}")
     if args.sigma_dp > 0 and not (args.clip > 0):
