@@ -13,7 +13,7 @@ Usage::
     python analysis/fig2_power.py [--rounds 50000] [--mode exact|sufficient] [--threads 1]
                                   [--out analysis/out] [--seed 0] [--reference]
 
-``--reference`` also times the vectorised NumPy reference game (``play_game``) on the same sweep.
+``--reference`` also times the vectorised NumPy reference game (``play``) on the same sweep.
 """
 
 from __future__ import annotations
@@ -67,11 +67,11 @@ def run(rounds: int = SEED_ROUNDS, seed: int = 0, mode: str = "exact", threads: 
     out = {"rounds": rounds, "mode": mode, "threads": threads, "points": len(pts),
            "engine_seconds": wall, "rows": rows}
     if reference:
-        from semi_core.game.semi_game import play_game
+        from semi_core.game.play import play
 
         t0 = time.perf_counter()
         for i, (_p, _x, mech, tau) in enumerate(pts):
-            play_game(mech, rounds, seed * 1000 + i, tau=tau, unif_pmf=np.full(mech.T, 1 / mech.T))
+            play(mech, rounds, seed * 1000 + i, tau=tau, unif_pmf=np.full(mech.T, 1 / mech.T))
         out["reference_seconds"] = time.perf_counter() - t0
     return out
 
@@ -132,7 +132,7 @@ def main(argv=None) -> dict:
     msg = (f"Fig. 2 sweep: {res['points']} points x R = {res['rounds']:,} "
            f"({res['mode']} mode, {res['threads']} thread): {res['engine_seconds']:.2f} s")
     if "reference_seconds" in res:
-        msg += f"; NumPy reference play_game: {res['reference_seconds']:.2f} s"
+        msg += f"; NumPy reference play: {res['reference_seconds']:.2f} s"
     print(msg)
     return res
 

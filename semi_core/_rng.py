@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["as_seed_sequence", "chunk_generators", "chunk_bounds"]
+__all__ = ["as_seed_sequence", "child_seed", "chunk_generators", "chunk_bounds"]
 
 
 def as_seed_sequence(seed) -> np.random.SeedSequence:
@@ -21,6 +21,19 @@ def as_seed_sequence(seed) -> np.random.SeedSequence:
     if seed is None or isinstance(seed, int | np.integer):
         return np.random.SeedSequence(None if seed is None else int(seed))
     raise TypeError(f"seed must be an int, SeedSequence or None, got {type(seed).__name__}")
+
+
+def child_seed(seed, *key: int) -> np.random.SeedSequence:
+    """The descendant of ``seed`` at spawn path ``key`` (``child_seed(s, k)`` equals the ``k``-th
+    child of ``SeedSequence(s).spawn``).
+
+    Built from the root's entropy and spawn key, so it does not depend on how many children the
+    root object has already spawned: the same ``(seed, key)`` always gives the same stream, in
+    any process, thread or Dask worker.
+    """
+    root = as_seed_sequence(seed)
+    return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + tuple(
+        int(k) for k in key), pool_size=root.pool_size)
 
 
 def chunk_bounds(rounds: int, chunk_size: int) -> list[tuple[int, int]]:

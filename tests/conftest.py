@@ -17,3 +17,15 @@ MC_SIGMAS = 4.5
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261122)
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """One 2-worker Dask ``LocalCluster`` (processes) shared by every test that needs one."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()

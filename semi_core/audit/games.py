@@ -3,7 +3,7 @@ r"""Audit orchestration: game -> scores -> certified bounds, for any mechanism.
 :func:`audit_game_result` certifies :math:`\underline\varepsilon` for each test of a
 :class:`~semi_core.game.result.GameResult` with :func:`~semi_core.audit.bounds.epsilon_lower_bound`
 (the one validating entry point for certified bounds); :func:`audit_mechanism` plays the SeMI game
-(:func:`~semi_core.game.semi_game.play_game`) on any :class:`~semi_core.mechanisms.base.Mechanism`
+(:func:`~semi_core.game.play.play`) on any :class:`~semi_core.mechanisms.base.Mechanism`
 first and puts the ground truth :math:`\varepsilon(\delta)` beside the bounds where the mechanism
 knows it.
 """
@@ -14,9 +14,9 @@ import numpy as np
 
 from semi_core._names import Test
 from semi_core.audit.bounds import DEFAULT_METHOD, epsilon_lower_bound
+from semi_core.game.play import play
 from semi_core.game.result import GameResult
-from semi_core.game.semi_game import play_game
-from semi_core.mechanisms.base import GroundTruthUnknown
+from semi_core.mechanisms.base import ground_truth, offered_tests
 
 __all__ = ["audit_game_result", "audit_mechanism", "noisy_mean_audit_table", "DEFAULT_AUDIT_TESTS"]
 
@@ -69,7 +69,8 @@ def audit_game_result(result: GameResult, *, delta: float, failure_prob: float =
 
 def audit_mechanism(mech, rounds: int, seed, *, tau: int = 1, delta: float = 1e-5,
                     failure_prob: float = 0.05, method: str = DEFAULT_METHOD,
-                    tests=DEFAULT_AUDIT_TESTS, **audit_kwargs) -> dict:
+                    tests=None, executor=None, progress: bool = False,
+                    **audit_kwargs) -> dict:
     r"""Play the SeMI game on ``mech`` and certify :math:`\underline\varepsilon` per test.
 
     .. math::
@@ -87,8 +88,13 @@ def audit_mechanism(mech, rounds: int, seed, *, tau: int = 1, delta: float = 1e-
         Insertion time in ``1..T`` (known to SeMI* and Final Observation), or a prior (pmf over
         1..T) from which the Crafter draws it; the ground truth is then that of the earliest
         step in the prior's support (an upper bound on the mixture's).
-    delta, failure_prob, method, tests, **audit_kwargs
+    delta, failure_prob, method, **audit_kwargs
         As in :func:`audit_game_result`.
+    tests : sequence of str, optional
+        Default: those of :data:`DEFAULT_AUDIT_TESTS` the mechanism offers
+        (:func:`~semi_core.mechanisms.base.offered_tests`; ``final`` needs ``final_log_lr``).
+    executor, progress
+        Where the games run and whether to show progress (:func:`~semi_core.game.play.play`).
 
     Returns
     -------
@@ -100,15 +106,17 @@ def audit_mechanism(mech, rounds: int, seed, *, tau: int = 1, delta: float = 1e-
     from semi_core._validation import check_int
 
     rounds = check_int(rounds, "rounds", minimum=2)
-    res = play_game(mech, rounds, seed, tau=tau, tests=tests)
+    if tests is None:
+        offered = offered_tests(mech)
+        tests = tuple(t for t in DEFAULT_AUDIT_TESTS if t in offered) or offered
+    res = play(mech, rounds, seed, tau=tau, tests=tests, executor=executor, progress=progress)
     table = audit_game_result(res, delta=delta, failure_prob=failure_prob, method=method,
                               tests=tests, **audit_kwargs)
     # With a prior on tau the game tests H0 against a mixture of the H1^t; its privacy is at
     # most that of the earliest step in the prior's support (mu_t falls with t).
     t_truth = int(tau) if np.ndim(tau) == 0 else int(np.flatnonzero(np.asarray(tau) > 0)[0]) + 1
-    try:
-        eps1, eps_tau = mech.epsilon(delta, 1), mech.epsilon(delta, t_truth)
-    except GroundTruthUnknown:
+    eps1, eps_tau = ground_truth(mech, delta, 1), ground_truth(mech, delta, t_truth)
+    if eps1 is None or eps_tau is None:
         eps1 = eps_tau = None
     out = {"mechanism": mech.params(), "epsilon_true": eps1, "epsilon_true_tau": eps_tau,
            "tau_for_truth": t_truth,

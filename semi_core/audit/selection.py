@@ -69,7 +69,7 @@ def select_and_certify(results: dict[int, GameResult], *, delta: float,
     Parameters
     ----------
     results : dict of int -> GameResult
-        Games per insertion time :math:`\tau` (e.g. one :func:`~semi_core.game.semi_game.play_game`
+        Games per insertion time :math:`\tau` (e.g. one :func:`~semi_core.game.play.play`
         per :math:`\tau`).
     delta, failure_prob, method
         As in :func:`~semi_core.audit.bounds.epsilon_lower_bound`.

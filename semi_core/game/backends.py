@@ -12,38 +12,139 @@ objects a scheduler sends. Connecting gives up after ``connect_timeout`` seconds
 
 With ``reduce=fn`` the results are folded into an accumulator as they arrive (at most a few
 chunks' results are held at once), so the memory does not grow with the number of tasks.
+
+Cancellation. A ``KeyboardInterrupt`` (SIGINT; the CLI turns SIGTERM into one too) while tasks
+run stops submitting, cancels what has not started, lets running tasks finish (a task is never
+cut in half) and raises :class:`Interrupted`, a ``KeyboardInterrupt`` that carries the results
+finished so far; the game runner turns them into a result flagged partial, or re-raises.
+
+An :class:`Executor` names where tasks run; it is the one option every game takes.
 """
 
 from __future__ import annotations
 
 import math
+import socket
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
 
 from semi_core._validation import check_int, check_positive
 
-__all__ = ["run_tasks", "run_local", "run_dask", "DEFAULT_CONNECT_TIMEOUT"]
+__all__ = ["Executor", "Interrupted", "run_tasks", "run_local", "run_dask",
+           "DEFAULT_CONNECT_TIMEOUT", "DEFAULT_WORKER_TIMEOUT"]
 
 #: Seconds to wait for a Dask scheduler before giving up.
 DEFAULT_CONNECT_TIMEOUT = 10.0
+#: Seconds to wait for a connected Dask scheduler to have at least one worker.
+DEFAULT_WORKER_TIMEOUT = 60.0
 
 
-class _Collect:
-    """Default reducer: results in task order (a list)."""
+class Interrupted(KeyboardInterrupt):
+    """A run stopped by an interrupt: ``done`` maps task index -> result for the tasks that
+    finished (or, with ``reduce``, ``acc`` is the accumulator over them)."""
 
-    def __init__(self, n: int):
-        self.out: list = [None] * n
+    def __init__(self, done: dict | None = None, acc: Any = None, total: int = 0):
+        super().__init__(f"interrupted after {len(done or {})} of {total} tasks")
+        self.done = dict(done or {})
+        self.acc = acc
+        self.total = int(total)
 
-    def __call__(self, acc, i, res):
-        self.out[i] = res
-        return acc
+
+@dataclass(frozen=True)
+class Executor:
+    """Where the chunks of a game run; the result never depends on it.
+
+    Parameters
+    ----------
+    threads : int
+        Local threads (``1``: in-process, sequential).
+    workers : int, optional
+        Start a Dask ``LocalCluster`` with this many single-threaded worker processes.
+    scheduler : str, optional
+        Address of an existing Dask scheduler (``tcp://host:port``). Only connect to a
+        scheduler you trust: the Dask protocol deserialises (unpickles) what it receives.
+    client : distributed.Client, optional
+        An existing client (neither started nor closed here).
+    connect_timeout : float
+        Seconds to wait for ``scheduler`` to answer.
+    worker_timeout : float
+        Seconds to wait for a connected scheduler to have a worker.
+    """
+
+    threads: int = 1
+    workers: int | None = None
+    scheduler: str | None = None
+    client: Any = field(default=None, compare=False, repr=False)
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    worker_timeout: float = DEFAULT_WORKER_TIMEOUT
+
+    def __post_init__(self):
+        check_int(self.threads, "threads", minimum=1)
+        if self.workers is not None:
+            check_int(self.workers, "workers", minimum=1)
+        if self.scheduler is not None and self.workers is not None:
+            raise ValueError("give either workers (start a LocalCluster) or scheduler (connect), "
+                             "not both")
+        if self.scheduler is not None and (not isinstance(self.scheduler, str)
+                                           or not self.scheduler.strip()):
+            raise TypeError(f"scheduler must be a non-empty address string, got "
+                            f"{self.scheduler!r}")
+        for name in ("connect_timeout", "worker_timeout"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not (isinstance(v, int | float) and math.isfinite(v)
+                                           and v > 0):
+                raise ValueError(f"{name} must be finite and > 0 seconds, got {v!r}")
+
+    @classmethod
+    def coerce(cls, executor) -> Executor:
+        """``None`` -> in-process; an ``int`` -> that many threads; an :class:`Executor` as is."""
+        if executor is None:
+            return cls()
+        if isinstance(executor, cls):
+            return executor
+        if isinstance(executor, int) and not isinstance(executor, bool):
+            return cls(threads=executor)
+        raise TypeError(f"executor must be an Executor, a thread count or None, got "
+                        f"{type(executor).__name__}")
+
+    @property
+    def parallelism(self) -> int:
+        """Tasks that may run at once (for memory estimates; 1 for an unknown cluster)."""
+        return self.workers or self.threads if self.scheduler is None and self.client is None \
+            else max(self.threads, 1)
+
+    @property
+    def name(self) -> str:
+        """``threads:N``, ``dask-local:N``, ``dask:ADDRESS`` or ``dask-client``."""
+        if self.client is not None:
+            return "dask-client"
+        if self.scheduler is not None:
+            return f"dask:{self.scheduler}"
+        if self.workers is not None:
+            return f"dask-local:{self.workers}"
+        return f"threads:{self.threads}"
+
+    def run(self, fn: Callable, tasks: Sequence, *, progress: bool = False,
+            sizes: Sequence[int] | None = None, reduce: Callable | None = None, init=None,
+            desc: str = "play"):
+        """``fn(task)`` for every task, results in task order (or folded by ``reduce``)."""
+        out, _ = run_tasks(fn, tasks, threads=self.threads, workers=self.workers,
+                           scheduler=self.scheduler, client=self.client, progress=progress,
+                           sizes=sizes, reduce=reduce, init=init,
+                           connect_timeout=self.connect_timeout,
+                           worker_timeout=self.worker_timeout, desc=desc)
+        return out
 
 
-def _bar(total: int, progress: bool):
+def _bar(total: int, progress: bool, desc: str = "simulate"):
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, disable=not progress, unit="round", desc="simulate",
+    return tqdm(total=total, disable=not progress, unit="round", desc=desc,
                 dynamic_ncols=True, leave=False)
 
 
@@ -60,39 +161,56 @@ def _windowed(submit: Callable, wait_one: Callable, n: int, window: int) -> Iter
 
 
 def run_local(fn: Callable, tasks: Sequence, *, threads: int = 1, progress: bool = False,
-              sizes: Sequence[int] | None = None, reduce: Callable | None = None, init=None):
+              sizes: Sequence[int] | None = None, reduce: Callable | None = None, init=None,
+              desc: str = "simulate"):
     """Run ``fn(task)`` for every task on ``threads`` threads.
 
     Returns the results in task order, or, with ``reduce(acc, index, result) -> acc``, the
-    accumulator folded over results as they arrive (starting from ``init``).
+    accumulator folded over results as they arrive (starting from ``init``). An interrupt
+    raises :class:`Interrupted` with what finished.
     """
     threads = check_int(threads, "threads", minimum=1)
     sizes = list(sizes) if sizes is not None else [1] * len(tasks)
-    collect = _Collect(len(tasks)) if reduce is None else None
-    red = collect if reduce is None else reduce
+    done: dict = {}
     acc = init
-    with _bar(sum(sizes), progress) as bar:
-        if threads == 1 or len(tasks) <= 1:
-            for i, task in enumerate(tasks):
-                acc = red(acc, i, fn(task))
-                bar.update(sizes[i])
+
+    def fold(i, res):
+        nonlocal acc
+        if reduce is None:
+            done[i] = res
         else:
-            with ThreadPoolExecutor(max_workers=threads) as pool:
-                def wait_one(futs):
-                    done, _ = wait(futs, return_when=FIRST_COMPLETED)
-                    return [(f, f.result()) for f in done]
+            acc = reduce(acc, i, res)
+            done[i] = None
 
-                for i, res in _windowed(lambda i: pool.submit(fn, tasks[i]), wait_one,
-                                        len(tasks), 4 * threads):
-                    acc = red(acc, i, res)
+    with _bar(sum(sizes), progress, desc) as bar:
+        try:
+            if threads == 1 or len(tasks) <= 1:
+                for i, task in enumerate(tasks):
+                    fold(i, fn(task))
                     bar.update(sizes[i])
-    return collect.out if collect is not None else acc
+            else:
+                pool = ThreadPoolExecutor(max_workers=threads)
+                try:
+                    def wait_one(futs):
+                        finished, _ = wait(futs, return_when=FIRST_COMPLETED)
+                        return [(f, f.result()) for f in finished]
+
+                    for i, res in _windowed(lambda i: pool.submit(fn, tasks[i]), wait_one,
+                                            len(tasks), 4 * threads):
+                        fold(i, res)
+                        bar.update(sizes[i])
+                finally:
+                    # on an interrupt: cancel what has not started, let running tasks finish
+                    pool.shutdown(wait=True, cancel_futures=True)
+        except KeyboardInterrupt:
+            raise Interrupted(done if reduce is None else {i: None for i in done}, acc,
+                              len(tasks)) from None
+    return [done[i] for i in range(len(tasks))] if reduce is None else acc
 
 
-def _connect(scheduler: str, timeout: float):
-    """A ``distributed.Client`` to ``scheduler``, or a clear error within ``timeout`` s."""
-    from urllib.parse import urlsplit
-
+def _connect(scheduler: str, timeout: float, worker_timeout: float = DEFAULT_WORKER_TIMEOUT):
+    """A ``distributed.Client`` to ``scheduler`` that has at least one worker, or a clear error
+    within ``timeout`` s (connecting) plus ``worker_timeout`` s (waiting for a worker)."""
     from distributed import Client
 
     if "://" not in scheduler:
@@ -128,7 +246,15 @@ def _connect(scheduler: str, timeout: float):
             raise TimeoutError(f"scheduler {scheduler}: no Dask handshake within {timeout:g} s "
                                f"(is it a Dask scheduler? --connect-timeout): {exc}") from None
         raise exc
-    return box["client"]
+    client = box["client"]
+    try:
+        client.wait_for_workers(1, timeout=worker_timeout)
+    except (TimeoutError, OSError) as exc:
+        client.close()
+        raise TimeoutError(f"scheduler {scheduler}: connected, but it has no worker after "
+                           f"{worker_timeout:g} s (start workers with `dask worker "
+                           f"{scheduler}`, or raise --worker-timeout): {exc}") from None
+    return client
 
 
 #: A Dask scheduler greets first with a small message: 8 bytes of little-endian length.
@@ -142,9 +268,6 @@ def _probe_greeting(scheduler: str, host: str, port: int, timeout: float) -> Non
     accepts but never speaks times out here; a service that is not Dask (whose first bytes,
     read as a Dask frame length, would make the client allocate absurd buffers) is refused.
     """
-    import socket
-    import time
-
     try:
         sock = socket.create_connection((host, port), timeout=timeout)
     except TimeoutError:
@@ -181,7 +304,8 @@ def _probe_greeting(scheduler: str, host: str, port: int, timeout: float) -> Non
 def run_dask(fn: Callable, tasks: Sequence, *, workers: int | None = None,
              scheduler: str | None = None, client=None, progress: bool = False,
              sizes: Sequence[int] | None = None, reduce: Callable | None = None, init=None,
-             connect_timeout: float = DEFAULT_CONNECT_TIMEOUT):
+             connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+             worker_timeout: float = DEFAULT_WORKER_TIMEOUT, desc: str = "simulate"):
     """Run ``fn(task)`` on Dask; results in task order (or folded by ``reduce``).
 
     Parameters
@@ -197,6 +321,8 @@ def run_dask(fn: Callable, tasks: Sequence, *, workers: int | None = None,
         Fold ``reduce(acc, index, result)`` over results as they arrive (bounded memory).
     connect_timeout : float
         Seconds to wait for ``scheduler`` before raising ``TimeoutError``/``ConnectionError``.
+    worker_timeout : float
+        Seconds to wait for ``scheduler`` to have a worker before raising ``TimeoutError``.
     """
     try:
         from distributed import Client, LocalCluster
@@ -205,37 +331,50 @@ def run_dask(fn: Callable, tasks: Sequence, *, workers: int | None = None,
         raise ImportError("the Dask backend needs the optional extra: "
                           "pip install 'semi_core[dask]'") from None
     connect_timeout = check_positive(connect_timeout, "connect_timeout")
+    worker_timeout = check_positive(worker_timeout, "worker_timeout")
     sizes = list(sizes) if sizes is not None else [1] * len(tasks)
     cluster = None
     own = client is None
     if own:
         if scheduler is not None:
-            client = _connect(scheduler, connect_timeout)
+            client = _connect(scheduler, connect_timeout, worker_timeout)
         else:
             workers = check_int(workers, "workers", minimum=1)
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                    dashboard_address=None)
             client = Client(cluster)
+    done: dict = {}
+    acc = init
+    futures: list = []
     try:
-        collect = _Collect(len(tasks)) if reduce is None else None
-        red = collect if reduce is None else reduce
-        acc = init
         try:
             n_workers = max(1, len(client.scheduler_info().get("workers", {})))
         except Exception:  # noqa: BLE001 - only sizes the submission window
             n_workers = 1
         window = max(8, 4 * n_workers) if reduce is not None else max(len(tasks), 1)
 
-        def wait_one(futs):
-            done = dask_wait(futs, return_when="FIRST_COMPLETED").done
-            return [(f, f.result()) for f in done]
+        def submit(i):
+            fut = client.submit(fn, tasks[i], pure=False)
+            futures.append(fut)
+            return fut
 
-        with _bar(sum(sizes), progress) as bar:
-            for i, res in _windowed(lambda i: client.submit(fn, tasks[i], pure=False), wait_one,
-                                    len(tasks), window):
-                acc = red(acc, i, res)
+        def wait_one(futs):
+            finished = dask_wait(futs, return_when="FIRST_COMPLETED").done
+            return [(f, f.result()) for f in finished]
+
+        with _bar(sum(sizes), progress, desc) as bar:
+            for i, res in _windowed(submit, wait_one, len(tasks), window):
+                if reduce is None:
+                    done[i] = res
+                else:
+                    acc = reduce(acc, i, res)
+                    done[i] = None
                 bar.update(sizes[i])
-        return collect.out if collect is not None else acc
+        return [done[i] for i in range(len(tasks))] if reduce is None else acc
+    except KeyboardInterrupt:
+        for f in futures:
+            f.cancel()
+        raise Interrupted(done, acc, len(tasks)) from None
     finally:
         if own:
             client.close()
@@ -246,25 +385,18 @@ def run_dask(fn: Callable, tasks: Sequence, *, workers: int | None = None,
 def run_tasks(fn: Callable, tasks: Sequence, *, threads: int = 1, workers: int | None = None,
               scheduler: str | None = None, client=None, progress: bool = False,
               sizes: Sequence[int] | None = None, reduce: Callable | None = None, init=None,
-              connect_timeout: float = DEFAULT_CONNECT_TIMEOUT):
+              connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+              worker_timeout: float = DEFAULT_WORKER_TIMEOUT, desc: str = "simulate"):
     """Dispatch to :func:`run_dask` (if ``workers``/``scheduler``/``client``) or :func:`run_local`.
 
     Returns ``(results, backend_name)`` (``results`` is the accumulator when ``reduce`` is given).
     """
-    if scheduler is not None and workers is not None:
-        raise ValueError("give either workers (start a LocalCluster) or scheduler (connect), "
-                         "not both")
-    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip()):
-        raise TypeError(f"scheduler must be a non-empty address string, got {scheduler!r}")
-    if not (isinstance(connect_timeout, int | float) and math.isfinite(connect_timeout)
-            and connect_timeout > 0):
-        raise ValueError(f"connect_timeout must be finite and > 0 seconds, got "
-                         f"{connect_timeout!r}")
+    ex = Executor(threads=threads, workers=workers, scheduler=scheduler, client=client,
+                  connect_timeout=connect_timeout, worker_timeout=worker_timeout)
     if client is not None or scheduler is not None or workers is not None:
-        name = "dask-client" if client is not None else (
-            f"dask:{scheduler}" if scheduler is not None else f"dask-local:{workers}")
         return run_dask(fn, tasks, workers=workers, scheduler=scheduler, client=client,
                         progress=progress, sizes=sizes, reduce=reduce, init=init,
-                        connect_timeout=connect_timeout), name
+                        connect_timeout=connect_timeout, worker_timeout=worker_timeout,
+                        desc=desc), ex.name
     return run_local(fn, tasks, threads=threads, progress=progress, sizes=sizes, reduce=reduce,
-                     init=init), f"threads:{threads}"
+                     init=init, desc=desc), ex.name

@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from semi_core._rng import as_seed_sequence
+from semi_core._rng import as_seed_sequence, child_seed
 from semi_core._validation import (
     ResourceLimitError,
     check_int,
@@ -74,14 +74,15 @@ from semi_core._validation import (
     check_probability,
     memory_limit,
 )
-from semi_core.game.semi_game import GameResult, resolve_tau_pmf
+from semi_core.game.play import resolve_tau_pmf
+from semi_core.game.result import GameResult
 from semi_core.kernels import _twins
 from semi_core.kernels._jit import use_twins
 from semi_core.kernels.engine_kernels import STAT_NAMES
 from semi_core.mechanisms.distributions import DataDistribution, parse_data
 
 __all__ = ["EngineParams", "EngineResult", "build_params", "simulate", "simulate_streaming",
-           "estimate_resources", "chunk_seed", "play_chunk", "reference_per_round", "MODES",
+           "estimate_resources", "play_chunk", "reference_per_round", "MODES",
            "STAT_NAMES", "DEFAULT_MAX_VARIATES"]
 
 MODES = ("exact", "sufficient")
@@ -139,7 +140,7 @@ class EngineParams:
 
 @dataclass
 class EngineResult(GameResult):
-    """:class:`~semi_core.game.semi_game.GameResult` plus how it was produced."""
+    """:class:`~semi_core.game.result.GameResult` plus how it was produced."""
 
     mode: str = "exact"
     data: str = "gaussian"
@@ -227,17 +228,6 @@ def build_params(mech, *, data="gaussian", mode: str = "exact", tau=None, p_memb
     )
 
 
-def chunk_seed(seed, k: int) -> np.random.SeedSequence:
-    """The ``k``-th child of the root seed, equal to ``SeedSequence(seed).spawn(k+1)[k]``.
-
-    Built from the root's entropy and spawn key, so it does not depend on how many children
-    the root object has already spawned.
-    """
-    root = as_seed_sequence(seed)
-    return np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + (int(k),),
-                                  pool_size=root.pool_size)
-
-
 def play_chunk(params: EngineParams, seed_seq: np.random.SeedSequence, rounds: int,
                *, twin: bool | None = None):
     """Play one chunk; returns ``(member, tau, stats)`` with ``stats`` of shape (4, rounds).
@@ -272,7 +262,7 @@ def play_chunk(params: EngineParams, seed_seq: np.random.SeedSequence, rounds: i
 def _chunk_task(task):
     # Top-level (picklable) unit of work for thread pools and Dask workers.
     params, seed, k, size = task
-    return play_chunk(params, chunk_seed(seed, k), size)
+    return play_chunk(params, child_seed(seed, k), size)
 
 
 class _Tasks:
@@ -448,7 +438,7 @@ def _hist_task(task):
     (``("hist", lo, hi, edges)``) with their min/max, or the scores themselves (``("collect",
     lo, hi)``). Query ``None`` means the whole line (pass 1)."""
     params, seed, k, size, queries = task
-    member, _tau, stats = play_chunk(params, chunk_seed(seed, k), size)
+    member, _tau, stats = play_chunk(params, child_seed(seed, k), size)
     out = []
     for i, q in queries:
         x = stats[i]
@@ -590,7 +580,7 @@ def simulate_streaming(mech, rounds: int, seed=0, *, fprs=(0.1, 0.01, 0.001), bi
         return acc
 
     # pilot (chunk 0, replayed in pass 1): the histogram range of every statistic
-    _m0, _t0, pilot = play_chunk(params, chunk_seed(root, 0), min(chunk_size, rounds))
+    _m0, _t0, pilot = play_chunk(params, child_seed(root, 0), min(chunk_size, rounds))
     if not np.all(np.isfinite(pilot)):
         raise ValueError("statistics are not finite (overflow at this target distance); use "
                          "a nearer target")

@@ -35,6 +35,8 @@ class GameResult:
         Entropy of the root ``SeedSequence`` (``None`` if unknown).
     metadata : dict
         Mechanism parameters and how the result was produced (JSON-serialisable values).
+    partial : bool
+        True when the run was interrupted and holds only the rounds that finished.
     """
 
     member: np.ndarray
@@ -42,6 +44,7 @@ class GameResult:
     stats: dict[str, np.ndarray] = field(default_factory=dict)
     seed: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    partial: bool = False
 
     def __post_init__(self):
         self.member = np.asarray(self.member, dtype=bool).reshape(-1)
@@ -78,7 +81,8 @@ class GameResult:
         """The rounds selected by a boolean mask or index array (e.g. one insertion time)."""
         idx = np.asarray(mask)
         return GameResult(self.member[idx], self.tau[idx],
-                          {k: v[idx] for k, v in self.stats.items()}, self.seed, dict(self.metadata))
+                          {k: v[idx] for k, v in self.stats.items()}, self.seed,
+                          dict(self.metadata), self.partial)
 
     @staticmethod
     def concatenate(parts: list[GameResult]) -> GameResult:
@@ -91,13 +95,14 @@ class GameResult:
             tau=np.concatenate([p.tau for p in parts]),
             stats={k: np.concatenate([p.stats[k] for p in parts]) for k in first.stats},
             seed=first.seed, metadata=dict(first.metadata),
+            partial=any(p.partial for p in parts),
         )
 
     def to_dict(self, *, arrays: bool = False) -> dict[str, Any]:
         """Plain dict: counts, seed and metadata (and the arrays when ``arrays``)."""
         out: dict[str, Any] = {"rounds": self.rounds, "members": int(self.member.sum()),
                                "tests": list(self.stats), "seed": self.seed,
-                               "metadata": self.metadata}
+                               "partial": self.partial, "metadata": self.metadata}
         if arrays:
             out.update(member=self.member, tau=self.tau, stats=self.stats)
         return out

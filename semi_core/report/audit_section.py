@@ -130,7 +130,7 @@ def _tau_choice(ctx: ReportContext, rounds: int) -> dict:
     """Post-hoc best tau vs Bonferroni vs pilot/certify on the noisy mean (mu = 2)."""
     from semi_core._rng import as_seed_sequence
     from semi_core.audit.selection import select_and_certify
-    from semi_core.game.semi_game import play_game
+    from semi_core.game.play import play
     from semi_core.mechanisms.noisy_mean import NoisyMean
 
     ctx.progress("tau choice")
@@ -139,7 +139,7 @@ def _tau_choice(ctx: ReportContext, rounds: int) -> dict:
                      data_std=0.1)
     taus = (1, 4, 7, 10)
     kids = as_seed_sequence(ctx.seed).spawn(len(taus) + 1)
-    res = {t: play_game(mech, rounds, kids[i], tau=t, tests=("semi-star", "semi-max", "final"))
+    res = {t: play(mech, rounds, kids[i], tau=t, tests=("semi-star", "semi-max", "final"))
            for i, t in enumerate(taus)}
     out = select_and_certify(res, delta=1e-5, failure_prob=0.05, method="dkw", seed=kids[-1])
     out.pop("per_choice")

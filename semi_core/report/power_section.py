@@ -22,9 +22,9 @@ FPR = 0.01
 
 def _point(mech, tau: int, rounds: int, seed: int) -> dict:
     from semi_core.audit.roc import tpr_at_fpr_se
-    from semi_core.game.semi_game import play_game
+    from semi_core.game.play import play
 
-    res = play_game(mech, rounds, seed=seed, tau=tau)
+    res = play(mech, rounds, seed=seed, tau=tau)
     out = {}
     for test in TEST_NAMES:
         mc = tpr_at_fpr_se(*res.scores(test), [FPR])

@@ -64,7 +64,7 @@ def _sep_closed(N, m, d=1):
 
 def _fig1(ctx, plt, rounds):
     from semi_core._rng import chunk_generators
-    from semi_core.game.semi_game import crafter
+    from semi_core.game.play import crafter
 
     T, tau = 10, 5
     mech = _mech(T)

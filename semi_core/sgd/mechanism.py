@@ -7,7 +7,7 @@ log-LR is the two-covariance DP-SGD statistic at each run's own :math:`\theta_{t
 (:func:`~semi_core.sgd.audit.trajectory_scores`; Thm 4.1 at :math:`\sigma_{\mathrm{DP}}=0`). The
 ground truth is exact: :math:`\mu=2/\sigma_{\mathrm{DP}}`-GDP under replace-one
 (:mod:`semi_core.sgd.accounting`). With this, the generic game
-(:func:`semi_core.game.semi_game.play_game`) and audit (:func:`semi_core.audit.games.audit_mechanism`)
+(:func:`semi_core.game.play.play`) and audit (:func:`semi_core.audit.games.audit_mechanism`)
 run DP-SGD exactly as they run the empirical and noisy means.
 """
 
@@ -47,7 +47,8 @@ class DPSGDMechanism(MechanismBase):
         self.T = int(setup.cfg.steps)
 
     def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
-        """Trajectories (R, T+1, d) of ``R`` runs; round ``r`` has the canary at ``tau[r]`` when
+        """Trajectories :math:`\theta_1..\theta_T`, ``(R, T, d)``, of ``R`` runs (the common,
+        public :math:`\theta_0` is not repeated); round ``r`` has the canary at ``tau[r]`` when
         ``member[r]``. Each run's batches, slot and noise come from its own child seed of ``rng``."""
         member = np.asarray(member, dtype=bool).reshape(-1)
         taus = np.broadcast_to(np.asarray(tau, dtype=np.int64), member.shape)
@@ -61,18 +62,24 @@ class DPSGDMechanism(MechanismBase):
         with torch.no_grad():
             traj = train_dpsgd_batched(s.fm, s.theta0, draws, s.pool_x, s.pool_y,
                                        (s.canary_x, s.canary_y), s.cfg, fast=self.fast_stats)
-        return traj.detach().numpy()
+        return traj[:, 1:].detach().numpy()
 
-    def log_lr_steps(self, releases) -> np.ndarray:
-        """Per-step DP-SGD log-LRs (R, T) from trajectories (R, T+1, d)."""
+    def trajectories(self, releases) -> torch.Tensor:
+        """:math:`\theta_0..\theta_T` ``(R, T+1, d)`` from releases ``(R, T, d)``."""
         traj = np.asarray(releases, dtype=float)
-        if traj.ndim != 3 or traj.shape[1:] != (self.T + 1, self.setup.fm.d):
-            raise ValueError(f"releases must have shape (R, {self.T + 1}, {self.setup.fm.d}), "
+        if traj.ndim != 3 or traj.shape[1:] != (self.T, self.setup.fm.d):
+            raise ValueError(f"releases must have shape (R, {self.T}, {self.setup.fm.d}), "
                              f"got {traj.shape}")
         if not np.isfinite(traj).all():
             raise ValueError("releases contain NaN or infinite parameters")
+        t = torch.as_tensor(traj, dtype=self.setup.theta0.dtype)
+        theta0 = self.setup.theta0.reshape(1, 1, -1).expand(t.shape[0], 1, -1)
+        return torch.cat([theta0, t], dim=1)
+
+    def log_lr_steps(self, releases) -> np.ndarray:
+        """Per-step DP-SGD log-LRs (R, T) from releases :math:`\theta_1..\theta_T` (R, T, d)."""
         with torch.no_grad():
-            _, lrs = trajectory_scores(self.setup, torch.as_tensor(traj),
+            _, lrs = trajectory_scores(self.setup, self.trajectories(releases),
                                        fast_stats=self.fast_stats)
         return lrs
 

@@ -280,7 +280,7 @@ def _tau_pmf(mech, tau) -> np.ndarray:
 def _check_test(test: str) -> str:
     if test == "semi-unif":
         raise ValueError("test 'semi-unif' has no closed-form errors (seed §3.2): use Monte Carlo "
-                         "(semi-core simulate / semi_core.game.semi_game.play_game)")
+                         "(semi-core simulate / semi_core.game.play.play)")
     if test not in CLOSED_FORM_TESTS:
         raise ValueError(f"test must be one of {CLOSED_FORM_TESTS}, got {test!r}")
     return test

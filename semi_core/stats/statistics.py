@@ -53,7 +53,7 @@ def semi_unif(log_lr_steps, pmf=None) -> np.ndarray:
               = \operatorname{logsumexp}_t(\log\mathrm{LR}_t + \log\nu_t)
 
     With ``pmf=None`` the prior is uniform on 1..T (the seed's case). No closed form exists for its
-    error rates; use Monte Carlo (:func:`semi_core.game.semi_game.play_game`).
+    error rates; use Monte Carlo (:func:`semi_core.game.play.play`).
     """
     lr = _lr(log_lr_steps)
     T = lr.shape[-1]

@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 from semi_core.attacks.whitebox.mechanism import TrainedModelMechanism  # noqa: E402
 from semi_core.audit.games import audit_game_result  # noqa: E402
 from semi_core.audit.roc import auc  # noqa: E402
-from semi_core.game.semi_game import play_game  # noqa: E402
+from semi_core.game.play import play  # noqa: E402
 from semi_core.mechanisms.base import GroundTruthUnknown, is_mechanism  # noqa: E402
 from semi_core.sgd.data import load_bundled  # noqa: E402
 from semi_core.sgd.momentum import SGDConfig  # noqa: E402
@@ -31,8 +31,8 @@ def mech():
 
 def test_game_and_audit(mech):
     assert is_mechanism(mech) and mech.T == 1
-    res = play_game(mech, 30, seed=1, tau=1, tests=("semi-star",))
-    again = play_game(mech, 30, seed=1, tau=1, tests=("semi-star",))
+    res = play(mech, 30, seed=1, tau=1, tests=("semi-star",))
+    again = play(mech, 30, seed=1, tau=1, tests=("semi-star",))
     np.testing.assert_array_equal(res.stats["semi-star"], again.stats["semi-star"])
     m, nm = res.scores("semi-star")
     assert np.isfinite(res.stats["semi-star"]).all()

@@ -224,15 +224,15 @@ def test_misspecified_power_and_plugin_full_covariance():
     assert np.corrcoef(full, mech.approx_log_lr(rel))[0, 1] > 0.5
 
 
-def test_mechanism_protocol_play_game_and_audit():
+def test_mechanism_protocol_play_and_audit():
     from semi_core.audit.games import audit_mechanism
-    from semi_core.game.semi_game import play_game
+    from semi_core.game.play import play
     from semi_core.mechanisms.base import GroundTruthUnknown, is_mechanism
 
     law, tg, n = _small(d=200, n=40)
     mech = PerDatumMean(law, n, tg["easy"])
     assert is_mechanism(mech)
-    res = play_game(mech, 400, seed=1, tau=1)
+    res = play(mech, 400, seed=1, tau=1)
     assert res.rounds == 400 and "semi-star" in res.stats
     with pytest.raises(GroundTruthUnknown):
         mech.epsilon(1e-5)

@@ -144,12 +144,12 @@ def test_noisy_mean_game_one_run_against_many_run():
     # exactly the one-run protocol (m = rounds canaries). Both bounds stay below the mechanism's
     # eps(delta) and agree within a factor 2 (measured 0.52 one-run vs 0.34 band, 4,000 rounds).
     from semi_core.audit.games import audit_game_result
-    from semi_core.game.semi_game import play_game
+    from semi_core.game.play import play
     from semi_core.mechanisms.noisy_mean import NoisyMean
 
     mech = NoisyMean(n=10, T=5, noise=0.2, clip=1.0)
     truth = mech.epsilon(1e-5, 1)
-    res = play_game(mech, 4000, seed=1, tau=1)
+    res = play(mech, 4000, seed=1, tau=1)
     one = audit_game_result(res, delta=1e-5, method="one-run", tests=["semi-star"])
     many = audit_game_result(res, delta=1e-5, method="band", tests=["semi-star"])
     e1 = one["semi-star"]["epsilon_lower_bound"]

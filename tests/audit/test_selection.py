@@ -7,8 +7,8 @@ import pytest
 
 from semi_core.audit.bounds import dkw_margin, epsilon_lower_bound
 from semi_core.audit.selection import certifiable_epsilon_max, select_and_certify
+from semi_core.game.play import play
 from semi_core.game.result import GameResult
-from semi_core.game.semi_game import play_game
 from semi_core.mechanisms.noisy_mean import NoisyMean
 
 
@@ -52,7 +52,7 @@ def test_valid_workflows_do_not_over_claim_on_null_games_but_post_hoc_inflates()
 
 def test_on_the_noisy_mean_the_valid_choice_finds_the_best_tau():
     mech = NoisyMean(10, 4, noise=0.1, clip=1.0, data_mean=-1.0, data_std=0.1)
-    res = {t: play_game(mech, 1500, 10 + t, tau=t, tests=("semi-star", "final")) for t in (1, 4)}
+    res = {t: play(mech, 1500, 10 + t, tau=t, tests=("semi-star", "final")) for t in (1, 4)}
     out = select_and_certify(res, delta=1e-5, failure_prob=0.05, seed=1)
     assert out["pilot_certify"]["choice"].startswith("1:")  # early insertion leaks most (§5)
     truth = mech.epsilon(1e-5, 1)

@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 from scipy.stats import ks_2samp
 
+from semi_core._rng import child_seed
 from semi_core.audit.roc import auc, tpr_at_fpr_se
 from semi_core.game.engine import (
     build_params,
-    chunk_seed,
     play_chunk,
     reference_per_round,
     simulate,
 )
-from semi_core.game.semi_game import play_game
+from semi_core.game.play import play
 from semi_core.mechanisms.empirical_mean import EmpiricalMean
 from semi_core.stats import errors
 
@@ -110,12 +110,12 @@ def _drift_mech():
 @pytest.mark.twin
 @pytest.mark.parametrize("which", ["shifted", "drift"])
 def test_nonstationary_vs_vectorised_reference(shifted_mech, which):
-    """Engine vs the lead's vectorised play_game (every datum, scored from the releases),
+    """Engine vs the lead's vectorised play (every datum, scored from the releases),
     uniform tau, same SeMI-Unif prior: KS two-sample test per statistic and class."""
     mech = shifted_mech if which == "shifted" else _drift_mech()
     R = 25_000
     eng = simulate(mech, R, 1, tau="uniform")
-    ref = play_game(mech, R, 2, tau="uniform", unif_pmf=np.full(3, 1 / 3))
+    ref = play(mech, R, 2, tau="uniform", unif_pmf=np.full(3, 1 / 3))
     pvals = []
     for test in eng.stats:
         for cls in (True, False):
@@ -175,13 +175,13 @@ def test_numba_thread_setting_invariance(seed_setting):
     np.testing.assert_array_equal(a.stats["final"], b.stats["final"])
 
 
-def test_chunk_seed_is_spawn_child():
+def test_child_seed_is_spawn_child():
     root = np.random.SeedSequence(123)
     kids = np.random.SeedSequence(123).spawn(4)
     for k in range(4):
-        assert chunk_seed(root, k).generate_state(4).tolist() == kids[k].generate_state(4).tolist()
+        assert child_seed(root, k).generate_state(4).tolist() == kids[k].generate_state(4).tolist()
     root.spawn(2)  # a used root gives the same chunk seeds
-    assert chunk_seed(root, 1).generate_state(2).tolist() == kids[1].generate_state(2).tolist()
+    assert child_seed(root, 1).generate_state(2).tolist() == kids[1].generate_state(2).tolist()
 
 
 @pytest.mark.twin
@@ -231,5 +231,5 @@ def test_bad_rounds(seed_setting):
 
 def test_play_chunk_zero_rounds(seed_setting):
     p = build_params(seed_setting, tau=5)
-    m, t, s = play_chunk(p, chunk_seed(0, 0), 0)
+    m, t, s = play_chunk(p, child_seed(0, 0), 0)
     assert m.shape == (0,) and t.shape == (0,) and s.shape == (4, 0)

@@ -5,7 +5,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from semi_core.game.engine import build_params, chunk_seed, play_chunk
+from semi_core._rng import child_seed
+from semi_core.game.engine import build_params, play_chunk
 from semi_core.kernels import _twins
 from semi_core.kernels.engine_kernels import semi_chunk
 from semi_core.mechanisms.empirical_mean import EmpiricalMean
@@ -14,8 +15,8 @@ pytestmark = pytest.mark.twin
 
 
 def _both(params, rounds, seed=0):
-    a = play_chunk(params, chunk_seed(seed, 0), rounds, twin=False)
-    b = play_chunk(params, chunk_seed(seed, 0), rounds, twin=True)
+    a = play_chunk(params, child_seed(seed, 0), rounds, twin=False)
+    b = play_chunk(params, child_seed(seed, 0), rounds, twin=True)
     return a, b
 
 
@@ -59,12 +60,12 @@ def test_empty_chunk():
 
 def test_float32_and_noncontiguous_params():
     p = build_params(MECHS["per-step"](), data="laplace", tau="uniform")
-    ref = play_chunk(p, chunk_seed(1, 0), 200, twin=False)
+    ref = play_chunk(p, child_seed(1, 0), 200, twin=False)
     u_nc = np.asfortranarray(p.u)  # non-contiguous rows
     q = dataclasses.replace(p, u=u_nc, fo_A=p.fo_A.transpose(0, 2, 1).copy().transpose(0, 2, 1),
                             llr_c0=p.llr_c0[::-1].copy()[::-1], n_t=p.n_t.astype(np.int32))
     for twin in (False, True):
-        out = play_chunk(q, chunk_seed(1, 0), 200, twin=twin)
+        out = play_chunk(q, child_seed(1, 0), 200, twin=twin)
         np.testing.assert_array_equal(out[0], ref[0])
         np.testing.assert_allclose(out[2], ref[2], rtol=1e-12, atol=1e-12)
     # float32 arrays are accepted and give the float64 result to float32 accuracy

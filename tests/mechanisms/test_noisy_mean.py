@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import multivariate_normal
 
 from semi_core.audit.games import audit_mechanism
-from semi_core.game.semi_game import play_game
+from semi_core.game.play import play
 from semi_core.mechanisms.noisy_mean import NoisyMean, clipped_normal_moments
 
 
@@ -80,8 +80,8 @@ def test_simulation_matches_gaussian_law_and_kl(rng):
 
 def test_game_reproducible_and_sequential_advantage():
     mech = NoisyMean(10, 10, noise=0.125, clip=1.0, data_mean=-1.0, data_std=0.1)
-    a = play_game(mech, 600, 5, tau=1, chunk_size=256)
-    b = play_game(mech, 600, 5, tau=1, chunk_size=256)
+    a = play(mech, 600, 5, tau=1, chunk_size=256)
+    b = play(mech, 600, 5, tau=1, chunk_size=256)
     np.testing.assert_array_equal(a.stats["semi-star"], b.stats["semi-star"])
     res = audit_mechanism(mech, 3000, 7, tau=1, delta=1e-5, failure_prob=0.05)
     lb = {k: v["epsilon_lower_bound"] for k, v in res["tests"].items()}
@@ -108,8 +108,8 @@ def test_bad_inputs(kwargs, exc, match):
 def test_bad_game_inputs():
     mech = NoisyMean(5, 3, noise=1.0)
     with pytest.raises(ValueError, match="tau"):
-        play_game(mech, 10, 0, tau=4)
+        play(mech, 10, 0, tau=4)
     with pytest.raises(ValueError, match="rounds"):
         audit_mechanism(mech, 1, 0, tau=1)
     with pytest.raises(TypeError, match="Mechanism"):
-        play_game(object(), 10, 0, tau=1)
+        play(object(), 10, 0, tau=1)

@@ -13,7 +13,7 @@ def test_prefix_statistics_isolation_and_final_observation():
     Observation on the prefix equals the truncated mechanism's statistic; the mean separations
     match the closed form (m(2N-1)+1)/(2N(N-1)) within 4.5 SE."""
     from semi_core._rng import chunk_generators
-    from semi_core.game.semi_game import crafter
+    from semi_core.game.play import crafter
 
     mech = EmpiricalMean.isotropic(10, 6, distance=3.0)
     B, _, rel = crafter(mech, chunk_generators(4, 1)[0], 20_000, tau_pmf=3)

@@ -6,7 +6,7 @@ from scipy import optimize
 from scipy.stats import norm
 
 from semi_core._params import POWER_CASES
-from semi_core.game.semi_game import play_game
+from semi_core.game.play import play
 from semi_core.mechanisms.empirical_mean import EmpiricalMean
 from semi_core.stats import errors as E
 from tests.conftest import MC_SIGMAS, binomial_se
@@ -70,7 +70,7 @@ def test_above_gamma_max_no_rejection():
 def test_closed_form_matches_monte_carlo(case):
     """alpha and TPR at the closed-form threshold vs the SeMI game, MC_SIGMAS binomial SE."""
     mech = case.mechanism()
-    res = play_game(mech, 40_000, seed=hash(case.name) % 2**32, tau=case.tau)
+    res = play(mech, 40_000, seed=hash(case.name) % 2**32, tau=case.tau)
     for test in ("semi-star", "final", "semi-max"):
         s1, s0 = res.scores(test)
         for fpr in (0.1, 0.01):
@@ -89,7 +89,7 @@ def test_per_step_parameters_monte_carlo():
     mech = EmpiricalMean([4, 10, 25], 3, mu=[[0.0], [0.5], [-0.5]],
                          cov=np.array([[[1.0]], [[2.0]], [[0.5]]]), target=2.5)
     pmf = [0.2, 0.5, 0.3]
-    res = play_game(mech, 60_000, seed=7, tau=pmf)
+    res = play(mech, 60_000, seed=7, tau=pmf)
     for test in ("semi-star", "semi-max"):
         s1, s0 = res.scores(test)
         g = float(E.threshold(mech, 0.05, test, tau=pmf))
@@ -135,7 +135,7 @@ def test_semi_max_threshold_bonferroni_like():
 
 def test_auc_matches_monte_carlo():
     mech = EmpiricalMean.isotropic(10, 5, distance=2.0)
-    res = play_game(mech, 20_000, seed=3, tau=2)
+    res = play(mech, 20_000, seed=3, tau=2)
     for test in ("semi-star", "final"):
         s1, s0 = res.scores(test)
         ranks = np.argsort(np.argsort(np.concatenate([s1, s0])))

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from semi_core.game.semi_game import crafter, play_game, score_releases
+from semi_core.game.play import crafter, play
+from semi_core.mechanisms.base import statistics
 from semi_core.mechanisms.empirical_mean import EmpiricalMean
 from semi_core.stats.statistics import TEST_NAMES
 from tests.conftest import MC_SIGMAS, binomial_se
@@ -11,9 +12,9 @@ from tests.conftest import MC_SIGMAS, binomial_se
 
 def test_same_seed_same_result_and_seed_matters():
     mech = EmpiricalMean.isotropic(5, 4, distance=2.0, d=2)
-    a = play_game(mech, 3000, seed=11, chunk_size=500)
-    b = play_game(mech, 3000, seed=11, chunk_size=500)
-    c = play_game(mech, 3000, seed=12, chunk_size=500)
+    a = play(mech, 3000, seed=11, chunk_size=500)
+    b = play(mech, 3000, seed=11, chunk_size=500)
+    c = play(mech, 3000, seed=12, chunk_size=500)
     for k in TEST_NAMES:
         np.testing.assert_array_equal(a.stats[k], b.stats[k])
     assert not np.array_equal(a.stats["semi-star"], c.stats["semi-star"])
@@ -40,7 +41,7 @@ def test_membership_and_tau_laws(rng):
 
 def test_T1_all_tests_coincide():
     mech = EmpiricalMean.isotropic(10, 1, distance=3.0)
-    r = play_game(mech, 2000, seed=1)
+    r = play(mech, 2000, seed=1)
     for k in ("semi-unif", "semi-max", "final"):
         np.testing.assert_allclose(r.stats[k], r.stats["semi-star"], rtol=1e-10, atol=1e-10)
 
@@ -48,7 +49,7 @@ def test_T1_all_tests_coincide():
 def test_scores_are_from_releases_only(rng):
     mech = EmpiricalMean.isotropic(6, 5, distance=2.0)
     B, tau, rel = crafter(mech, rng, 100)
-    s = score_releases(mech, rel, tau)
+    s = statistics(mech, rel, tau)
     lr = mech.log_lr_steps(rel)
     np.testing.assert_allclose(s["semi-star"], lr[np.arange(100), tau - 1])
     np.testing.assert_allclose(s["semi-max"], lr.max(1))
@@ -59,7 +60,7 @@ def test_unif_power_between_final_and_star():
     from semi_core.stats import errors as E
 
     mech = EmpiricalMean.isotropic(10, 10, distance=3.0)
-    r = play_game(mech, 40_000, seed=5, tau=None)
+    r = play(mech, 40_000, seed=5, tau=None)
     s1, s0 = r.scores("semi-unif")
     thr = np.quantile(s0, 0.99)
     tpr_unif = (s1 > thr).mean()
@@ -81,4 +82,4 @@ def test_unif_power_between_final_and_star():
 )
 def test_bad_inputs(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        play_game(EmpiricalMean.isotropic(4, 3), **kwargs)
+        play(EmpiricalMean.isotropic(4, 3), **kwargs)
