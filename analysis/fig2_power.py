@@ -54,7 +54,7 @@ def run(rounds: int = SEED_ROUNDS, seed: int = 0, mode: str = "exact", threads: 
     rows = []
     t0 = time.perf_counter()
     for i, (panel, x, mech, tau) in enumerate(pts):
-        res = simulate(mech, rounds, seed * 1000 + i, tau=tau, mode=mode, threads=threads)
+        res = simulate(mech, rounds, seed * 1000 + i, tau=tau, mode=mode, executor=threads)
         row = {"panel": panel, "x": x, "T": mech.T, "tau": tau}
         for test in TESTS:
             mc = tpr_at_fpr_se(*res.scores(test), FPR)

@@ -54,8 +54,10 @@ The vocabulary
     :func:`semi_core.audit.epsilon_lower_bound`).
 ``--progress/--no-progress``
     progress bar on stderr (default: when stderr is a terminal and not ``--json``).
-``--workers``, ``--scheduler``, ``--connect-timeout``
-    Dask execution (only trusted schedulers: the protocol deserialises objects).
+``--threads``, ``--workers``, ``--scheduler``, ``--connect-timeout``, ``--worker-timeout``
+    where the games run (:class:`semi_core.game.backends.Executor`; every command that plays
+    games takes them; the result does not depend on them). Dask: only trusted schedulers (the
+    protocol deserialises objects).
 ``--latex [FILE.tex]``
     LaTeX output: without a value, include it in the output; with a value, write it there.
 ``--json``
@@ -77,7 +79,8 @@ from ._common import UsageError, add_json_flag, load_npy
 __all__ = ["SemiCoreParser", "UsageError", "DeprecatedAlias", "add_json", "add_seed",
            "add_failure_prob", "add_delta", "add_tau", "resolve_tau", "add_mechanism_args",
            "mechanism_from_args", "parse_tau", "add_rounds", "add_method", "add_progress",
-           "progress_enabled", "add_dask_args", "add_latex", "LATEX_INLINE", "nonneg_int", "positive_int",
+           "progress_enabled", "add_executor_args", "executor_from_args", "add_latex",
+           "LATEX_INLINE", "nonneg_int", "positive_int",
            "DEFAULT_TAU"]
 
 #: Value of ``--latex`` given without a file: include the LaTeX in the output.
@@ -271,10 +274,14 @@ def progress_enabled(args) -> bool:
     return sys.stderr.isatty() and not getattr(args, "json", False)
 
 
-def add_dask_args(parser) -> None:
-    """``--workers``, ``--scheduler``, ``--connect-timeout`` (Dask)."""
+def add_executor_args(parser) -> None:
+    """``--threads``, ``--workers``, ``--scheduler``, ``--connect-timeout``, ``--worker-timeout``:
+    where the games run (:func:`executor_from_args`)."""
+    parser.add_argument("--threads", type=positive_int, default=1,
+                        help="local threads running chunks (result unchanged; default 1)")
     parser.add_argument("--workers", type=positive_int, default=None,
-                        help="run chunks on a local Dask cluster with this many processes")
+                        help="run chunks on a local Dask cluster with this many processes "
+                             "(result unchanged)")
     parser.add_argument("--scheduler", type=str, default=None, metavar="ADDRESS",
                         help="run chunks on an existing Dask scheduler (tcp://host:port). "
                              "Only connect to a scheduler you trust: the Dask protocol "
@@ -282,6 +289,18 @@ def add_dask_args(parser) -> None:
     parser.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
                         help="give up connecting to --scheduler after this many seconds "
                              "(default 10)")
+    parser.add_argument("--worker-timeout", type=float, default=60.0, metavar="SECONDS",
+                        help="give up when --scheduler has no worker after this many seconds "
+                             "(default 60)")
+
+
+def executor_from_args(args):
+    """The :class:`~semi_core.game.backends.Executor` of :func:`add_executor_args`' flags
+    (validated there: the CLI only parses)."""
+    from semi_core.game.backends import Executor
+
+    return Executor(threads=args.threads, workers=args.workers, scheduler=args.scheduler,
+                    connect_timeout=args.connect_timeout, worker_timeout=args.worker_timeout)
 
 
 def add_latex(parser, *, what: str) -> None:

@@ -16,12 +16,13 @@ from __future__ import annotations
 from semi_core import _params
 from semi_core.cli._common import Result
 from semi_core.cli._options import (
-    add_dask_args,
+    add_executor_args,
     add_json,
     add_mechanism_args,
     add_progress,
     add_rounds,
     add_seed,
+    executor_from_args,
     mechanism_from_args,
     positive_int,
     progress_enabled,
@@ -46,9 +47,7 @@ def register(subparsers) -> None:
                    help="exact: simulate every datum; sufficient: Gaussian batch means directly")
     p.add_argument("--data", type=str, default="gaussian",
                    help="gaussian | laplace | student-t:NU | bernoulli:P | exponential")
-    p.add_argument("--threads", type=positive_int, default=1,
-                   help="local threads (result unchanged)")
-    add_dask_args(p)
+    add_executor_args(p)
     p.add_argument("--chunk-size", type=positive_int, default=16384,
                    help="rounds per chunk: the unit of work and of seeding (default 16384)")
     p.add_argument("--max-variates", type=float, default=None, metavar="N",
@@ -87,8 +86,7 @@ def handler(args) -> Result:
     # a prior: the Crafter draws tau from it and SeMI-Unif is the Neyman-Pearson test for it
     prior = tau if isinstance(tau, np.ndarray) else None
     kw = dict(data=args.data, mode=args.mode, tau=tau, unif_pmf=prior, p_member=args.p_member,
-              chunk_size=args.chunk_size, threads=args.threads, workers=args.workers,
-              scheduler=args.scheduler, connect_timeout=args.connect_timeout,
+              chunk_size=args.chunk_size, executor=executor_from_args(args),
               progress=progress, max_variates=args.max_variates)
     stream = args.bounded_memory
     if not stream:

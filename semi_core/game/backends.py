@@ -190,17 +190,30 @@ def run_local(fn: Callable, tasks: Sequence, *, threads: int = 1, progress: bool
                     bar.update(sizes[i])
             else:
                 pool = ThreadPoolExecutor(max_workers=threads)
-                try:
-                    def wait_one(futs):
-                        finished, _ = wait(futs, return_when=FIRST_COMPLETED)
-                        return [(f, f.result()) for f in finished]
+                started: dict = {}
 
-                    for i, res in _windowed(lambda i: pool.submit(fn, tasks[i]), wait_one,
-                                            len(tasks), 4 * threads):
+                def submit(i):
+                    fut = pool.submit(fn, tasks[i])
+                    started[fut] = i
+                    return fut
+
+                def wait_one(futs):
+                    finished, _ = wait(futs, return_when=FIRST_COMPLETED)
+                    return [(f, f.result()) for f in finished]
+
+                try:
+                    for i, res in _windowed(submit, wait_one, len(tasks), 4 * threads):
                         fold(i, res)
                         bar.update(sizes[i])
+                except KeyboardInterrupt:
+                    # cancel what has not started, let running tasks finish, keep their results
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    for fut, i in started.items():
+                        if i not in done and fut.done() and not fut.cancelled() \
+                                and fut.exception() is None:
+                            fold(i, fut.result())
+                    raise
                 finally:
-                    # on an interrupt: cancel what has not started, let running tasks finish
                     pool.shutdown(wait=True, cancel_futures=True)
         except KeyboardInterrupt:
             raise Interrupted(done if reduce is None else {i: None for i in done}, acc,

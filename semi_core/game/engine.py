@@ -74,6 +74,7 @@ from semi_core._validation import (
     check_probability,
     memory_limit,
 )
+from semi_core.game.backends import Executor
 from semi_core.game.play import resolve_tau_pmf
 from semi_core.game.result import GameResult
 from semi_core.kernels import _twins
@@ -341,10 +342,8 @@ def _check_budget(params: EngineParams, rounds: int, chunk_size: int, threads: i
 
 
 def simulate(mech, rounds: int, seed=0, *, data="gaussian", mode: str = "exact", tau=None,
-             p_member: float = 0.5, unif_pmf=None, chunk_size: int = 16384, threads: int = 1,
-             workers: int | None = None, scheduler: str | None = None, client=None,
-             progress: bool = False, connect_timeout: float = 10.0,
-             max_variates: float | None = None) -> EngineResult:
+             p_member: float = 0.5, unif_pmf=None, chunk_size: int = 16384, executor=None,
+             progress: bool = False, max_variates: float | None = None) -> EngineResult:
     """Play ``rounds`` SeMI games with the compiled engine and return every statistic.
 
     Parameters
@@ -367,16 +366,12 @@ def simulate(mech, rounds: int, seed=0, *, data="gaussian", mode: str = "exact",
         Prior of SeMI-Unif (uniform by default; see the module notes).
     chunk_size : int
         Rounds per chunk, the unit of work and of seeding (memory O(chunk_size * T)).
-    threads : int
-        Local threads running chunks concurrently (result does not depend on it).
-    workers, scheduler, client
-        Dask: a LocalCluster with ``workers`` processes, an existing scheduler address, or a
-        ``distributed.Client``; identical results to the local run. Only connect to a
-        scheduler you trust (the Dask protocol deserialises objects).
+    executor : Executor, int or None
+        Where chunks run (:class:`~semi_core.game.backends.Executor`: local threads, a Dask
+        ``LocalCluster``, an existing scheduler or client); identical results everywhere.
+        Only connect to a scheduler you trust (the Dask protocol deserialises objects).
     progress : bool
         Show a tqdm progress bar (stderr).
-    connect_timeout : float
-        Seconds to wait for ``scheduler``.
     max_variates : float, optional
         Refuse runs drawing more random variates (default :data:`DEFAULT_MAX_VARIATES`).
 
@@ -395,21 +390,18 @@ def simulate(mech, rounds: int, seed=0, *, data="gaussian", mode: str = "exact",
     ValueError
         When the target is so far that the statistics overflow, or a statistic is not finite.
     """
-    from semi_core.game import backends
-
     rounds = check_int(rounds, "rounds", minimum=1)
     chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
-    threads = check_int(threads, "threads", minimum=1)
+    ex = Executor.coerce(executor)
     params = build_params(mech, data=data, mode=mode, tau=tau, p_member=p_member,
                           unif_pmf=unif_pmf)
     _check_finite_setup(params)
-    _check_budget(params, rounds, chunk_size, threads, max_variates, keep_scores=True)
+    _check_budget(params, rounds, chunk_size, ex.parallelism, max_variates, keep_scores=True)
     root = as_seed_sequence(seed)
     tasks = _Tasks(params, root, rounds, chunk_size)
     t0 = time.perf_counter()
-    outs, backend = backends.run_tasks(_chunk_task, tasks, threads=threads, workers=workers,
-                                       scheduler=scheduler, client=client, progress=progress,
-                                       sizes=tasks.sizes(), connect_timeout=connect_timeout)
+    outs = ex.run(_chunk_task, tasks, progress=progress, sizes=tasks.sizes(), desc="simulate")
+    backend = ex.name
     seconds = time.perf_counter() - t0
     member = np.concatenate([o[0] for o in outs])
     tau_r = np.concatenate([o[1] for o in outs])
@@ -493,10 +485,8 @@ def _grid(lo: float, hi: float, bins: int) -> np.ndarray:
 def simulate_streaming(mech, rounds: int, seed=0, *, fprs=(0.1, 0.01, 0.001), bins: int = 4096,
                        collect_limit: int = 2_000_000, data="gaussian", mode: str = "exact",
                        tau=None, p_member: float = 0.5, unif_pmf=None, chunk_size: int = 16384,
-                       threads: int = 1, workers: int | None = None,
-                       scheduler: str | None = None, client=None, progress: bool = False,
-                       connect_timeout: float = 10.0, max_variates: float | None = None,
-                       max_passes: int = 8) -> dict:
+                       executor=None, progress: bool = False,
+                       max_variates: float | None = None, max_passes: int = 8) -> dict:
     r"""Play ``rounds`` SeMI games in bounded memory: per-class score histograms, exact TPR.
 
     Memory does not grow with ``rounds``: each chunk is reduced to per-class histograms of the
@@ -527,8 +517,8 @@ def simulate_streaming(mech, rounds: int, seed=0, *, fprs=(0.1, 0.01, 0.001), bi
 
     Parameters
     ----------
-    mech, rounds, seed, data, mode, tau, p_member, unif_pmf, chunk_size, threads, workers,
-    scheduler, client, progress, connect_timeout, max_variates
+    mech, rounds, seed, data, mode, tau, p_member, unif_pmf, chunk_size, executor, progress,
+    max_variates
         As in :func:`simulate`.
     fprs : sequence of float in (0, 1)
         Target false-positive rates.
@@ -546,11 +536,10 @@ def simulate_streaming(mech, rounds: int, seed=0, *, fprs=(0.1, 0.01, 0.001), bi
         ``n_members``, ``n_nonmembers``, ``passes``, ``bins``, ``mode``, ``data``,
         ``chunk_size``, ``backend``, ``kernel``, ``seconds``.
     """
-    from semi_core.game import backends
-
     rounds = check_int(rounds, "rounds", minimum=1)
     chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
-    threads = check_int(threads, "threads", minimum=1)
+    ex = Executor.coerce(executor)
+    threads = ex.parallelism
     bins = check_int(bins, "bins", minimum=16, maximum=1 << 22)
     collect_limit = check_int(collect_limit, "collect_limit", minimum=1000)
     max_passes = check_int(max_passes, "max_passes", minimum=2)
@@ -568,16 +557,12 @@ def simulate_streaming(mech, rounds: int, seed=0, *, fprs=(0.1, 0.01, 0.001), bi
     root = as_seed_sequence(seed)
     n_stats = len(STAT_NAMES)
     t0 = time.perf_counter()
-    backend = "local"
+    backend = ex.name
 
     def run(queries, fold):
-        nonlocal backend
         tasks = _Tasks(params, root, rounds, chunk_size, extra=(queries,))
-        acc, backend = backends.run_tasks(
-            _hist_task, tasks, threads=threads, workers=workers, scheduler=scheduler,
-            client=client, progress=progress, sizes=tasks.sizes(), reduce=fold, init=None,
-            connect_timeout=connect_timeout)
-        return acc
+        return ex.run(_hist_task, tasks, progress=progress, sizes=tasks.sizes(), reduce=fold,
+                      init=None, desc="simulate")
 
     # pilot (chunk 0, replayed in pass 1): the histogram range of every statistic
     _m0, _t0, pilot = play_chunk(params, child_seed(root, 0), min(chunk_size, rounds))

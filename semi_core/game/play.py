@@ -333,7 +333,7 @@ def _run(executor: Executor, fn, tasks, sizes, progress, on_interrupt, desc):
 
 def _assemble(parts: list, *, what: str) -> GameResult:
     """Join chunk results in chunk order, checking that every chunk released the same shape."""
-    done = [p for p in parts if p is not None]
+    done = _prefix(parts)  # a partial result is the first chunks, as in the full run
     if not done:
         raise KeyboardInterrupt(f"{what}: interrupted before any chunk finished")
     shapes = {(p[1], p[2]) for p in done}

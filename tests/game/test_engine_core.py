@@ -152,13 +152,13 @@ def test_engine_vs_per_round_reference(data):
 
 def test_thread_count_invariance(seed_setting):
     kw = dict(tau="uniform", chunk_size=700, data="student-t:5")
-    a = simulate(seed_setting, 5000, 77, threads=1, **kw)
-    b = simulate(seed_setting, 5000, 77, threads=2, progress=True, **kw)
+    a = simulate(seed_setting, 5000, 77, **kw)
+    b = simulate(seed_setting, 5000, 77, executor=2, progress=True, **kw)
     np.testing.assert_array_equal(a.member, b.member)
     np.testing.assert_array_equal(a.tau, b.tau)
     for k in a.stats:
         np.testing.assert_array_equal(a.stats[k], b.stats[k])
-    c = simulate(seed_setting, 5000, 78, threads=1, **kw)
+    c = simulate(seed_setting, 5000, 78, **kw)
     assert not np.array_equal(a.stats["semi-star"], c.stats["semi-star"])
 
 
@@ -215,9 +215,9 @@ def test_point_mass_and_pmf_tau(seed_setting):
     (dict(tau=11), ValueError, "tau"),
     (dict(unif_pmf=np.ones(10)), ValueError, "unif_pmf"),
     (dict(chunk_size=0), ValueError, "chunk_size"),
-    (dict(threads=0), ValueError, "threads"),
-    (dict(workers=2, scheduler="tcp://x:1"), ValueError, "not both"),
-    (dict(threads=1.5), TypeError, "threads"),
+    (dict(executor=0), ValueError, "threads"),
+    (dict(executor=1.5), TypeError, "executor"),
+    (dict(executor="dask"), TypeError, "executor"),
 ])
 def test_bad_inputs(seed_setting, kw, exc, match):
     with pytest.raises(exc, match=match):

@@ -8,6 +8,7 @@ import pytest
 
 from semi_core._validation import ResourceLimitError
 from semi_core.audit.roc import summarize
+from semi_core.game.backends import Executor
 from semi_core.game.engine import estimate_resources, simulate, simulate_streaming
 from semi_core.mechanisms.empirical_mean import EmpiricalMean
 
@@ -42,7 +43,7 @@ def test_streaming_threads_and_chunks_do_not_change_the_result():
     mech = EmpiricalMean.isotropic(10, 5)
     a = simulate_streaming(mech, 20_000, 3, mode="sufficient", chunk_size=2048, tau=3)
     b = simulate_streaming(mech, 20_000, 3, mode="sufficient", chunk_size=2048, tau=3,
-                           threads=2)
+                           executor=2)
     assert a["tests"] == b["tests"]
 
 
@@ -69,7 +70,7 @@ def test_streaming_on_dask_equals_local():
     a = simulate_streaming(mech, 20_000, 5, mode="sufficient", chunk_size=4096, tau=2,
                            bins=64)
     b = simulate_streaming(mech, 20_000, 5, mode="sufficient", chunk_size=4096, tau=2,
-                           bins=64, workers=2)
+                           bins=64, executor=Executor(workers=2))
     assert a["tests"] == b["tests"] and b["backend"].startswith("dask")
 
 
