@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln
 
-from semi_core._validation import check_finite_array, check_int, check_probability
+from semi_core._validation import check_finite_array, check_int, check_memory, check_probability
 from semi_core.mechanisms.base import MechanismBase
 
 __all__ = ["ProductLaw", "PerDatumMean", "seed_bernoulli", "seed_targets", "TESTS"]
@@ -318,13 +318,15 @@ class PerDatumMean(MechanismBase):
             s += np.where(inc[:, None], self.target, extra)
             out = s / self.k
         else:
-            out = np.empty((R, self.d))
-            for r in range(R):
-                D = self.law.sample(rng, self.n)
-                if b[r]:
-                    D[rng.integers(self.n)] = self.target      # Alg. 1: replace row j
-                rows = rng.permutation(self.n)[:self.k] if self.k < self.n else slice(None)
-                out[r] = D[rows].mean(axis=0)
+            check_memory(8.0 * R * self.n * self.d, f"{R} datasets of {self.n} x {self.d} rows",
+                         hint="use a smaller chunk_size or mode='sufficient'")
+            D = self.law.sample(rng, (R, self.n))                   # every datum of every round
+            j = rng.integers(self.n, size=R)
+            D[b, j[b]] = self.target                                # Alg. 1: replace row j
+            if self.k < self.n:                                     # a uniform k-subset per round
+                keep = np.argsort(rng.random((R, self.n)), axis=1)[:, :self.k]
+                D = np.take_along_axis(D, keep[:, :, None], axis=1)
+            out = D.mean(axis=1)
         if self.noisy:
             out += self.noise_std * rng.standard_normal((R, self.d)) / math.sqrt(self.n)
         return out[:, None, :]
