@@ -24,9 +24,10 @@ its one-term Edgeworth power.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import log_ndtr, ndtri
+from scipy.special import ndtri
 
 from semi_core._validation import check_finite_array, check_int
+from semi_core.stats import gdp as _gdp
 from semi_core.symbolic import leakage as S
 
 __all__ = [
@@ -164,16 +165,18 @@ def gdp_delta(eps, m) -> np.ndarray:
         \delta(\varepsilon)=\Phi\Big(-\tfrac{\varepsilon}{\sqrt m}+\tfrac{\sqrt m}2\Big)
           -e^{\varepsilon}\Phi\Big(-\tfrac{\varepsilon}{\sqrt m}-\tfrac{\sqrt m}2\Big)
 
-    evaluated in log space (``log_ndtr``) so that tiny values keep relative accuracy.
+    The project's one GDP privacy profile (:func:`semi_core.stats.gdp.gdp_delta`, stable in the
+    tail) at :math:`\mu=\sqrt m`, broadcast over ``eps`` and ``m``.
     """
     e = np.asarray(eps, dtype=float)
     if np.isnan(e).any() or (e < 0).any():
         raise ValueError(f"eps must be >= 0, got {eps!r}")
-    mu = np.sqrt(_m(m, positive=True))
-    a = log_ndtr(-e / mu + mu / 2)
-    b = e + log_ndtr(-e / mu - mu / 2)
-    with np.errstate(divide="ignore"):
-        return np.exp(a) * -np.expm1(np.minimum(b - a, 0.0))
+    e, mm = np.broadcast_arrays(e, np.asarray(_m(m, positive=True), dtype=float))
+    out = np.empty(e.shape)
+    for val in np.unique(mm):
+        sel = mm == val
+        out[sel] = _gdp.gdp_delta(e[sel], float(np.sqrt(val)))
+    return out
 
 
 # ------------------------------------------------------------------------- sub-sampling
