@@ -53,7 +53,8 @@ The vocabulary
     certification method ``band | dkw | cp | gdp | one-run`` (default ``band``;
     :func:`semi_core.audit.epsilon_lower_bound`).
 ``--progress/--no-progress``
-    progress bar on stderr (default: when stderr is a terminal and not ``--json``).
+    progress on stderr: a bar on a terminal, else a line every 10 s, and the estimated time
+    of long work (default: on unless ``--json``).
 ``--threads``, ``--workers``, ``--scheduler``, ``--connect-timeout``, ``--worker-timeout``
     where the games run (:class:`semi_core.game.backends.Executor`; every command that plays
     games takes them; the result does not depend on them). Dask: only trusted schedulers (the
@@ -258,20 +259,22 @@ def add_method(parser) -> None:
 
 
 def add_progress(parser) -> None:
-    """``--progress`` / ``--no-progress`` (default: when stderr is a terminal)."""
+    """``--progress`` / ``--no-progress`` (default: on unless ``--json``)."""
     bar = parser.add_mutually_exclusive_group()
     bar.add_argument("--progress", dest="progress", action="store_true", default=None,
-                     help="show a progress bar on stderr (default: when stderr is a terminal "
-                          "and not --json)")
+                     help="report progress on stderr: a bar on a terminal, else a line every "
+                          "10 s, and the estimated time before long work (default: on unless "
+                          "--json)")
     bar.add_argument("--no-progress", dest="progress", action="store_false",
-                     help="hide the progress bar")
+                     help="report no progress")
 
 
 def progress_enabled(args) -> bool:
-    """Resolve ``--progress``: explicit flag, else stderr is a TTY and no ``--json``."""
+    """Resolve ``--progress``: the explicit flag, else on unless ``--json`` (a bar on a
+    terminal, plain lines otherwise: :mod:`semi_core._progress`)."""
     if args.progress is not None:
         return bool(args.progress)
-    return sys.stderr.isatty() and not getattr(args, "json", False)
+    return not getattr(args, "json", False)
 
 
 def add_executor_args(parser) -> None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from semi_core._progress import as_reporter
 from semi_core._validation import check_int, check_positive
 
 __all__ = ["Executor", "Interrupted", "run_tasks", "run_local", "run_dask",
@@ -141,11 +142,10 @@ class Executor:
         return out
 
 
-def _bar(total: int, progress: bool, desc: str = "simulate"):
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, disable=not progress, unit="round", desc=desc,
-                dynamic_ncols=True, leave=False)
+def _bar(total: int, progress, desc: str = "simulate"):
+    """A counted progress stage (:mod:`semi_core._progress`): a bar on a terminal, a line every
+    few seconds otherwise, nothing when ``progress`` is off."""
+    return as_reporter(progress).stage(desc, total=total, unit="round")
 
 
 def _windowed(submit: Callable, wait_one: Callable, n: int, window: int) -> Iterator:

@@ -51,6 +51,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from semi_core._progress import as_reporter
 from semi_core._rng import as_seed_sequence, child_seed
 from semi_core._validation import (
     check_int,
@@ -379,8 +380,9 @@ def play(mech, rounds: int, seed=0, *, p_member: float = 0.5, tau=None, unif_pmf
     executor : Executor, int or None
         Where chunks run (:class:`~semi_core.game.backends.Executor`; an int is a thread
         count); the result does not depend on it.
-    progress : bool
-        A progress bar on stderr.
+    progress : bool, Reporter or callable
+        Report progress (:mod:`semi_core._progress`: a bar on a terminal, a line every few
+        seconds otherwise) and the estimated time before long work.
     on_interrupt : {"raise", "partial"}
         On SIGINT/SIGTERM: propagate, or return the finished chunks flagged ``partial``.
 
@@ -408,6 +410,7 @@ def play(mech, rounds: int, seed=0, *, p_member: float = 0.5, tau=None, unif_pmf
                         n_stats=len(tests) + sum(len(s.names) for s in scorers), pilot_seed=root,
                         scorers=scorers)
     _check_estimate(est, f"{rounds} rounds of {type(mech).__name__}")
+    as_reporter(progress).announce(est.seconds, f"{rounds} rounds of {type(mech).__name__}")
     spec = _PlaySpec(mech, root, rounds, chunk_size, p_member, tau_pmf, upmf, tests, scorers)
     n_chunks = -(-rounds // chunk_size)
     tasks = [(spec, k) for k in range(n_chunks)]
@@ -514,8 +517,9 @@ def play_sweep(mech, rounds: int, taus, seed=0, *, p_member: float = 0.5, unif_p
     est = estimate_play(mech, n_h0 + sum(int(b.sum()) for b in bits.values()),
                         chunk_size=chunk_size, executor=ex, n_stats=n_stats, pilot_seed=root,
                         scorers=scorers)
-    _check_estimate(est, f"{rounds} rounds at {len(taus)} insertion times of "
-                         f"{type(mech).__name__}")
+    what = f"{rounds} rounds at {len(taus)} insertion times of {type(mech).__name__}"
+    _check_estimate(est, what)
+    as_reporter(progress).announce(est.seconds, what)
     spec = _SweepSpec(mech, root, taus, upmf, tests, scorers)
     tasks, sizes = [], []
     for k, lo in enumerate(range(0, n_h0, chunk_size)):
