@@ -139,7 +139,7 @@ class EngineParams:
         return int(per_step.sum()) * self.d
 
 
-@dataclass
+@dataclass(repr=False)
 class EngineResult(GameResult):
     """:class:`~semi_core.game.result.GameResult` plus how it was produced."""
 

@@ -15,10 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from semi_core._table import Table, require_pandas
+
 __all__ = ["GameResult"]
 
 
-@dataclass
+@dataclass(repr=False)
 class GameResult:
     """Outcome of R rounds of a membership game.
 
@@ -97,6 +99,50 @@ class GameResult:
             seed=first.seed, metadata=dict(first.metadata),
             partial=any(p.partial for p in parts),
         )
+
+    def __repr__(self) -> str:
+        taus = np.unique(self.tau) if self.tau.size else np.array([], dtype=np.int64)
+        tau = (f"{taus[0]}" if taus.size == 1 else f"{taus.min()}..{taus.max()}") \
+            if taus.size else "-"
+        flag = ", partial" if self.partial else ""
+        return (f"GameResult(rounds={self.rounds}, members={int(self.member.sum())}, "
+                f"tests={list(self.stats)}, tau={tau}, seed={self.seed}{flag})")
+
+    def summary(self) -> Table:
+        """Per test: games per class and the mean / standard deviation of the scores in each
+        class, with the standardised separation :math:`(\bar s_1-\bar s_0)/s_{pooled}`
+        (ROC metrics and certified bounds: :func:`semi_core.audit.roc.summarize`,
+        :func:`semi_core.audit.games.audit_game_result`)."""
+        rows = []
+        for name, v in self.stats.items():
+            a, b = v[self.member], v[~self.member]
+            fa, fb = a[np.isfinite(a)], b[np.isfinite(b)]
+            m1 = float(fa.mean()) if fa.size else float("nan")
+            m0 = float(fb.mean()) if fb.size else float("nan")
+            s1 = float(fa.std(ddof=1)) if fa.size > 1 else float("nan")
+            s0 = float(fb.std(ddof=1)) if fb.size > 1 else float("nan")
+            pooled = float(np.sqrt((s1**2 + s0**2) / 2))
+            rows.append({"test": name, "members": int(a.size), "non_members": int(b.size),
+                         "mean_member": m1, "mean_non_member": m0, "sd_member": s1,
+                         "sd_non_member": s0,
+                         "separation": (m1 - m0) / pooled if pooled > 0 else float("nan")})
+        return Table(rows, title=repr(self))
+
+    def _repr_html_(self) -> str:
+        return self.summary()._repr_html_()
+
+    def to_frame(self):
+        """Tidy long form, one row per (round, test): ``round, member, tau, test, score``
+        (pandas optional)."""
+        pd = require_pandas()
+        k = len(self.stats)
+        return pd.DataFrame({
+            "round": np.tile(np.arange(self.rounds), k),
+            "member": np.tile(self.member, k),
+            "tau": np.tile(self.tau, k),
+            "test": np.repeat(list(self.stats), self.rounds),
+            "score": np.concatenate(list(self.stats.values())) if k else np.array([]),
+        })
 
     def to_dict(self, *, arrays: bool = False) -> dict[str, Any]:
         """Plain dict: counts, seed and metadata (and the arrays when ``arrays``)."""

@@ -83,3 +83,26 @@ def test_unif_power_between_final_and_star():
 def test_bad_inputs(kwargs, match):
     with pytest.raises(ValueError, match=match):
         play(EmpiricalMean.isotropic(4, 3), **kwargs)
+
+
+def test_notebook_forms():
+    """Short repr, a summary table (text and HTML), tidy long frame, JSON-safe dict."""
+    import json
+
+    from semi_core._json import to_jsonable
+
+    r = play(EmpiricalMean.isotropic(10, 5, distance=3.0), 2000, seed=0)
+    text = repr(r)
+    assert text.startswith("GameResult(rounds=2000") and len(text) < 200 and "array" not in text
+    tab = r.summary()
+    assert [row["test"] for row in tab] == list(r.stats)
+    star = tab[0]
+    assert star["members"] + star["non_members"] == 2000 and star["separation"] > 0.5
+    assert r._repr_html_().startswith("<table>")
+    json.dumps(to_jsonable(r.to_dict()))
+    pd = pytest.importorskip("pandas")
+    df = r.to_frame()
+    assert isinstance(df, pd.DataFrame) and df.shape == (4 * 2000, 5)
+    assert set(df["test"]) == set(r.stats)
+    np.testing.assert_array_equal(df[df["test"] == "final"]["score"].to_numpy(),
+                                  r.stats["final"])
