@@ -15,6 +15,10 @@ Three Crafters (SeMI seed Alg. 1), one machinery:
     round :math:`\#\{r'<r: B^{\tau}_{r'}=0\}`. For each :math:`\tau` the non-member rounds are
     i.i.d. :math:`H_0` rounds, as the game requires; results for different :math:`\tau` are
     dependent (which matters only for a post-hoc maximum over :math:`\tau`).
+:func:`play_recorded`
+    games that were played elsewhere: recorded releases (a user's saved checkpoints, logged
+    scores) whose membership and insertion times are known, scored by the same statistics and
+    scorers as every other game; the mechanism only ``load`` s its releases.
 :func:`play_pool`
     population games, where one trained model serves many rounds: the Crafter draws a
     membership matrix (models :math:`\times` records), a *pool mechanism* trains one model per
@@ -65,7 +69,7 @@ from semi_core.game.backends import Executor, Interrupted
 from semi_core.game.result import GameResult
 from semi_core.mechanisms.base import is_mechanism, offered_tests, statistics
 
-__all__ = ["play", "play_sweep", "play_pool", "crafter", "resolve_tau_pmf", "Scorer",
+__all__ = ["play", "play_sweep", "play_pool", "play_recorded", "crafter", "resolve_tau_pmf", "Scorer",
            "PoolScorer", "PoolView", "scorer", "estimate_play", "Estimate", "ON_INTERRUPT"]
 
 #: What an interrupt does: re-raise (``KeyboardInterrupt``) or return the finished chunks.
@@ -767,3 +771,106 @@ def play_pool(mech, models: int, seed=0, *, p_member: float = 0.5, target_models
                     "independence": "rounds of one target model share that model: they are "
                                     "not independent games"}
     return res, view
+
+
+# --------------------------------------------------------------------------------- recorded
+@dataclass(frozen=True)
+class _RecordedSpec:
+    mech: Any
+    items: tuple
+    member: np.ndarray
+    tau: np.ndarray
+    unif_pmf: np.ndarray | None
+    tests: tuple[str, ...]
+    scorers: tuple
+    root: np.random.SeedSequence
+    chunk_size: int
+
+
+def _recorded_chunk(task):
+    spec, k = task
+    lo = k * spec.chunk_size
+    hi = min(lo + spec.chunk_size, len(spec.items))
+    rel = spec.mech.load(spec.items[lo:hi])
+    if not isinstance(rel, np.ndarray) or rel.shape[0] != hi - lo or rel.dtype.kind not in "biuf":
+        raise ValueError(f"{type(spec.mech).__name__}.load must return a real array with "
+                         f"{hi - lo} rows, got {type(rel).__name__} {getattr(rel, 'shape', None)}")
+    tau = spec.tau[lo:hi]
+    st = statistics(spec.mech, rel, tau, tests=spec.tests, unif_pmf=spec.unif_pmf)
+    if spec.scorers:
+        ss = child_seed(spec.root, k)
+        st.update(_apply_scorers(spec.scorers, rel, tau, _scorer_rng(ss), hi - lo))
+    return GameResult(spec.member[lo:hi], tau, st), rel.shape[1:], rel.dtype.str
+
+
+def play_recorded(mech, items: Sequence, member, tau, seed=0, *, unif_pmf=None, tests=None,
+                  scorers=(), chunk_size: int = 16, executor=None, progress: bool = False,
+                  on_interrupt: str = "raise") -> GameResult:
+    r"""Score games that were played elsewhere (recorded releases with known membership).
+
+    The rounds are ``items`` (e.g. one directory of checkpoints per training run); chunk ``k``
+    asks the mechanism to ``load`` its items into releases and scores them exactly as
+    :func:`play` scores the releases it draws (:func:`~semi_core.mechanisms.base.statistics`
+    plus scorers; scorer randomness from stream ``(seed, k)``). The membership bits and
+    insertion times come from the recording: the certified bounds on the result are valid
+    when they were drawn as the game requires (independently, membership with a probability
+    fixed in advance), which the caller must ensure.
+
+    Parameters
+    ----------
+    mech : recorded mechanism
+        ``T``, ``load(items) -> releases`` (first axis: one row per item),
+        ``log_lr_steps(releases) -> (k, T)``, ``params()``.
+    items : sequence
+        One picklable item per round (paths, indices).
+    member : array_like of bool, shape (R,)
+    tau : int or array_like of int, shape (R,)
+        Insertion times in ``1..T`` (known to SeMI*).
+    seed, unif_pmf, tests, scorers, chunk_size, executor, progress, on_interrupt
+        As in :func:`play` (``chunk_size`` in items).
+
+    Returns
+    -------
+    GameResult
+    """
+    for m in ("T", "load", "log_lr_steps", "params"):
+        if not hasattr(mech, m):
+            raise TypeError(f"mech must be a recorded mechanism (T, load, log_lr_steps, "
+                            f"params); {type(mech).__name__} lacks {m!r}")
+    T = check_int(mech.T, f"{type(mech).__name__}.T", minimum=1)
+    items = tuple(items)
+    R = len(items)
+    if R == 0:
+        raise ValueError("items must hold at least one recorded round")
+    member = np.asarray(member)
+    if member.dtype != bool or member.shape != (R,):
+        raise ValueError(f"member must be {R} booleans (one per item), got {member.dtype} "
+                         f"{member.shape}")
+    tau = np.broadcast_to(np.asarray(tau), (R,)).astype(np.int64)
+    if tau.size and (tau.min() < 1 or tau.max() > T):
+        raise ValueError(f"tau must be in 1..{T}, got values in {tau.min()}..{tau.max()}")
+    chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
+    if on_interrupt not in ON_INTERRUPT:
+        raise ValueError(f"on_interrupt must be one of {ON_INTERRUPT}, got {on_interrupt!r}")
+    upmf = None if unif_pmf is None else check_pmf(unif_pmf, "unif_pmf", size=T)
+    offered = offered_tests(mech)
+    tests = offered if tests is None else tuple(str(t) for t in tests)
+    bad = [t for t in tests if t not in offered]
+    if bad:
+        raise ValueError(f"tests must be drawn from {list(offered)}, got {bad}")
+    scorers = _check_scorers(scorers, tests)
+    ex = Executor.coerce(executor)
+    root = as_seed_sequence(seed)
+    spec = _RecordedSpec(mech, items, member, tau, upmf, tests, scorers, root, chunk_size)
+    n_chunks = -(-R // chunk_size)
+    tasks = [(spec, k) for k in range(n_chunks)]
+    sizes = [min(chunk_size, R - k * chunk_size) for k in range(n_chunks)]
+    t0 = time.perf_counter()
+    parts, partial = _run(ex, _recorded_chunk, tasks, sizes, progress, on_interrupt, "score")
+    out = _assemble(parts, what="play_recorded")
+    out.seed = root.entropy if isinstance(root.entropy, int) else None
+    out.partial = partial
+    out.metadata = {"game": "recorded", "chunk_size": chunk_size, "mechanism": mech.params(),
+                    "executor": ex.name, "seconds": time.perf_counter() - t0,
+                    "rounds_requested": R, "partial": partial}
+    return out

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from semi_core._table import Table, require_pandas
+from semi_core._validation import as_score_array
 
 __all__ = ["GameResult"]
 
@@ -55,9 +56,9 @@ class GameResult:
         self.tau = tau if tau.shape == self.member.shape else \
             np.broadcast_to(tau, self.member.shape).copy()
         for k, v in self.stats.items():
-            if np.iscomplexobj(v):  # np.asarray(v, float) would drop the imaginary part
-                raise TypeError(f"stats[{k!r}] must be real-valued, got a complex array")
-            v = np.asarray(v, dtype=float)
+            # the one score converter: exact, or refused with its type named (complex values,
+            # masked arrays with masked entries: np.asarray would drop the mask silently)
+            v = as_score_array(v, f"stats[{k!r}]")
             if v.shape != self.member.shape:
                 raise ValueError(f"stats[{k!r}] must have shape {self.member.shape}, got {v.shape}")
             self.stats[k] = v
