@@ -66,8 +66,12 @@ class Table:
         widths = [max([len(c)] + [len(row[j]) for row in cells])
                   for j, c in enumerate(self.columns)]
         lines = [self.title] if self.title else []
-        lines.append("  ".join(c.ljust(w) for c, w in zip(self.columns, widths, strict=True)))
-        lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths, strict=True))
+        left = [isinstance(self.rows[0].get(c), str) if self.rows else False
+                for c in self.columns]
+        lines.append("  ".join(c.ljust(w) if lf else c.rjust(w)
+                               for c, w, lf in zip(self.columns, widths, left, strict=True)))
+        lines += ["  ".join(v.ljust(w) if lf else v.rjust(w)
+                            for v, w, lf in zip(row, widths, left, strict=True))
                   for row in cells]
         return "\n".join(lines)
 

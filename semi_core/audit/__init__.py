@@ -5,6 +5,8 @@
 - :mod:`semi_core.audit.ground_truth`: exact :math:`\\varepsilon(\\delta)` of mu-GDP and of the
   Gaussian mechanism (:func:`gdp_delta`, :func:`gdp_epsilon`).
 - :mod:`semi_core.audit.roc`: :func:`roc_metrics` (TPR at FPR, AUC, advantage, intervals).
+- :mod:`semi_core.audit.score_auditor`: :class:`ScoreAuditor`, the one object for scores a user
+  already has (bounds, TPR at FPR, ROC; a migration table from jax_privacy).
 """
 
 from semi_core.audit.bounds import (
@@ -17,6 +19,7 @@ from semi_core.audit.bounds import (
     epsilon_lower_bound_from_counts,
 )
 from semi_core.audit.roc import RocMetrics, advantage, auc, roc_curve, roc_metrics, tpr_at_fpr
+from semi_core.audit.score_auditor import ScoreAuditor
 from semi_core.stats.gdp import (
     gaussian_mechanism_epsilon,
     gdp_delta,
@@ -37,6 +40,7 @@ __all__ = [
     "gdp_epsilon",
     "gdp_log_delta",
     "RocMetrics",
+    "ScoreAuditor",
     "advantage",
     "auc",
     "roc_curve",
