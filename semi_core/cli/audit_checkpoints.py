@@ -165,7 +165,7 @@ def handler(args) -> Result:
                           max_grad_norm=args.max_grad_norm, loss=args.loss)
     tau = taus if taus is not None else args.tau
     out = audit_checkpoints(runs, dirs, member=member, tau=tau, delta=args.delta,
-                            failure_prob=args.failure_prob, method=args.method,
+                            failure_prob=args.failure_prob, methods=args.method,
                             executor=executor_from_args(args), progress=progress_enabled(args),
                             seed=args.seed)
     game = out.pop("game", None)

@@ -338,7 +338,7 @@ class TargetLossScorer:
 
 
 def audit_checkpoints(runs: CheckpointRuns, directories: Sequence, *, member=None, tau=None,
-                      delta: float = 1e-5, failure_prob: float = 0.05, method: str | None = None,
+                      delta: float = 1e-5, failure_prob: float = 0.05, methods=None,
                       executor=None, progress=False, seed=0) -> dict[str, Any]:
     r"""Audit saved runs: the log-LR trajectory of each, and certified bounds over labelled runs.
 
@@ -353,9 +353,11 @@ def audit_checkpoints(runs: CheckpointRuns, directories: Sequence, *, member=Non
         trajectories and statistics are reported.
     tau : int or array_like of int, optional
         Insertion step(s) known to SeMI* (needed with ``member``).
-    delta, failure_prob, method
-        Of the certified bounds (:func:`semi_core.audit.games.audit_game_result`; every
-        certifying method of :mod:`semi_core.audit.bounds` when ``method`` is None).
+    delta, failure_prob : float
+        Of the certified bounds (:func:`semi_core.audit.games.audit_game_result`).
+    methods : str or sequence of str, optional
+        Certifying methods of :mod:`semi_core.audit.bounds` (default: its default method); the
+        runs are scored once, whatever the number of methods.
     executor, progress, seed
         As in :func:`semi_core.game.play.play_recorded`.
 
@@ -387,7 +389,8 @@ def audit_checkpoints(runs: CheckpointRuns, directories: Sequence, *, member=Non
         raise ValueError(f"member must label at least 2 runs of each class, got "
                          f"{int(res.member.sum())} members and {int((~res.member).sum())} "
                          "non-members")
-    methods = [method or DEFAULT_METHOD]
+    methods = [DEFAULT_METHOD] if methods is None else (
+        [methods] if isinstance(methods, str) else list(methods))
     bounds = {m: audit_game_result(res, delta=delta, failure_prob=failure_prob, method=m)
               for m in methods}
     return {"runs": len(dirs), "config": runs.params(), "members": int(res.member.sum()),
