@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numbers
 import os
+from collections.abc import Iterator, Mapping, Set
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,7 @@ __all__ = [
     "check_failure_prob",
     "check_scores",
     "check_score_matrix",
+    "as_score_array",
     "check_real",
     "check_output_path",
     "ResourceLimitError",
@@ -176,22 +178,94 @@ def check_scores(scores, name: str) -> np.ndarray:
     """1-D, non-empty float array without NaN (``+-inf`` allowed: e.g. infinite log-LRs).
 
     The one validator of membership scores: every path that certifies an epsilon bound calls
-    it (directly or through :func:`check_score_matrix`).
+    it (directly or through :func:`check_score_matrix`); what it accepts is decided by
+    :func:`as_score_array`.
     """
     return check_score_matrix(scores, name, ndim=1)
 
 
+_NOTHING = object()
+
+
+def _masked_in_sequence(seq) -> int:
+    """Masked entries of masked arrays nested in lists/tuples (np.asarray drops their masks)."""
+    total = 0
+    for v in seq:
+        if isinstance(v, np.ma.MaskedArray):
+            total += int(np.ma.getmaskarray(v).sum())
+        elif isinstance(v, list | tuple):
+            total += _masked_in_sequence(v)
+    return total
+
+
+def _type_name(values) -> str:
+    t = type(values)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def as_score_array(scores, name: str) -> np.ndarray:
+    """Convert scores to a plain float ``ndarray`` exactly, or refuse them with their type named.
+
+    Accepted, value for value: ``ndarray`` (and subclasses other than masked arrays) of bool
+    (0/1), integer or real floating dtype; lists, tuples and nested sequences of real numbers;
+    objects with ``__array__`` (pandas Series/DataFrame, CPU torch tensors, xarray) that give
+    such an array; object arrays whose every element is a real number. A ``numpy.ma`` masked
+    array is accepted as its data only when no entry is masked: a masked entry is refused, never
+    silently unmasked (its data would enter the bound). Refused with ``TypeError``: complex
+    values, strings and bytes (a CSV is parsed by its loader, not here), datetimes, ``None`` or
+    other non-numbers in object arrays, generators and iterators (their values would be
+    consumed), sets and mappings, anything NumPy cannot convert (a torch tensor that requires
+    grad: detach it). Integers above :math:`2^{53}` round to the nearest float: a monotone map,
+    so thresholds ``score > gamma`` and every distribution-free bound are unchanged in validity.
+    Shape, emptiness and NaN are checked by :func:`check_score_matrix`.
+    """
+    kind = _type_name(scores)
+    if isinstance(scores, str | bytes | bytearray | memoryview | Set | Mapping | Iterator):
+        raise TypeError(f"{name} must be an array of real numbers (ndarray, list, tuple, "
+                        f"Series, tensor), got {kind}")
+    n_masked = _masked_in_sequence(scores) if isinstance(scores, list | tuple) else 0
+    if n_masked:
+        raise TypeError(f"{name} is a {kind} holding masked arrays with {n_masked} masked "
+                        "entries: masked scores are not dropped silently; pass the "
+                        "compressed() arrays, or fill them explicitly")
+    try:
+        arr = np.asanyarray(scores)  # keeps a masked array (np.asarray would drop the mask)
+    except Exception as exc:  # noqa: BLE001 - e.g. torch: RuntimeError for grad tensors
+        raise TypeError(f"{name}: cannot convert {kind} to a numeric array: "
+                        f"{' '.join(str(exc).split())[:200]}") from None
+    if isinstance(arr, np.ma.MaskedArray):
+        n_masked = int(np.ma.getmaskarray(arr).sum())
+        if n_masked:
+            raise TypeError(f"{name} is a masked array with {n_masked} masked entr"
+                            f"{'y' if n_masked == 1 else 'ies'}: masked scores are not dropped "
+                            "silently (their hidden values would enter the bound); pass "
+                            "scores.compressed() to drop them, or fill them explicitly")
+        arr = np.ma.getdata(arr)
+    arr = np.asarray(arr)
+    if arr.dtype.kind == "O":
+        bad = next((v for v in arr.reshape(-1)
+                    if not isinstance(v, numbers.Real | np.bool_)), _NOTHING)
+        if bad is not _NOTHING:
+            raise TypeError(f"{name} must hold real numbers only, got an element of type "
+                            f"{_type_name(bad)} ({kind} of objects)")
+    elif arr.dtype.kind == "c":
+        raise TypeError(f"{name} must be real-valued, got a complex array ({kind})")
+    elif arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got {kind} of dtype {arr.dtype} "
+                        "(strings, bytes, datetimes and records are not scores)")
+    try:
+        return np.asarray(arr, dtype=float)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise TypeError(f"{name} must be a numeric array ({kind}): {exc}") from None
+
+
 def check_score_matrix(scores, name: str, *, ndim: int = 2) -> np.ndarray:
     """Scores as a float array of ``ndim`` dimensions (rows = independent audits), non-empty
-    along the last axis, without NaN, real-valued."""
-    if np.iscomplexobj(scores):
-        raise TypeError(f"{name} must be real-valued, got a complex array")
-    try:
-        arr = np.asarray(scores, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a numeric array: {exc}") from None
+    along the last axis, without NaN, real-valued (what is accepted: :func:`as_score_array`)."""
+    arr = as_score_array(scores, name)
     if arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape}")
+        raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape} "
+                         f"({_type_name(scores)})")
     if arr.shape[-1] == 0 or arr.size == 0:
         raise ValueError(f"{name} is empty: both member and non-member scores are needed "
                          "(at least 1 each)")
@@ -214,11 +288,25 @@ def check_real(value, name: str, *, finite: bool = True) -> float:
 def check_output_path(path, name: str, *, kind: str = "file", suffix: str | None = None) -> Path:
     """Check an output path *before* any work is done; return it as a :class:`~pathlib.Path`.
 
-    ``kind="file"``: the parent directory must exist and be writable, and the path must not be a
-    directory. ``kind="dir"``: the path must be a writable directory or creatable (its nearest
-    existing ancestor is a writable directory), and must not be an existing file. An empty path
-    is refused (it would silently mean the current directory).
+    Nothing is opened at ``path`` and nothing is followed through a link there: the check calls
+    ``lstat`` on the path and probes writability with a new, randomly named file created with
+    ``O_EXCL | O_NOFOLLOW`` (:func:`semi_core._io.probe_writable_dir`), removed at once. The
+    write itself goes through :mod:`semi_core._io` (a new file renamed over the path).
+
+    ``kind="file"``: the parent directory must exist and accept new files; the path must be
+    absent or a regular file the caller may write. A symbolic link (dangling or not) is refused
+    (``FileExistsError``), a directory too (``IsADirectoryError``), and a FIFO, socket or device
+    is refused at once, never opened (it would block or write elsewhere). In a sticky directory
+    (``/tmp``) a file owned by someone else is refused (it could not be replaced).
+    ``kind="dir"``: the path must be an existing directory (not a link) that accepts new files,
+    or absent with its nearest existing ancestor a directory that does; it is *not* created here
+    (:func:`semi_core._io.atomic_output_dir` publishes it complete at the end). An empty path is
+    refused (it would silently mean the current directory).
     """
+    import stat as _stat
+
+    from semi_core._io import probe_writable_dir, refuse_link_or_special
+
     if path is None or not str(path).strip():
         raise ValueError(f"{name} must be a non-empty path, got {path!r}")
     if kind not in ("file", "dir"):
@@ -226,39 +314,50 @@ def check_output_path(path, name: str, *, kind: str = "file", suffix: str | None
     p = Path(str(path)).expanduser()
     if suffix is not None and kind == "file" and p.suffix.lower() != suffix:
         raise ValueError(f"{name} must name a {suffix} file, got {str(path)!r}")
+
+    def probe(directory: Path, what: str) -> None:
+        try:
+            probe_writable_dir(directory)
+        except OSError as exc:
+            raise PermissionError(f"{name}: cannot create files in {what} {directory} "
+                                  f"({exc.strerror or exc})") from None
+
     if kind == "file":
-        if p.is_dir():
-            raise IsADirectoryError(f"{name}: {path} is a directory, expected a file path")
+        st = refuse_link_or_special(p, name)
         parent = p.parent if str(p.parent) else Path(".")
         if not parent.is_dir():
             raise FileNotFoundError(f"{name}: directory {parent} does not exist")
-        existed = p.exists()
-        try:  # a real probe: os.access is true for root even on read-only mounts
-            with open(p, "ab"):
-                pass
-        except OSError as exc:
-            raise PermissionError(f"{name}: {path} is not writable ({exc.strerror or exc})") \
-                from None
-        if not existed:
-            p.unlink()
+        probe(parent, "the directory")
+        if st is not None:
+            if not os.access(p, os.W_OK, follow_symlinks=False):
+                raise PermissionError(f"{name}: {path} is not writable (read-only file)")
+            pst = os.stat(parent)
+            euid = os.geteuid() if hasattr(os, "geteuid") else 0
+            if (pst.st_mode & _stat.S_ISVTX and euid not in (0, st.st_uid, pst.st_uid)):
+                raise PermissionError(f"{name}: {path} belongs to another user in a sticky "
+                                      "directory and cannot be replaced")
         return p
-    if p.exists() and not p.is_dir():
-        raise FileExistsError(f"{name}: {path} exists and is not a directory")
+    try:
+        st = os.lstat(p)
+    except FileNotFoundError:
+        st = None
+    if st is not None:
+        if _stat.S_ISLNK(st.st_mode):
+            raise FileExistsError(f"{name}: {path} is a symbolic link; output directories are "
+                                  "never written through a link: remove it or name the "
+                                  "directory itself")
+        if not _stat.S_ISDIR(st.st_mode):
+            raise FileExistsError(f"{name}: {path} exists and is not a directory")
+        probe(p, "the directory")
+        return p
     anc = p
-    while not anc.exists():
+    while not os.path.lexists(anc):
         if anc.parent == anc:
             break
         anc = anc.parent
     if not anc.is_dir():
         raise NotADirectoryError(f"{name}: {anc} (an ancestor of {path}) is not a directory")
-    try:  # create it now (the work would create it anyway) and probe a write
-        p.mkdir(parents=True, exist_ok=True)
-        probe = p / ".semi_core_write_probe"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        raise PermissionError(f"{name}: cannot write into {path} ({exc.strerror or exc})") \
-            from None
+    probe(anc, "the directory")
     return p
 
 

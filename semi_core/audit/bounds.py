@@ -78,6 +78,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from semi_core._validation import (
+    as_score_array,
     check_delta,
     check_failure_prob,
     check_int,
@@ -98,6 +99,8 @@ __all__ = [
     "check_failure_prob",
     "check_scores",
     "METHODS",
+    "ASSUMPTIONS",
+    "assumption_of",
 ]
 
 METHODS = ("band", "dkw", "cp", "gdp", "one-run")
@@ -109,6 +112,37 @@ COUNT_METHODS = ("cp", "dkw", "gdp")
 CP_RANK_DENSE, CP_RANK_RATIO = 4, 1.3
 SIDES = ("one", "two")
 GDP_FITS = ("tradeoff", "gaussian")
+
+#: What each bound rests on: stable identifier -> sentence (``AuditResult.assumption`` and
+#: ``assumption_text``). Only the distribution-free ones hold for every mechanism and score law.
+ASSUMPTIONS = {
+    "iid-games": "independent games: member scores i.i.d. and non-member scores i.i.d. "
+                 "(distribution-free: any mechanism, any score law, ties included)",
+    "iid-games+preregistered": "independent games (member scores i.i.d., non-member scores "
+                               "i.i.d.) and thresholds fixed without looking at these scores "
+                               "(distribution-free otherwise)",
+    "mu-gdp": "the mechanism is mu-GDP: its trade-off curve is Gaussian (true for the Gaussian "
+              "mechanism, a CLT approximation for DP-SGD, false e.g. for randomised response, "
+              "where the bound over-claims); independent games",
+    "gaussian-scores": "the scores are Gaussian with equal variances in both classes (hence a "
+                       "mu-GDP trade-off); over-claims for other score laws; independent games",
+    "one-run-bernoulli-half": "each canary was included independently with probability 1/2, "
+                              "independently of everything else, and the guesses are a "
+                              "function of the run's output only, their counts fixed before "
+                              "the inclusion bits were seen (Steinke, Nasr & Jagielski 2023); "
+                              "class sizes incompatible with Bernoulli(1/2) are refused",
+}
+
+
+def assumption_of(method: str, *, gdp_fit: str = "tradeoff", thresholds=None) -> str:
+    """The :data:`ASSUMPTIONS` key a bound of ``method`` rests on."""
+    if method == "gdp":
+        return "gaussian-scores" if gdp_fit == "gaussian" else "mu-gdp"
+    if method == "one-run":
+        return "one-run-bernoulli-half"
+    if method == "cp" and thresholds is not None and not isinstance(thresholds, str):
+        return "iid-games+preregistered"
+    return "iid-games"
 
 
 @dataclass(frozen=True)
@@ -136,6 +170,15 @@ class AuditResult:
         ``band``: the calibrated per-point levels of the two bands.
     n_guesses, n_correct : int or None
         ``one-run``: guesses made (abstentions excluded) and correct guesses.
+    inclusion_balance_p_value : float or None
+        ``one-run``: two-sided exact binomial p-value of the class sizes under Bernoulli(1/2)
+        inclusion (:func:`~semi_core.audit.one_run.inclusion_balance_p_value`).
+    assumption : str
+        What the bound rests on: a key of :data:`ASSUMPTIONS` (``"iid-games"``,
+        ``"iid-games+preregistered"``, ``"mu-gdp"``, ``"gaussian-scores"``,
+        ``"one-run-bernoulli-half"``).
+    assumption_text : str
+        The same in words.
     """
 
     epsilon_lower_bound: float
@@ -162,6 +205,16 @@ class AuditResult:
     local_level_nonmember: float | None = None
     n_guesses: int | None = None
     n_correct: int | None = None
+    inclusion_balance_p_value: float | None = None
+    assumption: str = ""
+    assumption_text: str = ""
+
+    def __post_init__(self):
+        if self.assumption not in ASSUMPTIONS:
+            raise ValueError(f"assumption must be one of {sorted(ASSUMPTIONS)}, got "
+                             f"{self.assumption!r}")
+        if not self.assumption_text:
+            object.__setattr__(self, "assumption_text", ASSUMPTIONS[self.assumption])
 
     def to_dict(self) -> dict:
         """Plain ``dict`` (for JSON)."""
@@ -423,6 +476,13 @@ def _as_generator(seed):
     return np.random.Generator(np.random.PCG64(as_seed_sequence(seed)))
 
 
+def _as_rows(scores, name: str) -> np.ndarray:
+    """Rows of scores: 0-D and 1-D inputs are one audit (validated before reshaping, so a masked
+    array is refused rather than unmasked by ``np.asarray``)."""
+    arr = as_score_array(scores, name)
+    return check_score_matrix(np.atleast_2d(arr) if arr.ndim < 2 else arr, name)
+
+
 def audit_batch(member, nonmember, *, delta, failure_prob=0.05, method=DEFAULT_METHOD,
                 sides="two",
                 thresholds=None, select_fraction=0.5, seed=0,
@@ -437,11 +497,9 @@ def audit_batch(member, nonmember, *, delta, failure_prob=0.05, method=DEFAULT_M
     ndarray, shape (B,)
         :math:`\underline\varepsilon\ge0` per audit.
     """
-    # The same validation as epsilon_lower_bound (NaN, empty, complex): one validator.
-    member = check_score_matrix(np.atleast_2d(np.asarray(member)) if np.ndim(member) < 2
-                                else member, "member")
-    nonmember = check_score_matrix(np.atleast_2d(np.asarray(nonmember)) if np.ndim(nonmember) < 2
-                                   else nonmember, "nonmember")
+    # The same validation as epsilon_lower_bound (NaN, empty, complex, masked): one validator.
+    member = _as_rows(member, "member")
+    nonmember = _as_rows(nonmember, "nonmember")
     if member.shape[0] != nonmember.shape[0]:
         raise ValueError("member and nonmember must have the same number of rows")
     return _run(member, nonmember, delta=check_delta(delta), xi=check_failure_prob(failure_prob),
@@ -453,10 +511,17 @@ def audit_batch(member, nonmember, *, delta, failure_prob=0.05, method=DEFAULT_M
 
 def _batch_one_run(member, nonmember, delta, xi, guesses, seed):
     """One-run audit (Steinke et al. 2023) of each row; Bonferroni over the guess family."""
-    from semi_core.audit.one_run import guess_family, one_run_counts, one_run_epsilon
+    from semi_core.audit.one_run import (
+        check_inclusion_balance,
+        guess_family,
+        one_run_counts,
+        one_run_epsilon,
+    )
 
     n1, n0 = member.shape[1], nonmember.shape[1]
     m = n1 + n0
+    # the theorem needs Bernoulli(1/2) inclusion bits: refuse class sizes that rule it out
+    balance_p = check_inclusion_balance(n1, n0)
     if guesses is None:
         family = guess_family(m)
     else:
@@ -488,7 +553,7 @@ def _batch_one_run(member, nonmember, delta, xi, guesses, seed):
     nan = np.full(member.shape[0], math.nan)
     out.update(crit=out["eps"], alpha_hat=out["fp"] / n0, beta_hat=1.0 - out["tp"] / n1,
                alpha_up=nan, beta_up=nan, direction=np.zeros(member.shape[0], dtype=int),
-               n1=n1, n0=n0, n_thresholds=len(family))
+               n1=n1, n0=n0, n_thresholds=len(family), balance_p=balance_p)
     return out
 
 
@@ -654,6 +719,8 @@ def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
     if method == "one-run":
         extra["n_guesses"] = int(res["r"][0])
         extra["n_correct"] = int(res["v"][0])
+        extra["inclusion_balance_p_value"] = float(res["balance_p"])
+    extra["assumption"] = assumption_of(method, gdp_fit=gdp_fit, thresholds=thresholds)
     return AuditResult(
         epsilon_lower_bound=eps, threshold=float(res["threshold"][0]),
         tpr=1.0 - float(res["beta_hat"][0]), fpr=float(res["alpha_hat"][0]),
@@ -734,6 +801,7 @@ def epsilon_lower_bound_from_counts(tp, fn, fp, tn, *, delta: float, failure_pro
     else:
         crit, d = _log_ratio_bound(np.array(a_up), np.array(b_up), delta, sides)
         eps, direction = max(0.0, float(crit)), int(d)
+    extra["assumption"] = "mu-gdp" if method == "gdp" else "iid-games+preregistered"
     return AuditResult(
         epsilon_lower_bound=eps, threshold=math.nan, tpr=tp / n1, fpr=fp / n0,
         tpr_lower=1.0 - b_up, fpr_upper=a_up, fnr_upper=b_up, tnr_lower=1.0 - a_up,

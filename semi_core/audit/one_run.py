@@ -26,6 +26,23 @@ pre-registered family :math:`k_+=k_-=\max(1,\lfloor fm\rfloor)`,
 :math:`f\in\{0.005,0.01,0.02,0.05,0.1,0.2,0.5\}` (``GUESS_FRACTIONS``), with a Bonferroni
 correction over the family (:math:`\xi/7` each).
 
+What the theorem needs of its inputs (Steinke et al., §3, Thm. 3.1 and 5.2): the inclusion
+bits :math:`S_i` are i.i.d. uniform on :math:`\{-1,+1\}`, independent of everything else, and
+the guesses :math:`T` are a function of the mechanism's output (and of randomness independent
+of :math:`S`) only. Nothing in the bound survives a different inclusion law: with
+:math:`P[S_i=+1]=p\neq1/2`, guessing "in" on every canary is right with probability :math:`p`
+without any leakage, and the binomial test above then certifies
+:math:`\varepsilon\approx\operatorname{logit}p>0` from null scores (900 members / 100
+non-members: :math:`\approx2.2`). The class sizes are the one part of the design the scores
+reveal: under the theorem :math:`N_1\sim\mathrm{Bin}(m,1/2)`, so sizes with a two-sided exact
+binomial p-value below :data:`BALANCE_LEVEL` are refused (:func:`check_inclusion_balance`; a
+valid design is refused with probability at most :data:`BALANCE_LEVEL`). Sizes that pass do not
+prove the design (a mild imbalance is not detectable from one run): every one-run result states
+the assumption (``AuditResult.assumption == "one-run-bernoulli-half"``). The pre-registered
+family (``guesses=None``) guesses as many "in" as "out", which keeps a null run's expected
+number of correct guesses at :math:`r/2` whatever :math:`p` is; user ``guesses`` with
+:math:`k_+\neq k_-` rely on the design entirely.
+
 f-DP version (:func:`one_run_gdp_mu`): Mahloujifar, Melis & Chaudhuri (2024) audit an f-DP
 hypothesis directly. Implemented here is the *µ-GDP specialisation obtained from the privacy
 profile*, not their recursion: a µ-GDP mechanism is :math:`(\varepsilon,\delta_\mu(\varepsilon))`-DP
@@ -54,10 +71,73 @@ __all__ = [
     "one_run_counts",
     "one_run_gdp_mu",
     "guess_family",
+    "inclusion_balance_p_value",
+    "check_inclusion_balance",
+    "BALANCE_LEVEL",
 ]
 
 #: Pre-registered abstention family: k_plus = k_minus = max(1, floor(f m)).
 GUESS_FRACTIONS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
+#: Class sizes whose two-sided Bernoulli(1/2) p-value is below this are refused.
+BALANCE_LEVEL = 1e-3
+
+
+def inclusion_balance_p_value(n_member: int, n_nonmember: int) -> float:
+    r"""Two-sided exact binomial p-value of the class sizes under Bernoulli(1/2) inclusion.
+
+    .. math::
+
+        p=\min\Big(1,\ 2\,P\big[\mathrm{Bin}(m,\tfrac12)\le\min(N_1,N_0)\big]\Big),
+        \qquad m=N_1+N_0
+
+    (the law is symmetric, so this is :math:`P[|\mathrm{Bin}(m,\frac12)-\frac m2|\ge
+    |N_1-\frac m2|]`; computed in log space, so it does not underflow to a wrong 0 before
+    :math:`10^{-308}`).
+
+    Parameters
+    ----------
+    n_member, n_nonmember : int
+        Included (:math:`N_1`) and excluded (:math:`N_0`) canaries, ``>= 0``, not both 0.
+    """
+    n1 = check_int(n_member, "n_member", minimum=0)
+    n0 = check_int(n_nonmember, "n_nonmember", minimum=0)
+    m = n1 + n0
+    if m < 1:
+        raise ValueError("need at least one canary (n_member + n_nonmember >= 1)")
+    if n1 == n0:
+        return 1.0
+    return float(min(1.0, math.exp(math.log(2.0) + float(binom.logcdf(min(n1, n0), m, 0.5)))))
+
+
+def check_inclusion_balance(n_member: int, n_nonmember: int, *,
+                            level: float = BALANCE_LEVEL) -> float:
+    r"""Refuse class sizes incompatible with Bernoulli(1/2) inclusion; return the p-value.
+
+    The one-run bound (Steinke et al. 2023) holds only when every canary was included
+    independently with probability 1/2. Under that design :math:`N_1\sim\mathrm{Bin}(m,1/2)`;
+    sizes whose :func:`inclusion_balance_p_value` is below ``level`` rule it out, and
+    a ``ValueError`` says so (a valid design is refused with probability at most ``level``).
+
+    Parameters
+    ----------
+    n_member, n_nonmember : int
+        Class sizes.
+    level : float
+        Significance of the refusal, in ``(0, 0.5]`` (default :data:`BALANCE_LEVEL`).
+    """
+    level = check_failure_prob(level, "level")
+    p = inclusion_balance_p_value(n_member, n_nonmember)
+    if p < level:
+        m = int(n_member) + int(n_nonmember)
+        raise ValueError(
+            f"method='one-run' needs canaries included independently with probability 1/2 "
+            f"(Steinke, Nasr & Jagielski 2023); {int(n_member)} members and {int(n_nonmember)} "
+            f"non-members of m = {m} are incompatible with that (two-sided binomial p = "
+            f"{p:.3g} < {level:g}), and with another inclusion probability the bound "
+            "over-claims (guessing the larger class is right more often than 1/2 without any "
+            "leakage). Use a distribution-free method (band, cp, dkw), which allows any class "
+            "sizes")
+    return p
 
 
 def _check_mrv(m, r, v):

@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from semi_core._params import FPR_LEVELS
-from semi_core._validation import check_int, check_probability, check_scores
+from semi_core._validation import as_score_array, check_int, check_probability, check_scores
 from semi_core.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
 from semi_core.stats.ranking import mann_whitney_auc
 
@@ -59,8 +59,9 @@ RULES = ("step", "hull")
 def split_scores(scores, member) -> tuple[np.ndarray, np.ndarray]:
     """``(member_scores, nonmember_scores)`` from a ``(scores, member)`` pair, after validating shapes,
     NaN and both classes."""
-    s = np.asarray(scores, dtype=np.float64)
-    m = np.asarray(member)
+    s = as_score_array(scores, "scores")  # a masked array is refused, not unmasked
+    m = as_score_array(member, "member") if isinstance(member, np.ma.MaskedArray) else \
+        np.asarray(member)
     if s.ndim != 1 or m.shape != s.shape:
         raise ValueError(f"scores and member must be 1-D of equal length, got {s.shape} and "
                          f"{m.shape}")

@@ -141,10 +141,14 @@ def verify(seed: str | None = None, claim: str | None = None, *, quick: bool = T
 
 
 def write_errata(path, results: list[ClaimResult] | None = None) -> str:
-    """Run every check (unless ``results`` are given) and write the errata Markdown to ``path``."""
-    from pathlib import Path
+    """Run every check (unless ``results`` are given) and write the errata Markdown to ``path``.
+
+    The file is written atomically and never through a link
+    (:func:`semi_core._io.atomic_write_text`).
+    """
+    from semi_core._io import atomic_write_text
 
     results = verify() if results is None else results
     text = errata_markdown(results)
-    Path(path).write_text(text)
+    atomic_write_text(path, text, name="path")
     return text

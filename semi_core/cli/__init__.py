@@ -10,12 +10,15 @@ of the first ones, the rest follow alphabetically.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import pkgutil
+import signal
 import sys
+import threading
 
-from ._common import classify_error, emit
+from ._common import Terminated, classify_error, emit
 from ._options import SemiCoreParser
 
 #: Order of the first commands in --help (discovered commands not listed follow alphabetically).
@@ -54,39 +57,101 @@ def _command_name(argv) -> str:
     return next((t for t in argv if isinstance(t, str) and not t.startswith("-")), "")
 
 
+class _Signals:
+    """SIGTERM (and SIGINT) as exceptions while a command runs; deferred while output is printed.
+
+    Installed by :func:`main` only (never at import: a library must not take over a host
+    program's signals), in the main thread, and restored on return. SIGTERM raises
+    :class:`~semi_core.cli._common.Terminated`; SIGINT raises ``KeyboardInterrupt`` as Python's
+    own handler does (only replaced when that default is in place: an ignored SIGINT stays
+    ignored). While the one JSON object (or the text) is being printed a signal is ignored, so
+    the output is never cut in half; the work is done by then and the exit code is that of the
+    result.
+    """
+
+    def __init__(self):
+        self.emitting = False
+        self.old: dict[int, object] = {}
+
+    def _handler(self, signum, frame):
+        if self.emitting:
+            return
+        if signum == signal.SIGTERM:
+            # a second SIGTERM during the clean-up ends the process at once
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            raise Terminated(signum)
+        raise KeyboardInterrupt("interrupted by SIGINT (Ctrl-C) before the command finished")
+
+    @contextlib.contextmanager
+    def installed(self):
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        self.old[signal.SIGTERM] = signal.signal(signal.SIGTERM, self._handler)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self.old[signal.SIGINT] = signal.signal(signal.SIGINT, self._handler)
+        try:
+            yield self
+        finally:
+            for signum, old in self.old.items():
+                signal.signal(signum, old)
+
+    @contextlib.contextmanager
+    def deferred(self):
+        """Ignore (do not raise) SIGTERM/SIGINT inside this block (printing the output)."""
+        was, self.emitting = self.emitting, True
+        try:
+            yield
+        finally:
+            self.emitting = was
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``semi-core`` console script.
 
     Error contract (every command, automatically): any exception becomes, under ``--json``,
     exactly one JSON object ``{"error": ..., "kind": ..., "command": ...}`` on stdout, else one
     line ``semi-core CMD: error: ...`` on stderr; the exit code is 2 for user errors (usage,
-    invalid arguments, files, resources, timeouts), 130 when interrupted and 1 for internal
-    errors (``SEMI_CORE_DEBUG=1`` re-raises those with their traceback).
+    invalid arguments, files, resources, timeouts) and 1 for internal errors
+    (``SEMI_CORE_DEBUG=1`` re-raises those with their traceback).
+
+    Signals: SIGINT (Ctrl-C) gives kind ``interrupted`` and exit code 130; SIGTERM (what
+    ``timeout``, ``kill`` and batch schedulers send) gives kind ``terminated`` and exit code 143
+    (128 + the signal number, the shell convention), with the same one JSON object. Outputs are
+    written atomically (:mod:`semi_core._io`), so a stopped command leaves no partial file or
+    report directory. The handlers are installed here, for the duration of the call, never when
+    the library is imported.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(argv)
     command = _command_name(argv)
-    try:
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        command = getattr(args, "command", command) or command
-        as_json = bool(getattr(args, "json", as_json))
-        result = args.func(args)
-        emit(result, as_json=as_json)
-    except SystemExit:  # --help / --version
-        raise
-    except BaseException as exc:  # noqa: BLE001 - the contract covers every failure
-        kind, code = classify_error(exc)
-        if code == 1 and os.environ.get("SEMI_CORE_DEBUG"):
+    signals = _Signals()
+    with signals.installed():
+        try:
+            parser = build_parser()
+            args = parser.parse_args(argv)
+            command = getattr(args, "command", command) or command
+            as_json = bool(getattr(args, "json", as_json))
+            result = args.func(args)
+            with signals.deferred():
+                emit(result, as_json=as_json)
+                sys.stdout.flush()
+        except SystemExit:  # --help / --version
             raise
-        msg = " ".join(str(exc).split()) or type(exc).__name__
-        if as_json:
-            emit({"error": f"{type(exc).__name__}: {msg}", "kind": kind,
-                  "command": command or None}, as_json=True)
-        else:
-            where = f"semi-core {command}" if command else "semi-core"
-            print(f"{where}: error: {msg}", file=sys.stderr)
-        return code
+        except BaseException as exc:  # noqa: BLE001 - the contract covers every failure
+            with signals.deferred():
+                kind, code = classify_error(exc)
+                if code == 1 and os.environ.get("SEMI_CORE_DEBUG"):
+                    raise
+                msg = " ".join(str(exc).split()) or type(exc).__name__
+                if as_json:
+                    emit({"error": f"{type(exc).__name__}: {msg}", "kind": kind,
+                          "command": command or None}, as_json=True)
+                    sys.stdout.flush()
+                else:
+                    where = f"semi-core {command}" if command else "semi-core"
+                    print(f"{where}: error: {msg}", file=sys.stderr)
+            return code
     return 0
 
 

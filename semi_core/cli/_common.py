@@ -11,8 +11,13 @@ import numpy as np
 
 from semi_core._json import to_jsonable
 
-__all__ = ["Result", "UsageError", "emit", "to_jsonable", "add_json_flag", "load_npy",
-           "classify_error"]
+__all__ = ["Result", "UsageError", "Terminated", "emit", "to_jsonable", "add_json_flag",
+           "load_npy", "classify_error", "EXIT_INTERRUPTED", "EXIT_TERMINATED"]
+
+#: Exit code after SIGINT / Ctrl-C (128 + 2, the shell convention).
+EXIT_INTERRUPTED = 130
+#: Exit code after SIGTERM (128 + 15: what ``timeout`` and batch schedulers send).
+EXIT_TERMINATED = 143
 
 
 @dataclass
@@ -74,6 +79,18 @@ def load_npy(path: str, name: str) -> np.ndarray:
     return arr.astype(float)
 
 
+class Terminated(BaseException):  # noqa: N818 - named like KeyboardInterrupt
+    """Raised in the main thread by the CLI's SIGTERM handler (:func:`semi_core.cli.main`).
+
+    A ``BaseException`` like ``KeyboardInterrupt``: ``except Exception`` blocks do not swallow
+    it, ``finally`` blocks and context managers run (partial outputs are removed).
+    """
+
+    def __init__(self, signum: int = 15):
+        super().__init__(f"stopped by signal {signum} (SIGTERM) before the command finished")
+        self.signum = signum
+
+
 class UsageError(ValueError):
     """An argparse usage error (unknown flag, missing value, invalid choice, bad type)."""
 
@@ -87,8 +104,9 @@ def classify_error(exc: BaseException) -> tuple[str, int]:
 
     Kinds are stable strings: ``usage``, ``invalid_argument``, ``resource``, ``corrupt_input``,
     ``file_not_found``, ``permission_denied``, ``bad_path``, ``timeout``, ``connection``,
-    ``os_error``, ``missing_dependency``, ``numeric``, ``interrupted`` (exit 130) and
-    ``internal`` (exit 1: a bug, please report). Every other kind is a user error (exit 2).
+    ``os_error``, ``missing_dependency``, ``numeric``, ``interrupted`` (SIGINT / Ctrl-C, exit
+    130), ``terminated`` (SIGTERM, exit 143) and ``internal`` (exit 1: a bug, please report).
+    Every other kind is a user error (exit 2).
     """
     import gzip
     import zlib
@@ -120,5 +138,7 @@ def classify_error(exc: BaseException) -> tuple[str, int]:
     if isinstance(exc, ArithmeticError):
         return "numeric", 2
     if isinstance(exc, KeyboardInterrupt):
-        return "interrupted", 130
+        return "interrupted", EXIT_INTERRUPTED
+    if isinstance(exc, Terminated):
+        return "terminated", EXIT_TERMINATED
     return "internal", 1

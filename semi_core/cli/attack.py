@@ -21,8 +21,6 @@ the ``torch`` extra.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from semi_core.cli._common import Result
 from semi_core.cli._options import add_json, add_seed
 
@@ -104,12 +102,10 @@ def _check_args(args):
                              f"{args.targets!r}") from None
         if targets < 2:
             raise ValueError(f"--targets must be >= 2 or 'all', got {targets}")
-    if args.roc is not None:
-        roc = Path(args.roc)
-        if roc.suffix.lower() != ".png":
-            raise ValueError(f"--roc must name a .png file, got {args.roc!r}")
-        if not roc.parent.exists():
-            raise ValueError(f"--roc: directory {roc.parent} does not exist")
+    if args.roc is not None:  # no link, FIFO or device; the parent accepts new files
+        from semi_core._validation import check_output_path
+
+        check_output_path(args.roc, "--roc", suffix=".png")
     return targets
 
 
@@ -143,9 +139,11 @@ def handler(args) -> Result:
                "config": cfg.to_dict(), "setup": run.setup, "attacks": metrics,
                "seconds": run.seconds}
     if args.roc is not None:
+        from semi_core._io import atomic_output
         from semi_core.attacks.whitebox.tables import plot_roc
 
-        plot_roc(run, args.roc, title=f"{args.dataset} / {args.model}, {args.models} models")
+        with atomic_output(args.roc, name="--roc") as fh:  # a new file renamed over --roc
+            plot_roc(run, fh, title=f"{args.dataset} / {args.model}, {args.models} models")
         payload["roc"] = str(args.roc)
     lines = [f"attack: {args.dataset} / {args.model} (d = {run.setup['d']}), {args.models} "
              f"models, target trained on {run.setup['n_train_target']} records",

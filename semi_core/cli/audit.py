@@ -4,100 +4,45 @@ Example::
 
     semi-core audit --scores scores.csv --delta 1e-5 --failure-prob 0.05 --method dkw --json
 
-``scores.csv`` has a header with columns ``score`` and ``member`` (1/0 or true/false); higher
-scores mean "member"; ``-`` reads standard input; a UTF-8 byte-order mark (spreadsheet exports)
-is accepted. ``--failure-prob`` is the failure probability of the bound (in (0, 0.5];
-``--alpha`` is its deprecated alias).
-Output keys: ``epsilon_lower_bound``, ``threshold``, ``tpr``, ``fpr`` and the confidence bounds
-(:class:`semi_core.audit.AuditResult`).
+``scores.csv`` has a header with columns ``score`` and ``member`` (1/0 or true/false); by
+default higher scores mean "member" (``--higher-is nonmember`` for losses or distances, where
+lower means member); ``-`` reads standard input; a UTF-8 byte-order mark (spreadsheet exports)
+is accepted. The file is parsed with NumPy in bounded chunks
+(:func:`semi_core._io.read_scores_csv`). ``--failure-prob`` is the failure probability of the
+bound (in (0, 0.5]; ``--alpha`` is its deprecated alias).
+Output keys: ``epsilon_lower_bound``, ``threshold``, ``tpr``, ``fpr``, the confidence bounds, the
+``assumption`` the bound rests on (:class:`semi_core.audit.AuditResult`) and ``higher_is``;
+``threshold`` is on the scale of the file (with ``--higher-is nonmember`` the test is
+``score < threshold``).
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import sys
-from pathlib import Path
-
 import numpy as np
 
+from semi_core._io import MAX_CSV_BYTES, read_scores_csv
 from semi_core.audit import epsilon_lower_bound
 from semi_core.cli._common import Result
 from semi_core.cli._options import add_delta, add_failure_prob, add_json, add_method, add_seed
 
-__all__ = ["register", "handler", "read_scores_csv"]
+__all__ = ["register", "handler", "read_scores_csv", "orient_scores", "MAX_CSV_BYTES"]
 
-_TRUE = {"1", "true", "t", "yes", "y", "member", "in"}
-_FALSE = {"0", "false", "f", "no", "n", "nonmember", "non-member", "out"}
-
-
-#: Largest CSV read (bytes): ~ 50 million rows of scores.
-MAX_CSV_BYTES = 2 * 2**30
+#: ``--higher-is``: which class the larger scores point to.
+HIGHER_IS = ("member", "nonmember")
 
 
-def read_scores_csv(path: str) -> tuple[np.ndarray, np.ndarray]:
-    """Read ``score,member`` rows; return (member scores, non-member scores).
+def orient_scores(member: np.ndarray, nonmember: np.ndarray, higher_is: str
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Scores with "higher = member", the orientation every bound uses.
 
-    ``path`` ``-`` reads standard input. The header is matched case- and space-insensitively;
-    a UTF-8 byte-order mark is ignored; a repeated column (``member`` twice) is an error, not
-    silently the last one. Raises ``FileNotFoundError`` for a missing file and ``ValueError``
-    naming the line for a missing column, an unparsable score (NaN is rejected later) or
-    membership value.
+    ``higher_is="nonmember"`` (losses, distances: lower = member) negates both arrays, an
+    exact and monotone map, so the tests ``score > threshold`` become ``-score > -threshold``.
     """
-    if path is None or not str(path).strip():
-        raise ValueError("--scores must be a file path or '-' (standard input)")
-    if str(path) == "-":
-        raw = sys.stdin.buffer.read(MAX_CSV_BYTES + 1) if hasattr(sys.stdin, "buffer") else \
-            sys.stdin.read(MAX_CSV_BYTES + 1).encode()
-    else:
-        p = Path(path)
-        if not p.is_file():
-            raise FileNotFoundError(f"--scores: no such file {path}")
-        if p.stat().st_size > MAX_CSV_BYTES:
-            raise ValueError(f"--scores: {path} is larger than {MAX_CSV_BYTES >> 30} GiB")
-        raw = p.read_bytes()
-    if len(raw) > MAX_CSV_BYTES:
-        raise ValueError(f"--scores: input larger than {MAX_CSV_BYTES >> 30} GiB")
-    try:
-        text = raw.decode("utf-8-sig")  # strips a UTF-8 byte-order mark
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"--scores: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    if "\x00" in text:
-        raise ValueError("--scores: binary data (NUL bytes) in a CSV file")
-    scores, member = [], []
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader, None)
-    cols = [c.strip().lower() for c in (header or [])]
-    if "score" not in cols or "member" not in cols:
-        raise ValueError(f"--scores: CSV header must contain columns 'score' and 'member', "
-                         f"got {header}")
-    for name in ("score", "member"):
-        if cols.count(name) > 1:
-            raise ValueError(f"--scores: column {name!r} appears {cols.count(name)} times in "
-                             f"the header {header}")
-    i_s, i_m = cols.index("score"), cols.index("member")
-    for i, row in enumerate(reader, start=2):
-        if not row or all(not c.strip() for c in row):
-            continue  # blank line
-        if len(row) != len(cols):
-            raise ValueError(f"--scores line {i}: {len(row)} fields, the header has "
-                             f"{len(cols)}")
-        raw_s, raw_m = row[i_s], row[i_m]
-        try:
-            scores.append(float(raw_s))
-        except (TypeError, ValueError):
-            raise ValueError(f"--scores line {i}: score {raw_s!r} is not a number") from None
-        m = (raw_m or "").strip().lower()
-        if m in _TRUE:
-            member.append(True)
-        elif m in _FALSE:
-            member.append(False)
-        else:
-            raise ValueError(f"--scores line {i}: member must be 1/0 or true/false, "
-                             f"got {raw_m!r}")
-    s = np.asarray(scores, dtype=float)
-    b = np.asarray(member, dtype=bool)
-    return s[b], s[~b]
+    if higher_is not in HIGHER_IS:
+        raise ValueError(f"--higher-is must be one of {HIGHER_IS}, got {higher_is!r}")
+    if higher_is == "member":
+        return member, nonmember
+    return -member, -nonmember
 
 
 def register(subparsers) -> None:
@@ -111,6 +56,9 @@ def register(subparsers) -> None:
     p.add_argument("--scores", required=True, metavar="FILE.csv",
                    help="CSV with header columns score,member (member: 1/0 or true/false); "
                         "'-' reads standard input")
+    p.add_argument("--higher-is", choices=HIGHER_IS, default="member",
+                   help="which class larger scores point to: member (default: likelihood "
+                        "ratios, confidences) or nonmember (losses, distances: lower = member)")
     add_delta(p, required=True)
     add_failure_prob(p, alpha_alias=True)
     add_method(p)
@@ -136,17 +84,25 @@ def handler(args) -> Result:
         raise ValueError(f"--gdp-fit applies to --method gdp only, got --method {args.method}")
     if args.method != "cp" and args.threshold:
         raise ValueError(f"--threshold applies to --method cp only, got --method {args.method}")
-    mem, non = read_scores_csv(args.scores)
+    higher_is = args.higher_is
+    mem, non = orient_scores(*read_scores_csv(args.scores), higher_is)
+    sign = 1.0 if higher_is == "member" else -1.0
+    thresholds = None if not args.threshold else [sign * t for t in args.threshold]
     res = epsilon_lower_bound(mem, non, delta=args.delta, failure_prob=args.failure_prob,
-                              method=args.method, sides=args.sides, thresholds=args.threshold,
+                              method=args.method, sides=args.sides, thresholds=thresholds,
                               seed=args.seed, gdp_fit=args.gdp_fit or "tradeoff")
     payload = res.to_dict()
+    payload["threshold"] = sign * res.threshold + 0.0  # back on the file's scale (no -0.0)
+    payload["higher_is"] = higher_is
+    test = (f"score > {payload['threshold']:.6g}" if higher_is == "member"
+            else f"score < {payload['threshold']:.6g} (lower = member)")
     text = (f"epsilon >= {res.epsilon_lower_bound:.6g} with probability >= {1 - res.failure_prob:g}"
             f" (method {res.method}, delta {res.delta:g})\n"
-            f"  test: score > {res.threshold:.6g} ({res.direction})\n"
+            f"  test: {test} ({res.direction})\n"
             f"  TPR {res.tpr:.4g} (lower bound {res.tpr_lower:.4g}), "
             f"FPR {res.fpr:.4g} (upper bound {res.fpr_upper:.4g})\n"
             f"  {res.n_member} member / {res.n_nonmember} non-member scores")
     if res.mu_lower is not None:
-        text += f"\n  mu >= {res.mu_lower:.4g} (fit {res.mu_hat:.4g}); assumes a mu-GDP mechanism"
+        text += f"\n  mu >= {res.mu_lower:.4g} (fit {res.mu_hat:.4g})"
+    text += f"\n  assumes: {res.assumption_text} [{res.assumption}]"
     return Result(payload=payload, text=text)

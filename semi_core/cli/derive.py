@@ -30,6 +30,7 @@ def _match_word(flag) -> str:
 
 def handler(args) -> Result:
     """Build the derivations (cached) and report them."""
+    from semi_core._io import atomic_write_text
     from semi_core._validation import check_output_path
     from semi_core.symbolic import all_derivations, get_derivation
 
@@ -59,8 +60,9 @@ def handler(args) -> Result:
     payload = {"derivations": rows}
     if target is not None:
         body = "\n".join(f"% {r['name']} [{r['source']}]\n\\[ {r['latex']} \\]" for r in rows)
-        target.write_text("\\documentclass{article}\n\\usepackage{amsmath}\n"
-                          "\\begin{document}\n" + body + "\n\\end{document}\n")
+        doc = ("\\documentclass{article}\n\\usepackage{amsmath}\n"
+               "\\begin{document}\n" + body + "\n\\end{document}\n")
+        atomic_write_text(target, doc, name="--latex")  # new file renamed over the path
         payload["written"] = {"latex": args.latex}
         lines.append(f"wrote latex: {args.latex}")
     return Result(payload=payload, text="\n".join(lines))

@@ -1,6 +1,9 @@
 """`semi-core reproduce`: the main job — a report directory reproducing the seeds' results.
 
-``--out`` is checked (non-empty, a writable directory or creatable) before any section runs.
+``--out`` is checked (non-empty, not a link, a writable directory or creatable) before any
+section runs. The report is built in a private temporary directory and published at the end
+(:func:`semi_core.report.build_report`): a failed, interrupted (SIGINT) or terminated (SIGTERM)
+run leaves ``--out`` as it was, and a directory holding ``report.md`` is complete.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ def register(sub) -> None:
     p.add_argument("--quick", action="store_true",
                    help="fewer Monte Carlo rounds (each section says so); minutes on a laptop")
     p.add_argument("--out", default="report", metavar="DIR",
-                   help="output directory (default ./report; created if needed)")
+                   help="output directory (default ./report; created when the report is "
+                        "complete; report.md is written last)")
     add_seed(p)
     p.add_argument("--section", action="append", default=None, metavar="MODULE",
                    help="build only this section module (repeatable), e.g. "

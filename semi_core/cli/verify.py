@@ -4,7 +4,9 @@
 
 Under ``--json`` one object is printed:
 ``{"claims": [{"id", "source", "verdict", "detail", "corrected_latex", ...}], "summary": {...}}``.
-Output paths are checked before any claim is verified. ``--seed`` is the RNG seed of the
+Output paths are checked before any claim is verified (a link, FIFO or device is refused) and
+written atomically (a new file renamed over the path at the end: an interrupted run leaves no
+partial file). ``--seed`` is the RNG seed of the
 Monte Carlo checks (it was ``--rng-seed``, kept as a deprecated alias); the paper filter is
 ``--paper`` (was ``--seed NAME``).
 """
@@ -38,6 +40,7 @@ def register(sub) -> None:
 
 def run(args) -> Result:
     """Verify the selected claims; write the LaTeX / errata files if asked."""
+    from semi_core._io import atomic_write_text
     from semi_core._validation import check_output_path
     from semi_core.claims import errata_markdown, select_claims, summary, to_latex, verify
 
@@ -60,10 +63,10 @@ def run(args) -> Result:
     summ = summary(results)
     written = {}
     if "latex" in targets:
-        targets["latex"].write_text(to_latex(results))
+        atomic_write_text(targets["latex"], to_latex(results), name="--latex")
         written["latex"] = args.latex
     if "errata" in targets:
-        targets["errata"].write_text(errata_markdown(results))
+        atomic_write_text(targets["errata"], errata_markdown(results), name="--errata")
         written["errata"] = args.errata
     payload = {"claims": [r.as_json() for r in results], "summary": summ}
     if args.latex == LATEX_INLINE:

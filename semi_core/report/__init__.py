@@ -19,7 +19,7 @@ from typing import Any
 
 from semi_core._json import to_jsonable
 
-__all__ = ["ReportContext", "Section", "SECTION_MODULES", "build_report"]
+__all__ = ["ReportContext", "Section", "SECTION_MODULES", "COMPLETION_MARKERS", "build_report"]
 
 
 
@@ -57,29 +57,44 @@ class Section:
     data: dict[str, Any] = field(default_factory=dict)
 
 
+#: Written last, in this order: a report directory holding ``report.md`` is complete.
+COMPLETION_MARKERS = ("report.json", "report.md")
+
+
 def build_report(out_dir, *, quick: bool = True, seed: int = 0, sections=None,
                  show_progress: bool = True) -> Path:
-    """Build every section and write ``report.md`` and ``report.json`` under ``out_dir``."""
+    """Build every section and write ``report.md`` and ``report.json`` under ``out_dir``.
+
+    Atomic (:func:`semi_core._io.atomic_output_dir`): the sections write into a private
+    temporary directory; only when every section has finished is it renamed to ``out_dir`` (or,
+    if ``out_dir`` already exists, its files are moved in, :data:`COMPLETION_MARKERS` last and
+    the old markers removed first). A run that fails or is killed leaves ``out_dir`` as it was
+    (at most a hidden ``.NAME.partial-*`` directory after a ``SIGKILL``), so a directory with
+    ``report.md`` always holds a complete report. Links planted at output names are replaced,
+    never followed.
+    """
     from tqdm.auto import tqdm
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    from semi_core._io import atomic_output_dir
+
     modules = list(sections or SECTION_MODULES)
-    bar = tqdm(modules, desc="report", disable=not show_progress, unit="section")
-    ctx = ReportContext(out_dir=out, quick=quick, seed=seed, progress=lambda m: bar.set_postfix_str(m))
-    built: list[tuple[Section, float]] = []
-    for name in bar:
-        t0 = time.perf_counter()
-        sec = importlib.import_module(name).build(ctx)
-        built.append((sec, time.perf_counter() - t0))
-    lines = ["# semi_core report", "",
-             f"Mode: {'quick' if quick else 'full'}; seed {seed}.", ""]
-    for sec, dt in built:
-        lines += [f"## {sec.title}", "", sec.markdown.strip(), ""]
-        lines += [f"![{f}]({f})" for f in sec.figures]
-        lines += ["", f"_section built in {dt:.1f} s_", ""]
-    (out / "report.md").write_text("\n".join(lines))
-    (out / "report.json").write_text(json.dumps(to_jsonable(
-        {sec.title: {"data": sec.data, "figures": sec.figures, "seconds": dt} for sec, dt in built}
-    ), indent=2))
-    return out / "report.md"
+    with atomic_output_dir(out_dir, name="out_dir", last=COMPLETION_MARKERS) as tmp:
+        bar = tqdm(modules, desc="report", disable=not show_progress, unit="section")
+        ctx = ReportContext(out_dir=tmp, quick=quick, seed=seed,
+                            progress=lambda m: bar.set_postfix_str(m))
+        built: list[tuple[Section, float]] = []
+        for name in bar:
+            t0 = time.perf_counter()
+            sec = importlib.import_module(name).build(ctx)
+            built.append((sec, time.perf_counter() - t0))
+        lines = ["# semi_core report", "",
+                 f"Mode: {'quick' if quick else 'full'}; seed {seed}.", ""]
+        for sec, dt in built:
+            lines += [f"## {sec.title}", "", sec.markdown.strip(), ""]
+            lines += [f"![{f}]({f})" for f in sec.figures]
+            lines += ["", f"_section built in {dt:.1f} s_", ""]
+        (tmp / "report.json").write_text(json.dumps(to_jsonable(
+            {sec.title: {"data": sec.data, "figures": sec.figures, "seconds": dt}
+             for sec, dt in built}), indent=2))
+        (tmp / "report.md").write_text("\n".join(lines))
+    return Path(out_dir) / "report.md"

@@ -1,0 +1,463 @@
+r"""Files in and out: outputs written atomically and never through a link; untrusted inputs
+parsed without unpickling, in bounded memory.
+
+Outputs
+-------
+Every file the toolkit writes at a path a user named goes through :func:`atomic_write_bytes` /
+:func:`atomic_write_text` (or :func:`atomic_output` for writers that want a file object), and
+every output directory through :func:`atomic_output_dir`:
+
+* the bytes go to a *new* file with a random name in the destination's directory, created with
+  ``O_CREAT | O_EXCL | O_NOFOLLOW`` (so it cannot be a link or a file someone planted), and
+  are renamed over the destination with :func:`os.replace` at the end. A rename replaces a
+  link planted at the destination instead of following it, so no write ever goes through a link
+  to a file the toolkit did not create;
+* a run killed before the end leaves the old file (or no file) in place, never a truncated one.
+  A killed directory build leaves at most a hidden ``.NAME.partial-*`` directory beside (or
+  inside) the destination; files named in ``last`` (``report.md``) are moved in last, so a
+  directory holding them is complete.
+
+The up-front checks of output paths live in
+:func:`semi_core._validation.check_output_path`; they use :func:`probe_writable_dir` and never
+open the destination itself.
+
+Inputs
+------
+:func:`read_scores_csv` parses a ``score,member`` CSV with NumPy in chunks of
+:data:`CSV_CHUNK_BYTES` (memory: the two output arrays plus one chunk, not Python lists).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import os
+import secrets
+import shutil
+import stat
+import sys
+import tempfile
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "create_exclusive",
+    "probe_writable_dir",
+    "refuse_link_or_special",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "atomic_output",
+    "atomic_output_dir",
+    "read_scores_csv",
+    "MAX_CSV_BYTES",
+    "CSV_CHUNK_BYTES",
+    "MEMBER_TRUE",
+    "MEMBER_FALSE",
+]
+
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+# --------------------------------------------------------------------------- outputs
+def create_exclusive(directory, prefix: str, suffix: str = "", *,
+                     mode: int = 0o666) -> tuple[int, Path]:
+    """Create a new, empty file with a random name in ``directory``; return ``(fd, path)``.
+
+    The file is opened with ``O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW``: it is a file this
+    call created (never an existing file, never through a link). ``mode`` is filtered by the
+    umask, as for :func:`open`.
+
+    Parameters
+    ----------
+    directory : path-like
+        Where to create it (links among the *ancestors* are followed: the user chose them).
+    prefix, suffix : str
+        Around 16 random hex digits.
+    mode : int
+        Permission bits before the umask.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC
+    for _ in range(64):
+        path = Path(directory) / f"{prefix}{secrets.token_hex(8)}{suffix}"
+        try:
+            return os.open(path, flags, mode), path
+        except FileExistsError:  # pragma: no cover - 64-bit random names
+            continue
+    raise FileExistsError(f"could not create a new file in {directory}")  # pragma: no cover
+
+
+def probe_writable_dir(directory) -> None:
+    """Raise ``OSError`` unless a new file can be created in ``directory`` (then removed).
+
+    A real probe (permission bits are not enough: root, read-only mounts, ACLs), with a random
+    name created exclusively (:func:`create_exclusive`), so a link planted in the directory is
+    never opened.
+    """
+    fd, path = create_exclusive(directory, ".semi_core-probe-", mode=0o600)
+    os.close(fd)
+    os.unlink(path)
+
+
+def _kind(mode: int) -> str:
+    for test, word in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"),
+                       (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return word
+    return "not a regular file"
+
+
+def refuse_link_or_special(path, name: str) -> os.stat_result | None:
+    """``lstat`` an output file path: ``None`` if absent, its stat if a regular file.
+
+    A symbolic link (dangling or not) is refused with ``FileExistsError``, a directory with
+    ``IsADirectoryError`` and a FIFO, socket or device with ``FileExistsError``, each naming
+    the argument. Nothing is opened (a FIFO would block).
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISREG(st.st_mode):
+        return st
+    what = _kind(st.st_mode)
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(f"{name}: {path} is a directory, expected a file path")
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            target = os.readlink(path)
+        except OSError:  # pragma: no cover - raced away
+            target = "?"
+        raise FileExistsError(f"{name}: {path} is a symbolic link (to {target}); outputs are "
+                              "never written through a link: remove it or name the target "
+                              "itself")
+    raise FileExistsError(f"{name}: {path} is {what}, not a regular file; outputs must be "
+                          "regular files (a FIFO or device is refused, not opened)")
+
+
+def _file_mode(st: os.stat_result | None) -> int | None:
+    return None if st is None else stat.S_IMODE(st.st_mode)
+
+
+@contextlib.contextmanager
+def atomic_output(path, *, name: str = "output") -> Iterator[io.BufferedWriter]:
+    """Write a file atomically: yield a binary file object, rename it over ``path`` at the end.
+
+    The data go to a new file beside ``path`` (:func:`create_exclusive`); on success it is
+    flushed, synced and renamed over ``path`` (:func:`os.replace`: a link at ``path`` is
+    replaced, not followed). On any exception (also ``KeyboardInterrupt`` or the CLI's SIGTERM)
+    the temporary file is removed and ``path`` is left as it was. An existing ``path`` keeps
+    its permission bits.
+
+    Parameters
+    ----------
+    path : path-like
+        Destination. A link, directory, FIFO, socket or device there is refused
+        (:func:`refuse_link_or_special`).
+    name : str
+        The argument named in errors (e.g. ``"--errata"``).
+    """
+    dest = Path(os.fspath(path))
+    st = refuse_link_or_special(dest, name)
+    parent = dest.parent if str(dest.parent) else Path(".")
+    fd, tmp = create_exclusive(parent, f".{dest.name}.", ".tmp")
+    try:
+        mode = _file_mode(st)
+        if mode is not None:
+            os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fd = -1
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, dest)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_bytes(path, data: bytes, *, name: str = "output") -> Path:
+    """Write ``data`` to ``path`` atomically, never through a link (:func:`atomic_output`)."""
+    with atomic_output(path, name=name) as fh:
+        fh.write(data)
+    return Path(os.fspath(path))
+
+
+def atomic_write_text(path, text: str, *, name: str = "output", encoding: str = "utf-8") -> Path:
+    """Write ``text`` to ``path`` atomically, never through a link (:func:`atomic_output`)."""
+    return atomic_write_bytes(path, text.encode(encoding), name=name)
+
+
+def _umask() -> int:
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+def _merge(src: Path, dest: Path, last: tuple[str, ...]) -> None:
+    """Move the entries of ``src`` into the existing directory ``dest``; ``last`` at the end."""
+    entries = sorted(os.listdir(src), key=lambda n: (n in last, last.index(n) if n in last
+                                                       else 0, n))
+    for entry in entries:
+        s, d = src / entry, dest / entry
+        s_dir = stat.S_ISDIR(os.lstat(s).st_mode)
+        try:
+            d_mode = os.lstat(d).st_mode
+        except FileNotFoundError:
+            d_mode = None
+        if s_dir and d_mode is not None and stat.S_ISDIR(d_mode):
+            _merge(s, d, ())
+            os.rmdir(s)
+        elif s_dir and d_mode is not None:
+            raise FileExistsError(f"{d} exists and is not a directory; cannot put the "
+                                  f"directory {entry} there")
+        elif not s_dir and d_mode is not None and stat.S_ISDIR(d_mode):
+            raise IsADirectoryError(f"{d} is a directory; cannot put the file {entry} there")
+        else:
+            os.replace(s, d)  # replaces a link at d, never follows it
+
+
+@contextlib.contextmanager
+def atomic_output_dir(path, *, name: str = "output", last: tuple[str, ...] = ()
+                      ) -> Iterator[Path]:
+    """Build an output directory privately and publish it at the end.
+
+    Yields a new private directory (``mkdtemp``, mode 0700) to write into. On success:
+
+    * ``path`` absent: the private directory (created beside ``path``, parents created) is
+      renamed to ``path`` in one step;
+    * ``path`` an existing directory (the private one was created inside it): the files named in
+      ``last`` are removed from ``path`` first, every entry is moved in with :func:`os.replace`
+      (a link planted at a destination name is replaced, never followed) and the entries of
+      ``last`` are moved last, so ``path`` holds them only when it is complete.
+
+    On any exception the private directory is removed and ``path`` is left as it was.
+
+    Parameters
+    ----------
+    path : path-like
+        Destination directory; a link (dangling or not) or a non-directory there is refused.
+    name : str
+        The argument named in errors (e.g. ``"--out"``).
+    last : tuple of str
+        Completion markers (e.g. ``("report.json", "report.md")``), moved in last, in order.
+    """
+    dest = Path(os.fspath(path))
+    try:
+        st = os.lstat(dest)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        if stat.S_ISLNK(st.st_mode):
+            raise FileExistsError(f"{name}: {dest} is a symbolic link; output directories are "
+                                  "never written through a link: remove it or name the "
+                                  "directory itself")
+        raise FileExistsError(f"{name}: {dest} exists and is {_kind(st.st_mode)}, not a "
+                              "directory")
+    inside = st is not None
+    if inside:
+        tmp = Path(tempfile.mkdtemp(prefix=".partial-", dir=dest))
+    else:
+        parent = dest.parent if str(dest.parent) else Path(".")
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=parent))
+    try:
+        yield tmp
+        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp's 0700 -> what mkdir would have given
+        if not inside:
+            try:
+                os.rename(tmp, dest)  # refuses (ENOTEMPTY/EEXIST) if dest appeared meanwhile
+                return
+            except OSError:
+                if not (os.path.isdir(dest) and not os.path.islink(dest)):
+                    raise
+        for marker in last:  # the old markers go first: a partial merge never looks complete
+            with contextlib.suppress(FileNotFoundError):
+                if not stat.S_ISDIR(os.lstat(dest / marker).st_mode):
+                    os.unlink(dest / marker)
+        _merge(tmp, dest, tuple(last))
+        os.rmdir(tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+# --------------------------------------------------------------------------- CSV input
+#: Largest CSV read (bytes): ~ 100 million short rows of scores.
+MAX_CSV_BYTES = 2 * 2**30
+#: Bytes parsed at a time by :func:`read_scores_csv` (the memory of one chunk).
+CSV_CHUNK_BYTES = 8 * 2**20
+#: Accepted spellings of the ``member`` column (case- and space-insensitive).
+MEMBER_TRUE = frozenset({"1", "true", "t", "yes", "y", "member", "in"})
+MEMBER_FALSE = frozenset({"0", "false", "f", "no", "n", "nonmember", "non-member", "out"})
+
+
+def _chunks(stream, first: bytes, name: str) -> Iterator[bytes]:
+    """Blocks of whole lines (each ends at a newline, except possibly the last)."""
+    total = len(first)
+    rest = first
+    while True:
+        block = stream.read(CSV_CHUNK_BYTES)
+        if block:
+            total += len(block)
+            if total > MAX_CSV_BYTES:
+                raise ValueError(f"{name}: input larger than {MAX_CSV_BYTES >> 30} GiB")
+            buf = rest + block
+            cut = buf.rfind(b"\n")
+            if cut < 0:
+                rest = buf
+                continue
+            yield buf[:cut + 1]
+            rest = buf[cut + 1:]
+        else:
+            if rest:
+                yield rest
+            return
+
+
+def _decode(chunk: bytes, name: str, offset: int) -> str:
+    if b"\x00" in chunk:
+        raise ValueError(f"{name}: binary data (NUL bytes) in a CSV file")
+    try:
+        return chunk.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{name}: not UTF-8 text ({exc.reason} at byte "
+                         f"{offset + exc.start})") from None
+
+
+def _slow_rows(text: str, ncols: int, i_s: int, i_m: int, line0: int, name: str):
+    """Row-by-row parse of one chunk with the csv module: exact messages with line numbers."""
+    scores, member = [], []
+    for i, row in enumerate(csv.reader(io.StringIO(text, newline="")), start=line0):
+        if not row or all(not c.strip() for c in row):
+            continue  # blank line
+        if len(row) != ncols:
+            raise ValueError(f"{name} line {i}: {len(row)} fields, the header has {ncols}")
+        raw_s, raw_m = row[i_s], row[i_m]
+        try:
+            scores.append(float(raw_s))
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} line {i}: score {raw_s!r} is not a number") from None
+        m = (raw_m or "").strip().lower()
+        if m in MEMBER_TRUE:
+            member.append(True)
+        elif m in MEMBER_FALSE:
+            member.append(False)
+        else:
+            raise ValueError(f"{name} line {i}: member must be 1/0 or true/false, got {raw_m!r}")
+    return np.asarray(scores, dtype=float), np.asarray(member, dtype=bool)
+
+
+_TRUE_ARR = np.array(sorted(MEMBER_TRUE))
+_FALSE_ARR = np.array(sorted(MEMBER_FALSE))
+
+
+def _fast_rows(text: str, ncols: int, i_s: int, i_m: int):
+    """Vectorised parse of one chunk, or ``None`` when anything needs the exact slow path."""
+    if '"' in text:
+        return None  # quoting: the csv module's rules
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "input contained no data"
+            cells = np.loadtxt(io.StringIO(text), delimiter=",", dtype=str, comments=None,
+                               ndmin=2, quotechar=None)
+    except ValueError:  # ragged rows, blank lines with spaces: the slow path decides
+        return None
+    if cells.size == 0:
+        return np.empty(0), np.empty(0, bool)
+    if cells.shape[1] != ncols:
+        return None
+    try:
+        scores = cells[:, i_s].astype(float)
+    except ValueError:
+        return None
+    mcol = np.char.lower(np.char.strip(cells[:, i_m]))
+    is_true = np.isin(mcol, _TRUE_ARR)
+    if not (is_true | np.isin(mcol, _FALSE_ARR)).all():
+        return None
+    return scores, is_true
+
+
+def read_scores_csv(path, *, name: str = "--scores") -> tuple[np.ndarray, np.ndarray]:
+    r"""Read ``score,member`` rows; return ``(member scores, non-member scores)``.
+
+    ``path`` ``-`` reads standard input. The header is matched case- and space-insensitively;
+    a UTF-8 byte-order mark is ignored; a repeated column (``member`` twice) is an error, not
+    silently the last one; ``member`` is one of :data:`MEMBER_TRUE` / :data:`MEMBER_FALSE`.
+    The file is parsed in chunks of :data:`CSV_CHUNK_BYTES` with NumPy (the csv module only
+    for chunks with quotes, CR line ends or an error, to name the line), so memory is the two
+    result arrays (9 bytes a row) plus one chunk.
+
+    Raises ``FileNotFoundError`` for a missing file and ``ValueError`` naming the line for a
+    missing column, a ragged row, an unparsable score (NaN is rejected later) or membership
+    value, NUL bytes, text that is not UTF-8, or more than :data:`MAX_CSV_BYTES`.
+    """
+    if path is None or not str(path).strip():
+        raise ValueError(f"{name} must be a file path or '-' (standard input)")
+    if str(path) == "-":
+        stream = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else \
+            io.BytesIO(sys.stdin.read(MAX_CSV_BYTES + 1).encode())
+        return _read_stream(stream, name)
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"{name}: no such file {path}")
+    if p.stat().st_size > MAX_CSV_BYTES:
+        raise ValueError(f"{name}: {path} is larger than {MAX_CSV_BYTES >> 30} GiB")
+    with open(p, "rb") as fh:
+        return _read_stream(fh, name)
+
+
+def _read_stream(stream, name: str) -> tuple[np.ndarray, np.ndarray]:
+    head = b""
+    while b"\n" not in head:  # the header line
+        block = stream.read(65536)
+        if not block:
+            break
+        head += block
+        if len(head) > MAX_CSV_BYTES:
+            raise ValueError(f"{name}: input larger than {MAX_CSV_BYTES >> 30} GiB")
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]  # a UTF-8 byte-order mark (spreadsheet exports)
+        offset = 3
+    else:
+        offset = 0
+    # the header is the first csv record (it may be quoted); the data start after its line end
+    cut = head.find(b"\n")
+    header_bytes, rest = (head, b"") if cut < 0 else (head[:cut + 1], head[cut + 1:])
+    header_text = _decode(header_bytes, name, offset)
+    header = next(csv.reader(io.StringIO(header_text, newline="")), None)
+    cols = [c.strip().lower() for c in (header or [])]
+    if "score" not in cols or "member" not in cols:
+        raise ValueError(f"{name}: CSV header must contain columns 'score' and 'member', "
+                         f"got {header}")
+    for col in ("score", "member"):
+        if cols.count(col) > 1:
+            raise ValueError(f"{name}: column {col!r} appears {cols.count(col)} times in "
+                             f"the header {header}")
+    ncols, i_s, i_m = len(cols), cols.index("score"), cols.index("member")
+    mem_parts, non_parts = [], []
+    line = 2
+    offset += len(header_bytes)
+    for chunk in _chunks(stream, rest, name):
+        text = _decode(chunk, name, offset)
+        offset += len(chunk)
+        got = _fast_rows(text, ncols, i_s, i_m)
+        if got is None:
+            got = _slow_rows(text, ncols, i_s, i_m, line, name)
+        scores, member = got
+        line += text.count("\n")
+        mem_parts.append(scores[member])
+        non_parts.append(scores[~member])
+        del scores, member, got, text
+    mem = np.concatenate(mem_parts) if mem_parts else np.empty(0)
+    mem_parts.clear()
+    non = np.concatenate(non_parts) if non_parts else np.empty(0)
+    return mem, non
