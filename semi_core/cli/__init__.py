@@ -62,8 +62,9 @@ class _Signals:
 
     Installed by :func:`main` only (never at import: a library must not take over a host
     program's signals), in the main thread, and restored on return. SIGTERM raises
-    :class:`~semi_core.cli._common.Terminated`; SIGINT raises ``KeyboardInterrupt`` as Python's
-    own handler does (only replaced when that default is in place: an ignored SIGINT stays
+    :class:`~semi_core.cli._common.Terminated` (a ``KeyboardInterrupt``, so the game runner
+    cancels and lets running tasks finish as for Ctrl-C); SIGINT raises ``KeyboardInterrupt`` as
+    Python's own handler does (only replaced when that default is in place: an ignored SIGINT stays
     ignored). While the one JSON object (or the text) is being printed a signal is ignored, so
     the output is never cut in half; the work is done by then and the exit code is that of the
     result.
@@ -71,12 +72,14 @@ class _Signals:
 
     def __init__(self):
         self.emitting = False
+        self.terminated = False  # a SIGTERM arrived (whatever exception it became)
         self.old: dict[int, object] = {}
 
     def _handler(self, signum, frame):
         if self.emitting:
             return
         if signum == signal.SIGTERM:
+            self.terminated = True
             # a second SIGTERM during the clean-up ends the process at once
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             raise Terminated(signum)
@@ -141,6 +144,10 @@ def main(argv: list[str] | None = None) -> int:
         except BaseException as exc:  # noqa: BLE001 - the contract covers every failure
             with signals.deferred():
                 kind, code = classify_error(exc)
+                if signals.terminated and isinstance(exc, KeyboardInterrupt):
+                    # SIGTERM re-raised by a layer as its own KeyboardInterrupt (the runner's
+                    # Interrupted, carrying the finished chunks)
+                    kind, code = classify_error(Terminated())
                 if code == 1 and os.environ.get("SEMI_CORE_DEBUG"):
                     raise
                 msg = " ".join(str(exc).split()) or type(exc).__name__

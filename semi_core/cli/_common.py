@@ -79,11 +79,14 @@ def load_npy(path: str, name: str) -> np.ndarray:
     return arr.astype(float)
 
 
-class Terminated(BaseException):  # noqa: N818 - named like KeyboardInterrupt
+class Terminated(KeyboardInterrupt):  # noqa: N818 - named like KeyboardInterrupt
     """Raised in the main thread by the CLI's SIGTERM handler (:func:`semi_core.cli.main`).
 
-    A ``BaseException`` like ``KeyboardInterrupt``: ``except Exception`` blocks do not swallow
-    it, ``finally`` blocks and context managers run (partial outputs are removed).
+    A ``KeyboardInterrupt``, so SIGTERM stops work exactly as Ctrl-C does (the game runner
+    cancels what has not started and lets running tasks finish, ``finally`` blocks and context
+    managers run, partial outputs are removed; ``except Exception`` does not swallow it); the
+    CLI still reports it as ``terminated`` (exit 143), also when a layer re-raised it as another
+    ``KeyboardInterrupt``.
     """
 
     def __init__(self, signum: int = 15):
@@ -137,8 +140,8 @@ def classify_error(exc: BaseException) -> tuple[str, int]:
         return "invalid_argument", 2
     if isinstance(exc, ArithmeticError):
         return "numeric", 2
-    if isinstance(exc, KeyboardInterrupt):
-        return "interrupted", EXIT_INTERRUPTED
     if isinstance(exc, Terminated):
         return "terminated", EXIT_TERMINATED
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted", EXIT_INTERRUPTED
     return "internal", 1

@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from semi_core import _io
 from semi_core._validation import check_output_path
@@ -333,6 +335,25 @@ def test_signal_gives_one_json_object(signum, code, kind):
     assert "Traceback" not in err
 
 
+SIMULATE = ["simulate", "--rounds", "20000000", "--json"]
+
+
+@pytest.mark.parametrize("signum,code,kind", [(signal.SIGTERM, 143, "terminated"),
+                                              (signal.SIGINT, 130, "interrupted")])
+@pytest.mark.parametrize("threads", [None, "2"])
+def test_signal_during_a_long_game(signum, code, kind, threads):
+    """A compute-bound run (the game runner, in-process or threaded): the runner turns the
+    interrupt into its own ``Interrupted`` after letting running chunks finish; the CLI still
+    reports SIGTERM as ``terminated`` / 143."""
+    argv = SIMULATE + (["--threads", threads] if threads else [])
+    t0 = time.monotonic()
+    rc, out, err = _run_and_signal(argv, signum, settle=2.0)
+    assert rc == code, (rc, out, err[-2000:])
+    obj = json.loads(out)
+    assert obj["kind"] == kind and obj["command"] == "simulate"
+    assert time.monotonic() - t0 < 60  # 20 million rounds would take minutes
+
+
 def test_sigterm_text_mode_one_line_on_stderr():
     rc, out, err = _run_and_signal(AUDIT_STDIN, signal.SIGTERM)
     assert rc == 143 and out == ""
@@ -373,3 +394,70 @@ def test_signals_are_deferred_while_the_output_is_printed():
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(1)
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+# -- hypothesis: every state a destination can be in, with failures injected ------------------
+STATES = ("absent", "regular", "regular-0600", "symlink", "dangling", "fifo", "directory",
+          "hardlink")
+
+
+@settings(max_examples=200, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(state=st.sampled_from(STATES), data=st.binary(max_size=4096),
+       fail=st.sampled_from([None, "before", "after"]), as_text=st.booleans())
+def test_atomic_writes_in_every_state(state, data, fail, as_text):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        victim = tmp / "victim.txt"
+        victim.write_text(VICTIM_TEXT)
+        out = tmp / "out"
+        out.mkdir()
+        dest = out / "f.md"
+        if state.startswith("regular"):
+            dest.write_bytes(b"old")
+            if state == "regular-0600":
+                dest.chmod(0o600)
+        elif state == "symlink":
+            dest.symlink_to(victim)
+        elif state == "dangling":
+            dest.symlink_to(tmp / "nowhere.md")
+        elif state == "fifo":
+            os.mkfifo(dest)
+        elif state == "directory":
+            dest.mkdir()
+        elif state == "hardlink":
+            os.link(victim, dest)
+        before = os.lstat(dest) if os.path.lexists(dest) else None
+        refused = state in ("symlink", "dangling", "fifo", "directory")
+        try:
+            if fail is None and as_text:
+                _io.atomic_write_text(dest, data.decode("latin-1"), encoding="latin-1")
+            else:
+                with _io.atomic_output(dest) as fh:
+                    if fail == "before":
+                        raise RuntimeError("injected")
+                    fh.write(data)
+                    if fail == "after":
+                        raise RuntimeError("injected")
+        except (FileExistsError, IsADirectoryError):
+            assert refused
+        except RuntimeError:
+            assert fail is not None and not refused
+        else:
+            assert not refused and fail is None
+            assert not dest.is_symlink() and dest.read_bytes() == data
+            if before is not None:
+                assert stat.S_IMODE(os.stat(dest).st_mode) == stat.S_IMODE(before.st_mode)
+        if refused or fail is not None:  # the destination is exactly as it was
+            after = os.lstat(dest) if os.path.lexists(dest) else None
+            assert (before is None) == (after is None)
+            if before is not None:
+                assert (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode)
+            if state.startswith("regular"):
+                assert dest.read_bytes() == b"old"
+        assert victim.read_text() == VICTIM_TEXT
+        assert not (tmp / "nowhere.md").exists()
+        assert sorted(os.listdir(out)) == ([] if before is None and (refused or fail)
+                                           else ["f.md"])
