@@ -168,6 +168,8 @@ ACCEPTED = {
     "torch-f32": (lambda v: _torch().tensor(v, dtype=_torch().float32), BASE.astype(np.float32)),
     "torch-detached": (lambda v: _torch().tensor(v, requires_grad=True).detach(), BASE),
     "pandas-series": (lambda v: _pandas().Series(v), BASE),
+    "pandas-series-int": (lambda v: _pandas().Series(INTS), INTS),
+    "pandas-series-nullable": (lambda v: _pandas().Series(INTS, dtype="Int64"), INTS),
 }
 REFUSED = {
     "masked-one": (lambda v: np.ma.array(v, mask=np.arange(v.size) == 3), "masked"),
@@ -198,6 +200,10 @@ REFUSED = {
     "empty": (lambda v: np.empty(0), "empty"),
     "huge-int": (lambda v: [10 ** 400] + v.tolist()[1:], "too large"),
     "torch-requires-grad": (lambda v: _torch().tensor(v, requires_grad=True), "torch"),
+    "pandas-dataframe": (lambda v: _pandas().DataFrame({"s": v}), "DataFrame"),
+    "pandas-nullable-NA": (lambda v: _pandas().Series([*INTS.tolist()[:-1], None],
+                                                      dtype="Int64"), "NaN|NAType"),
+    "pandas-series-nan": (lambda v: _pandas().Series(np.r_[v[:-1], np.nan]), "NaN"),
 }
 
 
@@ -229,7 +235,7 @@ def test_array_likes_refused_with_type_named(name, label, kw, _a):
 @pytest.mark.parametrize("name", sorted(REFUSED))
 def test_array_likes_refused_by_batch_too(name):
     make, pattern = REFUSED[name]
-    if name in ("scalar", "0-d", "2-D", "ragged"):  # shapes audit_batch accepts as rows
+    if name in ("scalar", "0-d", "2-D", "ragged", "pandas-dataframe"):  # rows for audit_batch
         return
     nm = np.random.default_rng(1).normal(size=BASE.size)
     with pytest.raises((TypeError, ValueError), match=pattern):
