@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from semi_core._progress import format_seconds
+
 __all__ = [
     "check_int",
     "check_batch_size",
@@ -33,6 +35,9 @@ __all__ = [
     "ResourceLimitError",
     "memory_limit",
     "check_memory",
+    "time_limit",
+    "DEFAULT_MAX_SECONDS",
+    "check_work",
     "format_bytes",
 ]
 
@@ -417,3 +422,77 @@ def check_memory(nbytes: float, what: str, *, hint: str = "") -> float:
                "SEMI_CORE_MAX_MEMORY)")
         raise ResourceLimitError(msg + (f"; {hint}" if hint else ""))
     return float(nbytes)
+
+
+_TIME_UNITS = {"S": 1.0, "M": 60.0, "MIN": 60.0, "H": 3600.0, "D": 86400.0}
+
+#: Default of ``SEMI_CORE_MAX_SECONDS``: one day of estimated work.
+DEFAULT_MAX_SECONDS = 86400.0
+
+
+def time_limit() -> float:
+    """Estimated seconds one call may take: ``SEMI_CORE_MAX_SECONDS`` if set, else one day.
+
+    The variable takes seconds (``600``) or a number with a unit ``s``, ``m``/``min``, ``h``,
+    ``d`` (``2h``); ``inf`` or ``none`` lifts the limit. The default (86400 s) refuses only work
+    that cannot be meant (a million runs of a quadratic test), never a long but sane job.
+    """
+    env = os.environ.get("SEMI_CORE_MAX_SECONDS")
+    if env is None or not env.strip():
+        return DEFAULT_MAX_SECONDS
+    t = env.strip().upper()
+    if t in ("INF", "NONE", "UNLIMITED"):
+        return float("inf")
+    mult = 1.0
+    for unit in sorted(_TIME_UNITS, key=len, reverse=True):
+        if t.endswith(unit) and t[:-len(unit)].strip():
+            mult, t = _TIME_UNITS[unit], t[:-len(unit)].strip()
+            break
+    try:
+        val = float(t) * mult
+    except ValueError:
+        raise ValueError("SEMI_CORE_MAX_SECONDS must be a duration like 600, 30m, 2h or inf, "
+                         f"got {env!r}") from None
+    if np.isnan(val) or val <= 0:
+        raise ValueError(f"SEMI_CORE_MAX_SECONDS must be > 0 (or inf), got {env!r}")
+    return val
+
+
+def check_work(what: str, *, nbytes: float | None = None, seconds: float | None = None,
+               hint: str = "") -> None:
+    """Refuse up front (``ResourceLimitError``) work whose estimate exceeds the limits.
+
+    The one resource estimator's gate: every command and function that does work growing
+    with its arguments estimates, *before* starting, the peak memory ``nbytes`` and the wall
+    time ``seconds`` (from the arguments: counts times a per-unit cost) and calls this.
+
+    Parameters
+    ----------
+    what : str
+        The work, with the arguments that size it (``"seq-audit: 10^6 runs x 5000 pairs"``).
+    nbytes : float, optional
+        Estimated peak bytes; checked against :func:`memory_limit` (``SEMI_CORE_MAX_MEMORY``,
+        default half the RAM). ``inf``/NaN (an overflowed estimate) is refused.
+    seconds : float, optional
+        Estimated wall seconds; checked against :func:`time_limit` (``SEMI_CORE_MAX_SECONDS``,
+        default one day; ``inf`` lifts it). ``inf``/NaN is refused.
+    hint : str
+        What would work instead (smaller arguments, a cluster, a streaming mode).
+
+    Raises
+    ------
+    ResourceLimitError
+        A ``ValueError`` naming the work, the estimate, the limit and ``hint``.
+    """
+    if nbytes is not None:
+        check_memory(float(nbytes), what, hint=hint)
+    if seconds is None:
+        return
+    sec = float(seconds)
+    limit = time_limit()
+    if np.isnan(sec) or sec > limit:
+        took = format_seconds(sec) if np.isfinite(sec) else "unbounded time"
+        msg = (f"{what} would take about {took} (estimated before starting); the limit is "
+               f"{format_seconds(limit)} (SEMI_CORE_MAX_SECONDS; default one day, 'inf' "
+               "lifts it)")
+        raise ResourceLimitError(msg + (f"; {hint}" if hint else ""))
