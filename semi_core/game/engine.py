@@ -79,7 +79,8 @@ from semi_core.game.play import resolve_tau_pmf
 from semi_core.game.result import GameResult
 from semi_core.kernels import _twins
 from semi_core.kernels._jit import use_twins
-from semi_core.kernels.engine_kernels import STAT_NAMES
+from semi_core.kernels._records import SemiChunkSetup
+from semi_core.kernels.engine_kernels import STAT_NAMES, semi_chunk
 from semi_core.mechanisms.distributions import DataDistribution, parse_data
 
 __all__ = ["EngineParams", "EngineResult", "build_params", "simulate", "simulate_streaming",
@@ -132,6 +133,20 @@ class EngineParams:
     def d(self) -> int:
         """Dimension."""
         return int(self.u.shape[1])
+
+    def kernel_setup(self) -> SemiChunkSetup:
+        """The kernel's typed set-up record (one compiled signature: C-contiguous int64 /
+        float64 arrays, Python scalars)."""
+
+        def f64(x):
+            return np.ascontiguousarray(x, dtype=np.float64)
+
+        return SemiChunkSetup(
+            bool(self.exact), int(self.code), float(self.fparam), float(self.scale),
+            np.ascontiguousarray(self.n_t, dtype=np.int64), f64(self.u), f64(self.llr_c0),
+            f64(self.llr_k), f64(self.log_w_unif), float(self.p_member), f64(self.tau_cdf),
+            bool(self.fo_stationary), f64(self.fo_A), f64(self.fo_C0), float(self.fo_logdet0),
+            f64(self.fo_C1), f64(self.fo_m1), f64(self.fo_logdet1), float(self.fo_N))
 
     def variates_per_round(self) -> int:
         """Random variates per round for the data (excluding the 3 control uniforms)."""
@@ -240,23 +255,11 @@ def play_chunk(params: EngineParams, seed_seq: np.random.SeedSequence, rounds: i
     member = np.empty(rounds, dtype=np.bool_)
     tau = np.empty(rounds, dtype=np.int64)
     stats = np.empty((4, rounds), dtype=np.float64)
-    p = params
-
-    def f64(x):
-        # one compiled signature: C-contiguous float64 whatever the caller passed
-        return np.ascontiguousarray(x, dtype=np.float64)
-
-    args = (gen, int(rounds), bool(p.exact), int(p.code), float(p.fparam), float(p.scale),
-            np.ascontiguousarray(p.n_t, dtype=np.int64), f64(p.u), f64(p.llr_c0),
-            f64(p.llr_k), f64(p.log_w_unif), float(p.p_member), f64(p.tau_cdf),
-            bool(p.fo_stationary), f64(p.fo_A), f64(p.fo_C0), float(p.fo_logdet0),
-            f64(p.fo_C1), f64(p.fo_m1), f64(p.fo_logdet1), float(p.fo_N), member, tau, stats)
+    setup = params.kernel_setup()
     if use_twins() if twin is None else twin:
-        _twins.semi_chunk(*args)
+        _twins.semi_chunk(gen, int(rounds), setup, member, tau, stats)
     else:
-        from semi_core.kernels.engine_kernels import semi_chunk
-
-        semi_chunk(*args)
+        semi_chunk(gen, int(rounds), setup, member, tau, stats)
     return member, tau, stats
 
 

@@ -39,9 +39,7 @@ def _standardized_draws(rng, code: int, fparam: float, scale: float, size) -> np
     return rng.standard_exponential(size) - 1.0
 
 
-def semi_chunk(gen, rounds, exact, code, fparam, scale, n_t, u, llr_c0, llr_k, log_w_unif,
-               p_member, tau_cdf, fo_stationary, fo_A, fo_C0, fo_logdet0, fo_C1, fo_m1,
-               fo_logdet1, fo_N, member_out, tau_out, stats_out, *, block: int = 256):
+def semi_chunk(gen, rounds, setup, member_out, tau_out, stats_out, *, block: int = 256):
     """NumPy twin of the compiled SeMI chunk kernel (same Generator stream, same results).
 
     Parameters
@@ -50,37 +48,16 @@ def semi_chunk(gen, rounds, exact, code, fparam, scale, n_t, u, llr_c0, llr_k, l
         The chunk's generator (consumed exactly as the kernel consumes it).
     rounds : int
         Rounds to play.
-    exact : bool
-        Simulate every datum (True) or draw whitened batch means directly (Gaussian only).
-    code, fparam, scale : int, float, float
-        Standardised data family (see :mod:`semi_core.mechanisms.distributions`), its
-        parameter and precomputed scale constant.
-    n_t : int64 array (T,)
-        Batch sizes.
-    u : array (T, d)
-        Whitened target offsets :math:`u_t = L_t^{-1}(z^*-\\mu_t)`.
-    llr_c0, llr_k : arrays (T,)
-        :math:`\\log LR_t = c_{0,t} + k_t(u_t^\\top w_t - \\|w_t\\|^2/2)`.
-    log_w_unif : array (T,)
-        Log weights of SeMI-Unif (``-inf`` allowed).
-    p_member : float
-        :math:`\\nu_B(1)`.
-    tau_cdf : array (T,)
-        CDF of :math:`\\nu_\\tau`.
-    fo_stationary : bool
-        Stationary covariance: the Final Observation uses whitened coordinates.
-    fo_A, fo_C0, fo_logdet0, fo_C1, fo_m1, fo_logdet1 : arrays
-        Non-stationary Final Observation: :math:`W=\\sum_t A_t w_t`, lower Cholesky factors of
-        the H0 / H1(tau) covariances of W, their log-determinants and the H1 means.
-    fo_N : float
-        Total number of data points :math:`N_T`.
+    setup : SemiChunkSetup
+        The chunk's set-up record (:class:`semi_core.kernels._records.SemiChunkSetup`, whose
+        attributes document every field).
     member_out, tau_out, stats_out : arrays (rounds,), (rounds,), (4, rounds)
         Outputs (``tau`` is 1-based).
     block : int
         Rounds per vectorised block (does not change the result).
     """
-    from scipy.linalg import solve_triangular
-
+    (exact, code, fparam, scale, n_t, u, llr_c0, llr_k, log_w_unif, p_member, tau_cdf,
+     fo_stationary, fo_A, fo_C0, fo_logdet0, fo_C1, fo_m1, fo_logdet1, fo_N) = setup
     n_t = np.asarray(n_t, dtype=np.int64)
     T, d = u.shape
     ctrl = gen.random((rounds, 3))

@@ -110,14 +110,19 @@ def _forward_solve(L, x, out):
 
 
 @jit
-def semi_chunk(gen, rounds, exact, code, fparam, scale, n_t, u, llr_c0, llr_k, log_w_unif,
-               p_member, tau_cdf, fo_stationary, fo_A, fo_C0, fo_logdet0, fo_C1, fo_m1,
-               fo_logdet1, fo_N, member_out, tau_out, stats_out):
+def semi_chunk(gen, rounds, setup, member_out, tau_out, stats_out):
     """Play ``rounds`` SeMI rounds with ``gen``; write ``member_out``, ``tau_out``, ``stats_out``.
 
-    See the module docstring for the model and the random-stream layout; argument meanings
-    are documented on the NumPy twin :func:`semi_core.kernels._twins.semi_chunk`.
+    ``setup`` is a :class:`~semi_core.kernels._records.SemiChunkSetup` (its fields are
+    documented there). See the module docstring for the model and the random-stream layout;
+    the NumPy twin :func:`semi_core.kernels._twins.semi_chunk` takes the same arguments.
     """
+    exact, code, fparam, scale = setup.exact, setup.code, setup.fparam, setup.scale
+    n_t, u, llr_c0, llr_k = setup.n_t, setup.u, setup.llr_c0, setup.llr_k
+    log_w_unif, p_member, tau_cdf = setup.log_w_unif, setup.p_member, setup.tau_cdf
+    fo_stationary, fo_A, fo_C0, fo_logdet0 = (setup.fo_stationary, setup.fo_A, setup.fo_C0,
+                                              setup.fo_logdet0)
+    fo_C1, fo_m1, fo_logdet1, fo_N = setup.fo_C1, setup.fo_m1, setup.fo_logdet1, setup.fo_N
     T = n_t.shape[0]
     d = u.shape[1]
     ctrl = np.empty((rounds, 3))

@@ -92,9 +92,7 @@ def test_direct_kernel_call_matches_twin():
     for fn in (semi_chunk, _twins.semi_chunk):
         gen = np.random.Generator(np.random.PCG64(5))
         m, t, s = np.empty(50, bool), np.empty(50, np.int64), np.empty((4, 50))
-        fn(gen, 50, True, p.code, p.fparam, p.scale, p.n_t, p.u, p.llr_c0, p.llr_k,
-           p.log_w_unif, p.p_member, p.tau_cdf, p.fo_stationary, p.fo_A, p.fo_C0,
-           p.fo_logdet0, p.fo_C1, p.fo_m1, p.fo_logdet1, p.fo_N, m, t, s)
+        fn(gen, 50, p.kernel_setup(), m, t, s)
         outs.append((m, t, s, gen.random()))  # same number of draws consumed
     _assert_same(outs[0][:3], outs[1][:3])
     assert outs[0][3] == outs[1][3]
