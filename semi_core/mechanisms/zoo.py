@@ -42,17 +42,21 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
-from semi_core._validation import check_delta, check_positive
+from semi_core._validation import check_delta, check_positive, check_real
 from semi_core.mechanisms.base import GroundTruthUnknown, MechanismBase
 
 __all__ = ["NoisyCountMean", "DPLaplace", "NonDPLaplace1", "NonDPLaplace2", "DPGaussian",
            "NonDPGaussian1", "NonDPGaussian2", "CallableMechanism", "as_dataset_mechanism",
-           "ZOO", "SEED_PAIR", "gaussian_sigma", "make_zoo_mechanism", "RandomizedResponse"]
+           "ZOO", "ZOO_EPSILON_RANGE", "SEED_PAIR", "gaussian_sigma", "make_zoo_mechanism", "RandomizedResponse"]
 
 #: The seed's neighbouring datasets (§4.1): S = {0}, S' = {0, 1}.
 SEED_PAIR = (np.array([0.0]), np.array([0.0, 1.0]))
 
 _FLOOR = 1e-12  # the seed's max{1e-12, n + noise}
+
+#: Design epsilons a :class:`NoisyCountMean` accepts: outside, the noise scale (``2/eps`` or the
+#: Gaussian calibration) over- or underflows and the quadrature log-LR loses every digit.
+ZOO_EPSILON_RANGE = (1e-6, 1e6)
 
 
 def gaussian_sigma(epsilon: float, delta: float) -> float:
@@ -109,6 +113,10 @@ class NoisyCountMean(MechanismBase):
     def __init__(self, epsilon: float, *, noise: str = "laplace", variant: str = "dp",
                  delta: float = 1e-5, pair=SEED_PAIR, quad_nodes: int = 4000):
         self.epsilon_design = check_positive(epsilon, "epsilon")
+        lo, hi = ZOO_EPSILON_RANGE
+        if not lo <= self.epsilon_design <= hi:
+            raise ValueError(f"epsilon must be in [{lo:g}, {hi:g}] for the noisy-count mean "
+                             f"mechanisms (noise scale 2/epsilon), got {self.epsilon_design:g}")
         if noise not in ("laplace", "gaussian"):
             raise ValueError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
         if variant not in ("dp", "nondp1", "nondp2"):
@@ -320,17 +328,38 @@ class RandomizedResponse(MechanismBase):
 
     :math:`P(1\mid\text{in}) = p^* = e^\varepsilon(1-p^*)+\delta`, so the DP inequality is an
     equality on the event ``{1}`` (the boundary case of the SeMI stream audit).
+
+    Everything is computed from the flip probability in log space,
+
+    .. math::
+
+        q = 1-p^* = \frac{1-\delta}{1+e^{\varepsilon}},\qquad
+        \log q = \log(1-\delta) - \log(1+e^{\varepsilon}),
+
+    so every finite :math:`\varepsilon` (``1e6`` included) has a finite log-LR
+    :math:`\log(1-q)-\log q` and the exact ground truth; :math:`e^\varepsilon` is never formed
+    (it overflows at :math:`\varepsilon\approx 709.8`).
+
+    Parameters
+    ----------
+    epsilon : float
+        Finite, :math:`\ge 0`.
+    delta : float
+        In :math:`[0, 1)`.
     """
 
     T = 1
     tests = ("semi-star", "semi-max", "semi-unif")
 
     def __init__(self, epsilon: float, delta: float = 0.0):
-        self.eps = float(epsilon)
-        if not (np.isfinite(self.eps) and self.eps >= 0):
-            raise ValueError(f"epsilon must be finite and >= 0, got {epsilon}")
+        self.eps = check_real(epsilon, "epsilon")
+        if self.eps < 0:
+            raise ValueError(f"epsilon must be finite and >= 0, got {self.eps}")
         self.delta = check_delta(delta)
-        self.p = (np.exp(self.eps) + self.delta) / (1.0 + np.exp(self.eps))
+        # log q = log(1 - delta) - log(1 + e^eps), with log(1 + e^eps) = logaddexp(0, eps)
+        self.log_q = float(np.log1p(-self.delta) - np.logaddexp(0.0, self.eps))
+        self.q = float(np.exp(self.log_q))      # flip probability 1 - p* (may underflow to 0)
+        self.p = 1.0 - self.q                   # P(release = membership bit)
 
     def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
         member = np.asarray(member, dtype=bool).reshape(-1)
@@ -339,16 +368,18 @@ class RandomizedResponse(MechanismBase):
 
     def log_lr_steps(self, releases) -> np.ndarray:
         o = np.asarray(releases, dtype=float).reshape(-1)
-        llr = np.log(self.p) - np.log1p(-self.p) if self.p < 1 else np.inf
+        llr = float(np.log1p(-self.q) - self.log_q)  # log p* - log q, finite for finite eps
         return np.where(o > 0.5, llr, -llr)[:, None]
 
     def epsilon(self, delta: float, tau: int = 1) -> float:
-        r"""Exact :math:`\varepsilon(\delta')=\log((p^*-\delta')/(1-p^*))` (0 when negative)."""
+        r"""Exact :math:`\varepsilon(\delta')=\log((p^*-\delta')/(1-p^*))` (0 when negative),
+        as :math:`\log(1-\delta'-q)-\log q` (stable for every finite :math:`\varepsilon`)."""
         d = check_delta(delta)
-        if d >= self.p:
+        num = (1.0 - d) - self.q
+        if num <= 0:
             return 0.0
-        return float(max(0.0, np.log((self.p - d) / (1.0 - self.p))))
+        return float(max(0.0, np.log(num) - self.log_q))
 
     def params(self) -> dict[str, Any]:
         return {"mechanism": "randomized-response", "T": 1, "epsilon": self.eps,
-                "delta": self.delta, "p": float(self.p)}
+                "delta": self.delta, "p": float(self.p), "log_flip_probability": self.log_q}

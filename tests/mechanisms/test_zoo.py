@@ -89,3 +89,48 @@ def test_randomized_response_is_exactly_dp():
     p = rr.p
     assert p == pytest.approx(np.exp(1.0) * (1 - p) + 1e-3)  # equality on the event {1}
     assert rr.epsilon(1e-3) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("eps", [1.0, 700.0, 710.0, 1000.0, 1e6])
+@pytest.mark.parametrize("delta", [0.0, 1e-5, 0.5])
+def test_randomized_response_ground_truth_is_stable(eps, delta):
+    """Past eps ~ 709.8 e^eps overflows: p*, the log-LR and eps(delta) come from log q."""
+    rr = RandomizedResponse(eps, delta)
+    assert 0.5 <= rr.p <= 1.0 and np.isfinite(rr.log_q)
+    # log q = log(1 - delta) - log(1 + e^eps): checked against the direct formula where exact
+    direct = np.log1p(-delta) - (eps + np.log1p(np.exp(-eps)))
+    assert rr.log_q == pytest.approx(direct, rel=1e-14)
+    # the ground truth at the design delta is eps itself (relative 1e-12), never 0 or NaN
+    assert rr.epsilon(delta) == pytest.approx(eps, rel=1e-12)
+    assert rr.epsilon(0.0) >= rr.epsilon(delta)
+    llr = rr.log_lr_steps(np.array([[[1.0]], [[0.0]]]))[:, 0]
+    assert np.all(np.isfinite(llr)) and llr[0] == -llr[1] >= eps * (1 - 1e-12)
+    params = rr.params()
+    assert all(np.isfinite(v) for v in (params["p"], params["log_flip_probability"]))
+    member = np.arange(2000) % 2 == 0
+    rel = rr.release(member, np.ones(2000, int), np.random.default_rng(0))
+    flips = np.mean((rel[:, 0, 0] > 0.5) != member)
+    # flips ~ Binomial(2000, q): q = (1-delta)/(1+e^eps); 5 SE (+1/2000) tolerance
+    q = rr.q
+    assert abs(flips - q) <= 5 * np.sqrt(q * (1 - q) / 2000) + 1 / 2000
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -1.0, "1", True, None])
+def test_randomized_response_refuses_bad_epsilon(bad):
+    with pytest.raises((TypeError, ValueError), match="epsilon"):
+        RandomizedResponse(bad)
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+@pytest.mark.parametrize("eps", [1e-300, 1e-7, 2e6, 1e300, float("nan"), float("inf"), 0.0])
+def test_zoo_refuses_epsilon_outside_range(name, eps):
+    with pytest.raises(ValueError, match="epsilon"):
+        make_zoo_mechanism(name, eps)
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+@pytest.mark.parametrize("eps", [1e-6, 1e6])
+def test_zoo_extreme_epsilons_are_finite(name, eps, rng):
+    m = make_zoo_mechanism(name, eps)
+    rel = m.release(np.array([0, 1, 1, 0]), 1, rng)
+    assert np.all(np.isfinite(rel)) and np.all(np.isfinite(m.log_lr_steps(rel)))
