@@ -50,7 +50,8 @@ from semi_core.sgd.grads import FunctionalModel, clip_rows
 from semi_core.stats.update_combination import BASELINES
 
 __all__ = ["SUFFIXES", "STATE_KEYS", "load_model", "load_state", "step_files", "CheckpointRuns",
-           "TargetLossScorer", "audit_checkpoints"]
+           "TargetLossScorer", "audit_checkpoints", "as_records", "step_log_lrs",
+           "trajectory_losses"]
 
 #: Checkpoint file types read (never by unpickling).
 SUFFIXES = (".safetensors", ".pt", ".pth", ".bin", ".npz")
@@ -181,6 +182,60 @@ def step_files(directory) -> list[Path]:
     return [steps[t][0] for t in range(T + 1)]
 
 
+def as_records(fm: FunctionalModel, reference, target):
+    """Reference records ``(m, ...)`` and the target ``(1, ...)`` as tensors of the model's
+    dtype (labels ``long`` for cross-entropy); raises when ``m < 2`` or the labels do not match."""
+    dt = fm.dtype
+    ylong = fm.loss_name == "cross_entropy"
+    rx, ry = reference
+    ref_x = torch.as_tensor(np.asarray(rx), dtype=dt)
+    ref_y = torch.as_tensor(np.asarray(ry)).long() if ylong else \
+        torch.as_tensor(np.asarray(ry), dtype=dt)
+    if ref_x.ndim < 1 or ref_x.shape[0] < 2 or ref_y.shape[:1] != ref_x.shape[:1]:
+        raise ValueError(f"reference must hold m >= 2 records with one label each, got "
+                         f"{tuple(ref_x.shape)} and {tuple(ref_y.shape)}")
+    if target is None:
+        return ref_x, ref_y, None, None
+    tx, ty = target
+    tgt_x = torch.as_tensor(np.asarray(tx), dtype=dt).reshape(1, *ref_x.shape[1:])
+    tgt_y = torch.as_tensor(np.asarray(ty)).reshape(1)
+    tgt_y = tgt_y.long() if ylong else tgt_y.to(dt)
+    return ref_x, ref_y, tgt_x, tgt_y
+
+
+def step_log_lrs(fm: FunctionalModel, traj: torch.Tensor, ref_x, ref_y, tgt_x, tgt_y, *,
+                 lr: float, batch_size: int, noise_multiplier: float, max_grad_norm: float,
+                 shrinkage: float = 0.1, ridge: float = 1e-4) -> np.ndarray:
+    r"""Per-step DP-SGD log-LRs ``(k, T)`` of trajectories ``(k, T+1, d)`` at each run's own
+    parameters (SeMI seed §4.2): for every step :math:`t`, the two-covariance Gaussian LR of the
+    update :math:`\theta_t-\theta_{t-1}` with the clipped reference-gradient moments and the
+    clipped target gradient at :math:`\theta_{t-1}`
+    (:func:`semi_core.sgd.batched.batched_dpsgd_log_lr`).
+
+    The one home of this statistic for recorded runs (checkpoints) and a user's own training
+    loop (:mod:`semi_core.integrations.training`).
+    """
+    R, T1 = traj.shape[0], traj.shape[1]
+    out = torch.empty(R, T1 - 1, dtype=traj.dtype)
+    C = max_grad_norm
+    with torch.no_grad():
+        for t in range(1, T1):
+            prev = traj[:, t - 1]
+            ref = clip_rows(fm.per_sample_grads_batched(prev, ref_x, ref_y, shared=True), C)
+            tgt = clip_rows(fm.per_sample_grads_batched(prev, tgt_x, tgt_y, shared=True)[:, 0], C)
+            out[:, t - 1] = batched_dpsgd_log_lr(
+                traj[:, t] - prev, ref, tgt, eta=lr, n=batch_size, sigma_dp=noise_multiplier,
+                clip=C, shrinkage=shrinkage, ridge=ridge)
+    return out.numpy()
+
+
+def trajectory_losses(fm: FunctionalModel, traj: torch.Tensor, tgt_x, tgt_y) -> np.ndarray:
+    """The target's loss at every state of trajectories ``(k, T+1, d)``: ``(k, T+1)``."""
+    k, T1, d = traj.shape
+    with torch.no_grad():
+        return fm.losses_batched(traj.reshape(k * T1, d), tgt_x, tgt_y).reshape(k, T1).numpy()
+
+
 @dataclass
 class CheckpointRuns:
     r"""Recorded DP-SGD runs (checkpoint directories) as a recorded mechanism.
@@ -228,19 +283,8 @@ class CheckpointRuns:
         self.max_grad_norm = check_positive(self.max_grad_norm, "max_grad_norm")
         self.shrinkage = check_probability(self.shrinkage, "shrinkage", low_open=False,
                                            high_open=False)
-        dt = self.fm.dtype
-        ylong = self.loss == "cross_entropy"
-        rx, ry = self.reference
-        self.ref_x = torch.as_tensor(np.asarray(rx), dtype=dt)
-        self.ref_y = torch.as_tensor(np.asarray(ry)).long() if ylong else \
-            torch.as_tensor(np.asarray(ry), dtype=dt)
-        if self.ref_x.shape[0] < 2 or self.ref_y.shape[0] != self.ref_x.shape[0]:
-            raise ValueError(f"reference must hold m >= 2 records with one label each, got "
-                             f"{tuple(self.ref_x.shape)} and {tuple(self.ref_y.shape)}")
-        tx, ty = self.target
-        self.tgt_x = torch.as_tensor(np.asarray(tx), dtype=dt).reshape(1, *self.ref_x.shape[1:])
-        self.tgt_y = torch.as_tensor(np.asarray(ty)).reshape(1)
-        self.tgt_y = self.tgt_y.long() if ylong else self.tgt_y.to(dt)
+        self.ref_x, self.ref_y, self.tgt_x, self.tgt_y = as_records(
+            self.fm, self.reference, self.target)
 
     @property
     def T(self) -> int:
@@ -289,29 +333,15 @@ class CheckpointRuns:
         if traj.ndim != 3 or traj.shape[1:] != (self.steps + 1, self.fm.d):
             raise ValueError(f"releases must have shape (k, {self.steps + 1}, {self.fm.d}), got "
                              f"{tuple(traj.shape)}")
-        R = traj.shape[0]
-        out = torch.empty(R, self.steps, dtype=traj.dtype)
-        C = self.max_grad_norm
-        with torch.no_grad():
-            for t in range(1, self.steps + 1):
-                prev = traj[:, t - 1]
-                ref = clip_rows(self.fm.per_sample_grads_batched(prev, self.ref_x, self.ref_y,
-                                                                 shared=True), C)
-                tgt = clip_rows(self.fm.per_sample_grads_batched(prev, self.tgt_x, self.tgt_y,
-                                                                 shared=True)[:, 0], C)
-                out[:, t - 1] = batched_dpsgd_log_lr(
-                    traj[:, t] - prev, ref, tgt, eta=self.lr, n=self.batch_size,
-                    sigma_dp=self.noise_multiplier, clip=C, shrinkage=self.shrinkage,
-                    ridge=self.ridge)
-        return out.numpy()
+        return step_log_lrs(self.fm, traj, self.ref_x, self.ref_y, self.tgt_x, self.tgt_y,
+                            lr=self.lr, batch_size=self.batch_size,
+                            noise_multiplier=self.noise_multiplier, max_grad_norm=self.max_grad_norm,
+                            shrinkage=self.shrinkage, ridge=self.ridge)
 
     def target_losses(self, releases) -> np.ndarray:
         r"""The target's loss along each trajectory, ``(k, T+1)``."""
         traj = torch.as_tensor(np.asarray(releases, dtype=np.float64), dtype=self.fm.dtype)
-        k, T1, d = traj.shape
-        with torch.no_grad():
-            return self.fm.losses_batched(traj.reshape(k * T1, d), self.tgt_x,
-                                          self.tgt_y).reshape(k, T1).numpy()
+        return trajectory_losses(self.fm, traj, self.tgt_x, self.tgt_y)
 
     def params(self) -> dict[str, Any]:
         """The audited configuration (JSON metadata)."""
