@@ -73,6 +73,7 @@ from scipy.special import betaincinv
 from scipy.stats import binom
 
 from semi_core._validation import check_failure_prob, check_int
+from semi_core.stats.ranking import count_at_or_below
 
 __all__ = [
     "BandCalibration",
@@ -309,15 +310,14 @@ def rank_threshold_counts(member: np.ndarray, nonmember: np.ndarray, grid) -> tu
     Rows are sorted (:math:`O(N\log N)`; NumPy's sort beats a many-kth partition), the counts
     found by binary search.
     """
-    B = member.shape[0]
     n0 = nonmember.shape[1]
     ranks = n0 - 1 - np.asarray(grid, dtype=np.int64)[::-1]
     # full sorts: NumPy's vectorised sort beats a many-kth partition by ~10x
     xs = np.sort(nonmember, axis=1)
     ys = np.sort(member, axis=1)
     gam = xs[:, ranks]
-    le0 = np.stack([np.searchsorted(xs[i], gam[i], side="right") for i in range(B)])
-    le1 = np.stack([np.searchsorted(ys[i], gam[i], side="right") for i in range(B)])
+    le0 = count_at_or_below(xs, gam)
+    le1 = count_at_or_below(ys, gam)
     return gam, le0, le1
 
 

@@ -88,6 +88,7 @@ from semi_core._validation import (
 from semi_core.audit.bands import band_candidates, count_grid, rank_threshold_counts
 from semi_core.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
 from semi_core.stats.gdp import gdp_epsilon
+from semi_core.stats.ranking import count_at_or_below, pooled_threshold_counts
 
 __all__ = [
     "AuditResult",
@@ -270,26 +271,6 @@ def _log_ratio_bound(alpha_up, beta_up, delta, sides):
     return np.maximum(r1, r2), (r1 > r2).astype(int)
 
 
-def _threshold_counts(member, nonmember):
-    """For every candidate threshold v (rows may be batches): members <= v, non-members <= v.
-
-    ``member`` (B, N1), ``nonmember`` (B, N0). Returns sorted pooled values (B, M), counts
-    of members and non-members at or below each value, and a mask of valid thresholds (the
-    last element of each tie group: thresholds must not split tied scores).
-    """
-    pooled = np.concatenate([member, nonmember], axis=1)
-    is_mem = np.concatenate([np.ones_like(member, dtype=np.int64),
-                             np.zeros_like(nonmember, dtype=np.int64)], axis=1)
-    order = np.argsort(pooled, axis=1, kind="stable")
-    vals = np.take_along_axis(pooled, order, axis=1)
-    lab = np.take_along_axis(is_mem, order, axis=1)
-    mem_le = np.cumsum(lab, axis=1)
-    non_le = np.arange(1, pooled.shape[1] + 1)[None, :] - mem_le
-    valid = np.ones_like(vals, dtype=bool)
-    valid[:, :-1] = vals[:, 1:] != vals[:, :-1]
-    return vals, mem_le, non_le, valid
-
-
 def _pick(arr, idx):
     return np.take_along_axis(arr, idx[:, None], axis=1)[:, 0]
 
@@ -300,7 +281,7 @@ def _batch_dkw(member, nonmember, delta, xi, sides, *, gdp=False):
     n1, n0 = member.shape[1], nonmember.shape[1]
     e1 = float(dkw_margin(n1, xi / 2))
     e0 = float(dkw_margin(n0, xi / 2))
-    vals, mem_le, non_le, valid = _threshold_counts(member, nonmember)
+    vals, mem_le, non_le, valid = pooled_threshold_counts(member, nonmember)
     alpha_hat = (n0 - non_le) / n0
     beta_hat = mem_le / n1
     a_up = np.minimum(1.0, alpha_hat + e0)
@@ -425,8 +406,8 @@ def _cp_at_thresholds(member, nonmember, thresholds, delta, per_bound_fail, side
     th = np.asarray(thresholds, dtype=float)
     ms = np.sort(member, axis=1)
     ns = np.sort(nonmember, axis=1)
-    fn = np.stack([np.searchsorted(r, th, side="right") for r in ms])  # members <= gamma
-    tn = np.stack([np.searchsorted(r, th, side="right") for r in ns])
+    fn = count_at_or_below(ms, th)  # members <= gamma
+    tn = count_at_or_below(ns, th)
     fp = n0 - tn
     a_up = clopper_pearson_upper(fp, n0, per_bound_fail)
     b_up = clopper_pearson_upper(fn, n1, per_bound_fail)

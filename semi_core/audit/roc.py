@@ -44,7 +44,7 @@ import numpy as np
 from semi_core._params import FPR_LEVELS
 from semi_core._validation import as_score_array, check_int, check_probability, check_scores
 from semi_core.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
-from semi_core.stats.ranking import mann_whitney_auc
+from semi_core.stats.ranking import count_at_or_below, mann_whitney_auc
 
 __all__ = ["split_scores", "empirical_threshold", "roc_curve", "auc", "advantage", "tpr_at_fpr",
            "tpr_at_fpr_se", "roc_metrics", "RocMetrics", "summarize", "RULES", "DEFAULT_FPRS"]
@@ -104,12 +104,12 @@ def empirical_threshold(null_scores, fpr) -> tuple[np.ndarray, np.ndarray]:
     k = np.floor(f * n0 + 1e-9).astype(np.int64)  # guard: 0.01 * 1000 -> 9.999...
     gamma = np.where(k < n0, s0[np.minimum(k, n0 - 1)], -np.inf)
     asc = s0[::-1]
-    achieved = (n0 - np.searchsorted(asc, gamma, side="right")) / n0
+    achieved = (n0 - count_at_or_below(asc, gamma)) / n0
     return gamma, achieved
 
 
 def _tpr_at(s1_sorted, gamma):
-    return (s1_sorted.size - np.searchsorted(s1_sorted, gamma, side="right")) / s1_sorted.size
+    return (s1_sorted.size - count_at_or_below(s1_sorted, gamma)) / s1_sorted.size
 
 
 def roc_curve(member_scores, nonmember_scores):
@@ -135,8 +135,8 @@ def roc_curve(member_scores, nonmember_scores):
     m = np.sort(check_scores(member_scores, "member_scores"))
     n = np.sort(check_scores(nonmember_scores, "nonmember_scores"))
     th = np.unique(np.concatenate([m, n]))[::-1]
-    tpr = (m.size - np.searchsorted(m, th, side="right")) / m.size
-    fpr = (n.size - np.searchsorted(n, th, side="right")) / n.size
+    tpr = (m.size - count_at_or_below(m, th)) / m.size
+    fpr = (n.size - count_at_or_below(n, th)) / n.size
     return (np.concatenate([fpr, [1.0]]), np.concatenate([tpr, [1.0]]),
             np.concatenate([th, [-np.inf]]))
 

@@ -10,6 +10,12 @@ with :math:`r_i` the mid-ranks of the member scores in the pooled sample; standa
 DeLong's structural components,
 :math:`\mathrm{se}^2=\operatorname{Var}(V_{10})/N_1+\operatorname{Var}(V_{01})/N_0`.
 Used by :mod:`semi_core.audit.roc` (ROC metrics) and :mod:`semi_core.audit.bounds` (binormal fit).
+
+Threshold counting lives here too, once: :func:`count_at_or_below` (the counts
+:math:`\#\{s\le\gamma\}` of sorted score rows at given thresholds: ROC points, Clopper-Pearson
+bounds at pre-registered thresholds, the band's rank thresholds) and
+:func:`pooled_threshold_counts` (the counts at every candidate threshold of a pooled sample,
+for the searches over all thresholds).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import math
 import numpy as np
 from scipy.stats import rankdata
 
-__all__ = ["mann_whitney_auc"]
+__all__ = ["mann_whitney_auc", "count_at_or_below", "pooled_threshold_counts"]
 
 
 def mann_whitney_auc(member_scores: np.ndarray, nonmember_scores: np.ndarray) -> tuple[float, float]:
@@ -39,3 +45,54 @@ def mann_whitney_auc(member_scores: np.ndarray, nonmember_scores: np.ndarray) ->
     a = float(v10.mean())
     var = (v10.var(ddof=1) / n1 if n1 > 1 else 0.0) + (v01.var(ddof=1) / n0 if n0 > 1 else 0.0)
     return a, math.sqrt(max(var, 0.0))
+
+
+def count_at_or_below(sorted_rows: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    r"""Counts :math:`\#\{s\le\gamma\}` of sorted scores at thresholds (exact with ties).
+
+    Parameters
+    ----------
+    sorted_rows : ndarray, shape (N,) or (B, N)
+        Ascending scores (one row per batch).
+    thresholds : ndarray, shape (K,) or (B, K)
+        Thresholds: shared by every row (1-D) or one row of thresholds per batch (2-D).
+
+    Returns
+    -------
+    ndarray of int64, shape (K,) or (B, K)
+        ``out[..., k]`` is the number of scores of the row at or below ``thresholds[..., k]``.
+    """
+    a = np.asarray(sorted_rows)
+    th = np.asarray(thresholds)
+    if a.ndim == 1:
+        return np.searchsorted(a, th, side="right").astype(np.int64)
+    if th.ndim == 1:
+        return np.stack([np.searchsorted(r, th, side="right") for r in a]).astype(np.int64)
+    return np.stack([np.searchsorted(r, t, side="right") for r, t in zip(a, th)]).astype(np.int64)
+
+
+def pooled_threshold_counts(member: np.ndarray, nonmember: np.ndarray) -> tuple:
+    """For every candidate threshold v: members <= v and non-members <= v (rows are batches).
+
+    Parameters
+    ----------
+    member, nonmember : ndarray, shapes (B, N1), (B, N0)
+
+    Returns
+    -------
+    vals, mem_le, non_le, valid : ndarray, each (B, N1 + N0)
+        Sorted pooled values, counts of members and non-members at or below each value, and
+        a mask of valid thresholds (the last element of each tie group: a threshold must not
+        split tied scores).
+    """
+    pooled = np.concatenate([member, nonmember], axis=1)
+    is_mem = np.concatenate([np.ones_like(member, dtype=np.int64),
+                             np.zeros_like(nonmember, dtype=np.int64)], axis=1)
+    order = np.argsort(pooled, axis=1, kind="stable")
+    vals = np.take_along_axis(pooled, order, axis=1)
+    lab = np.take_along_axis(is_mem, order, axis=1)
+    mem_le = np.cumsum(lab, axis=1)
+    non_le = np.arange(1, pooled.shape[1] + 1)[None, :] - mem_le
+    valid = np.ones_like(vals, dtype=bool)
+    valid[:, :-1] = vals[:, 1:] != vals[:, :-1]
+    return vals, mem_le, non_le, valid

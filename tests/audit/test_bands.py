@@ -22,7 +22,8 @@ from semi_core.audit.bands import (
     count_grid,
     simulate_min_crossing_level,
 )
-from semi_core.audit.bounds import _log_ratio_bound, _threshold_counts, clopper_pearson_upper
+from semi_core.audit.bounds import _log_ratio_bound, clopper_pearson_upper
+from semi_core.stats.ranking import pooled_threshold_counts as _threshold_counts
 
 
 def _se(p, n):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from semi_core.audit import audit_batch, gdp_epsilon
-from semi_core.audit.bounds import _threshold_counts
+from semi_core.stats.ranking import pooled_threshold_counts as _threshold_counts
 
 XI = 0.1
 DELTA = 0.1
