@@ -21,9 +21,10 @@ Attacks (each a score, higher = member) on the releases of a
     Eq. (10) built for ``z_targ`` (Thm 4.5); the advantage-optimal threshold
     :math:`(m^{\rm scal}-m^{\rm targ})/2` is :func:`semi_core.stats.leakage.miss_threshold_adv`.
 
-:func:`simulate_leakage` plays the per-datum game (seed Alg. 2) in chunks, chunk ``k`` drawing
-from the ``k``-th child of the seed (same seed => same result), and returns a
-:class:`~semi_core.game.result.GameResult` with one score array per attack;
+:func:`simulate_leakage` plays the per-datum game (seed Alg. 2) with the one runner
+(:func:`semi_core.game.play.play`; each attack a scorer, :func:`leakage_scorers`; same seed =>
+same result on any executor) and returns a :class:`~semi_core.game.result.GameResult` with one
+score array per attack;
 :func:`summarize_leakage` gives TPR at FPR (with SEs), AUC (DeLong SE) and the Bayes
 adversary's advantage :math:`\Pr_1(\ell>0)-\Pr_0(\ell>0)` (binomial SE) per attack.
 """
@@ -31,18 +32,19 @@ adversary's advantage :math:`\Pr_1(\ell>0)-\Pr_0(\ell>0)` (binomial SE) per atta
 from __future__ import annotations
 
 import math
-import time
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
-from semi_core._rng import as_seed_sequence, chunk_bounds, chunk_generators
 from semi_core._validation import check_finite_array, check_int, check_probability
+from semi_core.game.play import play
 from semi_core.game.result import GameResult
 from semi_core.mechanisms.per_datum import PerDatumMean, ProductLaw
 
 __all__ = ["ATTACKS", "scalar_product", "reference_moments", "plugin_lr", "plugin_lr_full",
-           "misspecified_lr", "simulate_leakage", "summarize_leakage", "power_loss_curve",
+           "misspecified_lr", "LogLRScorer", "ScalarScorer", "PluginScorer",
+           "MisspecifiedScorer", "leakage_scorers", "simulate_leakage", "summarize_leakage", "power_loss_curve",
            "most_exposed"]
 
 ATTACKS = ("exact", "approx", "paper-sub", "scalar", "plugin", "plugin-known-var",
@@ -162,24 +164,143 @@ def misspecified_lr(mech: PerDatumMean, releases, z_targ) -> np.ndarray:
     return mech.approx_log_lr(releases, target=zt)
 
 
+@dataclass(frozen=True)
+class LogLRScorer:
+    """Scorer: one of the mechanism's own log-LRs (``exact``, ``approx``, ``paper-sub``)."""
+
+    mech: PerDatumMean
+    name: str
+    tau_free: bool = True
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name,)
+
+    def __call__(self, releases, tau, rng) -> dict[str, np.ndarray]:
+        fn = {"exact": self.mech.exact_log_lr, "approx": self.mech.approx_log_lr,
+              "paper-sub": self.mech.paper_sub_log_lr}[self.name]
+        return {self.name: fn(releases)}
+
+
+@dataclass(frozen=True)
+class ScalarScorer:
+    """Scorer: :func:`scalar_product` with one fresh reference point per round (from ``rng``)."""
+
+    mech: PerDatumMean
+    names: tuple[str, ...] = ("scalar",)
+    tau_free: bool = True
+
+    def __call__(self, releases, tau, rng) -> dict[str, np.ndarray]:
+        return {"scalar": scalar_product(self.mech, releases,
+                                         self.mech.law.sample(rng, releases.shape[0]))}
+
+
+@dataclass(frozen=True)
+class PluginScorer:
+    """Scorer: :func:`plugin_lr` with per-round reference moments from ``n0`` fresh points
+    (:func:`reference_moments`, from ``rng``); ``name`` is ``plugin``, ``plugin-known-var``
+    (true variances) or ``plugin-uncentred`` (the seed's uncentred second moment)."""
+
+    mech: PerDatumMean
+    name: str
+    n0: int
+    shrinkage: float = 0.1
+    tau_free: bool = True
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name,)
+
+    def __call__(self, releases, tau, rng) -> dict[str, np.ndarray]:
+        R = releases.shape[0]
+        mu0, v0 = reference_moments(self.mech.law, self.n0, R, rng, shrinkage=self.shrinkage,
+                                    centred=self.name != "plugin-uncentred")
+        if self.name == "plugin-known-var":
+            v0 = np.broadcast_to(self.mech.law.var, mu0.shape)
+        return {self.name: plugin_lr(self.mech, releases, mu0, v0)}
+
+
+@dataclass(frozen=True)
+class MisspecifiedScorer:
+    """Scorer: :func:`misspecified_lr` for the attacker's target ``z_targ``."""
+
+    mech: PerDatumMean
+    z_targ: np.ndarray
+    names: tuple[str, ...] = ("misspecified",)
+    tau_free: bool = True
+
+    def __call__(self, releases, tau, rng) -> dict[str, np.ndarray]:
+        return {"misspecified": misspecified_lr(self.mech, releases, self.z_targ)}
+
+
+def leakage_scorers(mech: PerDatumMean, attacks=("exact", "approx"), *, n0: int | None = None,
+                    z_targ=None, shrinkage: float = 0.1) -> tuple:
+    """The scorers of ``attacks`` (subset of :data:`ATTACKS`), validated; ``plugin*`` need
+    ``n0``, ``misspecified`` needs ``z_targ``."""
+    _check_mech(mech)
+    attacks = tuple(attacks)
+    bad = [a for a in attacks if a not in ATTACKS]
+    if bad or not attacks:
+        raise ValueError(f"attacks must be drawn from {list(ATTACKS)}, got {list(attacks)}")
+    if len(set(attacks)) != len(attacks):
+        raise ValueError(f"attacks must not repeat, got {list(attacks)}")
+    plug = [a for a in attacks if a.startswith("plugin")]
+    if plug:
+        if n0 is None:
+            raise ValueError("the plugin attacks need n0 (reference points per game)")
+        n0 = check_int(n0, "n0", minimum=2)
+        shrinkage = check_probability(shrinkage, "shrinkage", low_open=False, high_open=False)
+    if "misspecified" in attacks:
+        if z_targ is None:
+            raise ValueError("the misspecified attack needs z_targ")
+        z_targ = check_finite_array(z_targ, "z_targ", ndim=1)
+        if z_targ.shape != (mech.d,):
+            raise ValueError(f"z_targ must have shape ({mech.d},), got {z_targ.shape}")
+    out = []
+    for a in attacks:
+        if a in ("exact", "paper-sub") and not mech.exact_available:
+            raise ValueError(f"attack {a!r} needs the exact density of the release (a "
+                             "bernoulli/gaussian/poisson law without noise, or gaussian data)")
+        if a in ("exact", "approx", "paper-sub"):
+            out.append(LogLRScorer(mech, a))
+        elif a == "scalar":
+            out.append(ScalarScorer(mech))
+        elif a == "misspecified":
+            out.append(MisspecifiedScorer(mech, z_targ))
+        else:
+            out.append(PluginScorer(mech, a, n0, shrinkage))
+    return tuple(out)
+
+
 def simulate_leakage(mech: PerDatumMean, rounds: int, seed=0, *, attacks=("exact", "approx"),
                      n0: int | None = None, z_targ=None, shrinkage: float = 0.1,
-                     chunk_size: int = 1000, p_member: float = 0.5) -> GameResult:
-    """Play the per-datum game (seed Alg. 1-2) and score every round with each attack.
+                     chunk_size: int = 1000, p_member: float = 0.5, executor=None,
+                     progress: bool = False) -> GameResult:
+    r"""Play the per-datum game (seed Alg. 1-2) and score every round with each attack.
+
+    The game is played by the one runner (:func:`semi_core.game.play.play` on the
+    :class:`~semi_core.mechanisms.per_datum.PerDatumMean`, ``T = 1``), each attack a scorer
+    (:func:`leakage_scorers`) on the same releases.
 
     Parameters
     ----------
     mech : PerDatumMean
     rounds : int
     seed : int or SeedSequence
-        Chunk ``k`` uses the ``k``-th child (result independent of anything but the seed and
-        ``chunk_size``).
+        Chunk ``k`` uses :func:`~semi_core._rng.child_seed` ``(seed, k)`` (result independent
+        of anything but the seed and ``chunk_size``; the executor does not matter).
     attacks : sequence of str
         Subset of :data:`ATTACKS` (``plugin*`` need ``n0``, ``misspecified`` needs ``z_targ``).
     n0 : int, optional
-        Reference points per game for the plug-in attacks and the scalar product.
+        Reference points per game for the plug-in attacks.
     z_targ : array_like, optional
         Target the misspecified attacker uses.
+    shrinkage, chunk_size, p_member
+        Variance shrinkage of the plug-in attacks; rounds per chunk; :math:`\Pr(B=1)`.
+    executor : Executor, int or None
+        Where the chunks run (:class:`~semi_core.game.backends.Executor`).
+    progress : bool
+        Report progress (:mod:`semi_core._progress`).
 
     Returns
     -------
@@ -188,50 +309,10 @@ def simulate_leakage(mech: PerDatumMean, rounds: int, seed=0, *, attacks=("exact
     """
     _check_mech(mech)
     rounds = check_int(rounds, "rounds", minimum=2)
-    chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
-    p_member = check_probability(p_member, "p_member")
-    attacks = tuple(attacks)
-    bad = [a for a in attacks if a not in ATTACKS]
-    if bad or not attacks:
-        raise ValueError(f"attacks must be drawn from {list(ATTACKS)}, got {list(attacks)}")
-    if any(a.startswith("plugin") for a in attacks) and n0 is None:
-        raise ValueError("the plugin attacks need n0 (reference points per game)")
-    if "misspecified" in attacks:
-        if z_targ is None:
-            raise ValueError("the misspecified attack needs z_targ")
-        z_targ = check_finite_array(z_targ, "z_targ", ndim=1)
-    root = as_seed_sequence(seed)
-    bounds = chunk_bounds(rounds, chunk_size)
-    parts = []
-    t0 = time.perf_counter()
-    for (lo, hi), rng in zip(bounds, chunk_generators(root, len(bounds)), strict=True):
-        R = hi - lo
-        b = rng.random(R) < p_member
-        rel = mech.release(b, None, rng)
-        st = {}
-        for a in attacks:
-            if a == "exact":
-                st[a] = mech.exact_log_lr(rel)
-            elif a == "approx":
-                st[a] = mech.approx_log_lr(rel)
-            elif a == "paper-sub":
-                st[a] = mech.paper_sub_log_lr(rel)
-            elif a == "scalar":
-                st[a] = scalar_product(mech, rel, mech.law.sample(rng, R))
-            elif a == "misspecified":
-                st[a] = misspecified_lr(mech, rel, z_targ)
-            else:
-                centred = a != "plugin-uncentred"
-                mu0, v0 = reference_moments(mech.law, n0, R, rng, shrinkage=shrinkage,
-                                            centred=centred)
-                if a == "plugin-known-var":
-                    v0 = np.broadcast_to(mech.law.var, mu0.shape)
-                st[a] = plugin_lr(mech, rel, mu0, v0)
-        parts.append(GameResult(b, np.ones(R, dtype=np.int64), st))
-    out = GameResult.concatenate(parts)
-    out.seed = root.entropy if isinstance(root.entropy, int) else None
-    out.metadata = {"game": "per-datum", "mechanism": mech.params(), "attacks": list(attacks),
-                    "n0": n0, "chunk_size": chunk_size, "seconds": time.perf_counter() - t0}
+    scorers = leakage_scorers(mech, attacks, n0=n0, z_targ=z_targ, shrinkage=shrinkage)
+    out = play(mech, rounds, seed, p_member=p_member, tau=1, tests=(), scorers=scorers,
+               chunk_size=chunk_size, executor=executor, progress=progress)
+    out.metadata.update({"game": "per-datum", "attacks": list(attacks), "n0": n0})
     return out
 
 
@@ -258,7 +339,8 @@ def summarize_leakage(result: GameResult, fpr=(0.01, 0.1)) -> dict[str, dict]:
 
 
 def power_loss_curve(mech: PerDatumMean, ratios, rounds: int, seed=0, *, alpha: float = 0.01,
-                     shrinkage: float = 0.1, chunk_size: int = 1000) -> list[dict]:
+                     shrinkage: float = 0.1, chunk_size: int = 1000,
+                     executor=None) -> list[dict]:
     r"""Power of the plug-in LR vs :math:`n_0/n` (theory :math:`m^*\lambda/(1+\lambda)` vs
     simulation, with estimated and with known variances), plus the oracle power."""
     from semi_core.stats import leakage as L
@@ -268,7 +350,7 @@ def power_loss_curve(mech: PerDatumMean, ratios, rounds: int, seed=0, *, alpha: 
         n0 = max(2, int(round(float(lam) * mech.n)))
         res = simulate_leakage(mech, rounds, np.random.SeedSequence([int(seed), 77, i]),
                                attacks=("approx", "plugin", "plugin-known-var"), n0=n0,
-                               shrinkage=shrinkage, chunk_size=chunk_size)
+                               shrinkage=shrinkage, chunk_size=chunk_size, executor=executor)
         summ = summarize_leakage(res, (alpha,))
         m_eff = float(L.plugin_effective_score(mech.m_star, n0, mech.n))
         rows.append({"ratio": n0 / mech.n, "n0": n0, "m_eff": m_eff,

@@ -49,17 +49,18 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import integrate, optimize, stats
-from scipy.special import ndtr, ndtri
+from scipy.special import logsumexp, ndtr, ndtri
 
-from semi_core._rng import as_seed_sequence
 from semi_core._validation import check_int, check_positive
 from semi_core.audit.roc import roc_metrics, tpr_at_fpr_se
+from semi_core.game.play import play
 from semi_core.game.result import GameResult
 from semi_core.mechanisms.empirical_mean import EmpiricalMean
 from semi_core.stats import errors
-from semi_core.stats.update_combination import combine
+from semi_core.stats.update_combination import back_front_scores, combine, pair_scores
 
-__all__ = ["UpdateMeanGame", "gen_chi2_terms", "heuristic_cdf", "closed_form_tpr",
+__all__ = ["UpdateMeanGame", "SufficientEmpiricalMean", "UpdateTests", "MultiUpdateTests",
+           "update_game_mechanism", "gen_chi2_terms", "heuristic_cdf", "closed_form_tpr",
            "play_update_game", "gap_table", "multi_update_game"]
 
 TESTS = ("optimal", "final", "b3-linear", "score-diff", "score-ratio")
@@ -174,75 +175,102 @@ def closed_form_tpr(g: UpdateMeanGame, fpr: float, test: str) -> float:
     raise ValueError(f"test must be one of {TESTS}, got {test!r}")
 
 
-def _scores(g: UpdateMeanGame, mech: EmpiricalMean, rel: np.ndarray) -> dict[str, np.ndarray]:
-    z = mech.target
-    f0, f1 = rel[:, 0], rel[:, 1]
-    l0 = np.sum((f0 - z) ** 2, axis=1)
-    l1 = np.sum((f1 - z) ** 2, axis=1)
-    xbar = mech.batch_means(rel)[:, 1]
-    return {
-        "optimal": mech.log_lr_steps(rel)[:, 1],
-        "final": mech.final_log_lr(rel, tau=2),
-        "b3-linear": (xbar - mech.mu_t[1]) @ (z - mech.mu_t[1]),
-        "score-diff": combine(l0, l1, "diff"),
-        "score-ratio": combine(l0, l1, "ratio", c=g.c),
-    }
+class SufficientEmpiricalMean(EmpiricalMean):
+    r""":class:`EmpiricalMean` whose releases come from exactly distributed batch means.
+
+    Batch :math:`t` has mean :math:`\mathcal N(\mu_t,\Sigma_t/n_t)`, or, when the target is
+    inserted in it, :math:`z/n_t + (n_t-1)\mu_t/n_t + \mathcal N(0, (n_t-1)\Sigma_t/n_t^2)`
+    (one datum replaced by :math:`z`): the same law as :meth:`EmpiricalMean.release`, ``n_t``
+    times cheaper (``combining_mi_updates`` App. B.2 uses only these means).
+    """
+
+    def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
+        """Releases ``(R, T, d)`` from the batch means' exact laws."""
+        member = np.asarray(member, dtype=bool).reshape(-1)
+        taus = np.broadcast_to(np.asarray(tau, dtype=np.int64), member.shape)
+        if taus.size and (taus.min() < 1 or taus.max() > self.T):
+            raise ValueError(f"tau must be in 1..{self.T}")
+        R = member.size
+        e = rng.standard_normal((R, self.T, self.d))
+        xb = np.empty((R, self.T, self.d))
+        for t in range(self.T):
+            n = float(self.n_t[t])
+            et = e[:, t] @ self.chol_t[t].T
+            h0 = self.mu_t[t] + et / np.sqrt(n)
+            h1 = self.target / n + (n - 1) / n * self.mu_t[t] + et * np.sqrt(n - 1) / n
+            xb[:, t] = np.where((member & (taus == t + 1))[:, None], h1, h0)
+        return self.releases(xb)
+
+    def params(self) -> dict:
+        """Validated parameters, with the release mode."""
+        return {**super().params(), "release": "sufficient"}
 
 
-def _sufficient_release(mech: EmpiricalMean, member, rng) -> np.ndarray:
-    r"""Releases from exactly distributed batch means (target in batch 2): batch 1
-    :math:`\mathcal N(\mu,\Sigma/n_0)`; batch 2 :math:`\mathcal N(\mu,\Sigma/n_1)` under
-    :math:`H_0`, :math:`z/n_1 + \mathcal N((n_1-1)\mu/n_1, (n_1-1)\Sigma/n_1^2)` under
-    :math:`H_1`."""
-    R, d = member.size, mech.d
-    n0, n1 = (float(v) for v in mech.n_t)
-    e = rng.standard_normal((R, 2, d)) @ mech.chol_t[0].T
-    xb = np.empty((R, 2, d))
-    xb[:, 0] = mech.mu_t[0] + e[:, 0] / np.sqrt(n0)
-    h0 = mech.mu_t[1] + e[:, 1] / np.sqrt(n1)
-    h1 = mech.target / n1 + (n1 - 1) / n1 * mech.mu_t[1] + e[:, 1] * np.sqrt(n1 - 1) / n1
-    xb[:, 1] = np.where(member[:, None], h1, h0)
-    return mech.releases(xb)
+@dataclass(frozen=True)
+class UpdateTests:
+    r"""Scorer of the single-update game: every test of :data:`TESTS` (module docstring) on the
+    releases :math:`(f_0, f_1)` of ``mech`` (target inserted at the update, :math:`\tau=2`)."""
+
+    mech: EmpiricalMean
+    c: float
+    names: tuple[str, ...] = TESTS
+    tau_free: bool = False
+
+    def __call__(self, releases, tau, rng) -> dict[str, np.ndarray]:
+        mech = self.mech
+        z = mech.target
+        f0, f1 = releases[:, 0], releases[:, 1]
+        l0 = np.sum((f0 - z) ** 2, axis=1)
+        l1 = np.sum((f1 - z) ** 2, axis=1)
+        xbar = mech.batch_means(releases)[:, 1]
+        tau = np.asarray(tau, dtype=np.int64)
+        return {
+            "optimal": mech.log_lr_steps(releases)[np.arange(tau.size), tau - 1],
+            "final": mech.final_log_lr(releases, tau=tau),
+            "b3-linear": (xbar - mech.mu_t[1]) @ (z - mech.mu_t[1]),
+            "score-diff": combine(l0, l1, "diff"),
+            "score-ratio": combine(l0, l1, "ratio", c=self.c),
+        }
 
 
-def play_update_game(g: UpdateMeanGame, rounds: int, seed=0, *, chunk: int = 20000,
-                     mode: str = "sufficient") -> GameResult:
-    """Monte Carlo of the single-update game; every test of :data:`TESTS` on the same releases,
-    as a :class:`GameResult`. ``mode="exact"`` draws every datum with the mechanism's own
-    ``release``; ``"sufficient"`` draws the batch means from their exact laws (same
-    distribution, ``n0`` times cheaper)."""
-    rounds = check_int(rounds, "rounds", minimum=2)
+def update_game_mechanism(g: UpdateMeanGame, mode: str = "sufficient") -> EmpiricalMean:
+    """The mechanism of the single-update game: :meth:`UpdateMeanGame.mechanism`
+    (``mode="exact"``, every datum drawn) or its :class:`SufficientEmpiricalMean` twin."""
     if mode not in ("exact", "sufficient"):
         raise ValueError(f"mode must be 'exact' or 'sufficient', got {mode!r}")
     mech = g.mechanism()
-    root = as_seed_sequence(seed)
-    member = np.r_[np.ones(rounds // 2, bool), np.zeros(rounds - rounds // 2, bool)]
-    parts = {k: [] for k in TESTS}
-    t0 = time.perf_counter()
-    starts = list(range(0, rounds, chunk))
-    for lo, child in zip(starts, root.spawn(len(starts)), strict=True):
-        rng = np.random.default_rng(child)
-        mem = member[lo:lo + chunk]
-        rel = mech.release(mem, 2, rng) if mode == "exact" else _sufficient_release(mech, mem,
-                                                                                    rng)
-        for k, v in _scores(g, mech, rel).items():
-            parts[k].append(v)
-    return GameResult(member=member, tau=np.full(rounds, 2),
-                      stats={k: np.concatenate(v) for k, v in parts.items()}, seed=None,
-                      metadata={"game": "update-empirical-mean", "mode": mode, **g.__dict__,
-                                "seconds": time.perf_counter() - t0})
+    if mode == "exact":
+        return mech
+    return SufficientEmpiricalMean(n=[g.n0, g.n1], T=2, mu=0.0, cov=g.sigma**2,
+                                   target=mech.target)
+
+
+def play_update_game(g: UpdateMeanGame, rounds: int, seed=0, *, chunk: int = 20000,
+                     mode: str = "sufficient", executor=None) -> GameResult:
+    r"""Monte Carlo of the single-update game; every test of :data:`TESTS` on the same releases,
+    as a :class:`GameResult` played by the one runner (:func:`semi_core.game.play.play`,
+    :math:`B\sim\mathrm{Bernoulli}(1/2)`, :math:`\tau=2`, chunks of ``chunk`` rounds on
+    ``executor``). ``mode="exact"`` draws every datum with the mechanism's own ``release``;
+    ``"sufficient"`` draws the batch means from their exact laws (same distribution, ``n0``
+    times cheaper)."""
+    rounds = check_int(rounds, "rounds", minimum=2)
+    mech = update_game_mechanism(g, mode)
+    res = play(mech, rounds, seed, tau=2, tests=(), scorers=(UpdateTests(mech, g.c),),
+               chunk_size=chunk, executor=executor)
+    res.metadata.update({"game": "update-empirical-mean", "mode": mode, **g.__dict__})
+    return res
 
 
 def gap_table(g: UpdateMeanGame, rounds: int = 40000, seed=0, fpr=(0.01, 0.1),
-              mode: str = "sufficient") -> dict:
+              mode: str = "sufficient", executor=None) -> dict:
     """TPR at each FPR for every test: closed form, Monte Carlo (delta-method SE from
     :func:`~semi_core.audit.roc.tpr_at_fpr_se`, which includes the threshold's own noise, and a
     Clopper-Pearson interval at the chosen threshold), the gap to the optimal test, and the
-    Monte Carlo AUC."""
+    Monte Carlo AUC. The games run on ``executor`` (the result does not depend on it)."""
     t0 = time.perf_counter()
     cf = {t: {f"{f:g}": closed_form_tpr(g, f, t) for f in fpr} for t in TESTS}
     t_cf = time.perf_counter() - t0
-    res = play_update_game(g, rounds, seed, mode=mode)
+    res = play_update_game(g, rounds, seed, mode=mode, executor=executor)
     rows = {}
     for t in TESTS:
         m_, n_ = res.scores(t)
@@ -262,46 +290,63 @@ def gap_table(g: UpdateMeanGame, rounds: int = 40000, seed=0, fpr=(0.01, 0.1),
             "seconds_closed_form": t_cf, "seconds_mc": res.metadata["seconds"]}
 
 
+@dataclass(frozen=True)
+class MultiUpdateTests:
+    r"""Scorer of the k-update game (releases :math:`f_0..f_k` of ``mech``): SeMI-max and
+    SeMI-Unif over the update steps, Back-Front (diff, ratio), Delta (max pair diff), and the
+    entry guesses of Delta and of the LR (``entry-delta``, ``entry-lr``: the guessed step)."""
+
+    mech: EmpiricalMean
+    c: float
+    names: tuple[str, ...] = ("semi-max", "semi-unif", "back-front-diff", "back-front-ratio",
+                              "delta-diff", "entry-delta", "entry-lr")
+    tau_free: bool = True
+
+    def __call__(self, releases, tau, rng) -> dict[str, np.ndarray]:
+        k = self.mech.T - 1
+        llr = self.mech.log_lr_steps(releases)[:, 1:]                     # update steps only
+        loss = np.sum((releases - self.mech.target) ** 2, axis=-1)        # (R, k+1)
+        pairs = pair_scores(loss, "diff")
+        return {"semi-max": llr.max(1), "semi-unif": logsumexp(llr, axis=1) - np.log(k),
+                "back-front-diff": back_front_scores(loss, "diff"),
+                "back-front-ratio": back_front_scores(loss, "ratio", c=self.c),
+                "delta-diff": pairs.max(1),
+                "entry-delta": pairs.argmax(1) + 2.0, "entry-lr": llr.argmax(1) + 2.0}
+
+
 def multi_update_game(*, n0: int = 200, n_up: int = 10, k: int = 5, d: int = 20,
-                      distance: float = 6.0, rounds: int = 20000, seed=0, c: float = 1e-3
-                      ) -> dict:
+                      distance: float = 6.0, rounds: int = 20000, seed=0, c: float = 1e-3,
+                      chunk_size: int = 4096, executor=None) -> dict:
     r"""k updates of the empirical mean, target in a uniform update :math:`\tau\in\{2..k+1\}`.
 
-    Membership: Back-Front (diff, ratio), Delta (max pair diff) vs the optimal sequential tests
-    with unknown :math:`\tau` -- SeMI-max :math:`\max_t\log\mathrm{LR}_t` and SeMI-Unif
-    :math:`\log\frac1k\sum_t\mathrm{LR}_t` over the update steps. Entry inference (member rounds):
-    Delta's :math:`\arg\max_t` pair diff vs :math:`\arg\max_t\log\mathrm{LR}_t` (the MAP entry
-    under a uniform prior), against the random baseline :math:`1/k` among members.
+    Played by the one runner (:func:`semi_core.game.play.play` with the insertion-time prior
+    uniform on the update steps, scorer :class:`MultiUpdateTests`). Membership: Back-Front
+    (diff, ratio), Delta (max pair diff) vs the optimal sequential tests with unknown
+    :math:`\tau` -- SeMI-max :math:`\max_t\log\mathrm{LR}_t` and SeMI-Unif
+    :math:`\log\frac1k\sum_t\mathrm{LR}_t` over the update steps. Entry inference (member
+    rounds): Delta's :math:`\arg\max_t` pair diff vs :math:`\arg\max_t\log\mathrm{LR}_t` (the
+    MAP entry under a uniform prior), against the random baseline :math:`1/k` among members.
     """
-    mech_t = np.zeros(d)
-    mech_t[0] = distance
-    mech = EmpiricalMean(n=[n0] + [n_up] * k, T=k + 1, mu=0.0, cov=1.0, target=mech_t)
-    rng = np.random.default_rng(as_seed_sequence(seed))
-    member = rng.random(rounds) < 0.5
-    tau = rng.integers(2, k + 2, size=rounds)
-    t0 = time.perf_counter()
-    rel = mech.release(member, tau, rng)
-    llr = mech.log_lr_steps(rel)[:, 1:]                                  # update steps only
-    loss = np.sum((rel - mech.target) ** 2, axis=-1)                    # (R, k+1)
-    from scipy.special import logsumexp
-
-    from semi_core.stats.update_combination import back_front_scores, pair_scores
-    pairs = pair_scores(loss, "diff")
-    st = {"semi-max": llr.max(1), "semi-unif": logsumexp(llr, axis=1) - np.log(k),
-          "back-front-diff": back_front_scores(loss, "diff"),
-          "back-front-ratio": back_front_scores(loss, "ratio", c=c),
-          "delta-diff": pairs.max(1)}
-    res = GameResult(member=member, tau=tau, stats=st, seed=seed,
-                     metadata={"game": "multi-update-empirical-mean", "k": k, "n0": n0,
-                               "n_up": n_up, "d": d, "distance": distance})
+    k = check_int(k, "k", minimum=1)
+    mech_t = np.zeros(check_int(d, "d", minimum=1))
+    mech_t[0] = check_positive(distance, "distance")
+    mech = EmpiricalMean(n=[check_int(n0, "n0", minimum=2)] +
+                         [check_int(n_up, "n_up", minimum=2)] * k, T=k + 1, mu=0.0, cov=1.0,
+                         target=mech_t)
+    res = play(mech, check_int(rounds, "rounds", minimum=2), seed, tau=np.r_[0.0, np.full(k, 1 / k)],
+               tests=(), scorers=(MultiUpdateTests(mech, c),), chunk_size=chunk_size,
+               executor=executor)
+    guess = {name: res.stats.pop(name) for name in ("entry-delta", "entry-lr")}
+    res.metadata.update({"game": "multi-update-empirical-mean", "k": k, "n0": n0,
+                         "n_up": n_up, "d": d, "distance": distance})
     out = {}
-    for name in st:
+    for name in res.stats:
         rm = roc_metrics(*res.scores(name), fpr=(0.01, 0.1), interval="binomial")
         out[name] = {"auc": rm.auc, "tpr_at_fpr": dict(zip(("0.01", "0.1"), rm.tpr_at_fpr,
                                                             strict=True))}
-    mem = member
-    ent = {"delta-argmax": float(np.mean(pairs[mem].argmax(1) + 2 == tau[mem])),
-           "lr-argmax": float(np.mean(llr[mem].argmax(1) + 2 == tau[mem])),
+    mem, tau = res.member, res.tau
+    ent = {"delta-argmax": float(np.mean(guess["entry-delta"][mem] == tau[mem])),
+           "lr-argmax": float(np.mean(guess["entry-lr"][mem] == tau[mem])),
            "random": 1.0 / k}
-    return {"membership": out, "entry_among_members": ent, "rounds": rounds,
-            "seconds": time.perf_counter() - t0, "result": res}
+    return {"membership": out, "entry_among_members": ent, "rounds": res.rounds,
+            "seconds": res.metadata["seconds"], "result": res}
