@@ -3,12 +3,15 @@
 Example::
 
     semi-core audit-dpsgd --dataset digits --model logreg --epsilon 1 --rounds 1000 --tau 5 --json
+    semi-core audit-dpsgd --epsilon 1 --rounds 1000 --workers 4     # on a local Dask cluster
 
 Payload: ``attacks`` -> per attack (``semi_sgd``, ``semi_max``, ``delta_diff``, ``delta_ratio``,
 ``back_front_diff``, ``back_front_ratio``): ``epsilon_lower_bound`` (per method ``dkw``/``cp``,
 averaged over tau), ``epsilon_lower_bound_best_tau``, ``auc``, ``tpr_at_fpr``; plus
 ``epsilon_true`` (exact, one record replaced, each record used once) and
-``epsilon_dp_accounting`` (cross-check). Needs the ``torch`` extra.
+``epsilon_dp_accounting`` (cross-check). The games run on the executor of ``--threads`` /
+``--workers`` / ``--scheduler`` (the same seed gives the same payload on each). Needs the
+``torch`` extra.
 """
 
 from __future__ import annotations
@@ -19,11 +22,13 @@ from semi_core import _params
 from semi_core.cli._common import Result
 from semi_core.cli._options import (
     add_delta,
+    add_executor_args,
     add_failure_prob,
     add_json,
     add_rounds,
     add_seed,
     add_tau,
+    executor_from_args,
     positive_int,
     resolve_tau,
 )
@@ -67,7 +72,11 @@ def register(subparsers) -> None:
     p.add_argument("--n-reference", type=int, default=128,
                    help="reference gradients per statistic (>= 2; at most the reference "
                         "split: 300 for digits, 1000 for fashion-mnist)")
+    p.add_argument("--chunk-size", type=positive_int, default=64,
+                   help="runs trained together as batched replicas: the unit of work and of "
+                        "seeding (default 64)")
     add_failure_prob(p)
+    add_executor_args(p)
     add_seed(p)
     add_json(p)
     p.set_defaults(func=handler)
@@ -113,7 +122,8 @@ def handler(args) -> Result:
                     taus=taus, delta=args.delta, seed=args.seed, batch_size=args.batch_size,
                     steps=args.steps, lr=args.lr, clip=args.clip,
                     failure_prob=args.failure_prob, n_reference=n_ref,
-                    data_dir=args.data_dir)
+                    data_dir=args.data_dir, chunk_size=args.chunk_size,
+                    executor=executor_from_args(args))
     lines = [f"DP-SGD audit: {out['dataset']} / {out['model']}, sigma_DP = {out['sigma_dp']:.4g}, "
              f"epsilon_true = {out['epsilon_true']:.4g} (delta = {out['delta']:g}), "
              f"{args.rounds} games per tau, tau = {tau}",

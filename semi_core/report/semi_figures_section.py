@@ -319,7 +319,7 @@ def _covariance_study(ctx, rounds):
     except ImportError:  # pragma: no cover - torch is part of the README set-up
         return None
     from semi_core.audit.roc import auc, tpr_at_fpr
-    from semi_core.sgd.audit import AuditSetup, prepare_audit, run_games, score_games
+    from semi_core.sgd.audit import AuditSetup, audit_games, prepare_audit
     from semi_core.sgd.dpsgd import DPSGDConfig
 
     cfg = DPSGDConfig(batch_size=32, steps=6, lr=0.5, clip=1.0, sigma_dp=0.0)
@@ -330,8 +330,7 @@ def _covariance_study(ctx, rounds):
             ctx.progress(f"covariance: n_ref={n_ref}, shrinkage={shrink}")
             setup = AuditSetup(**{**base.__dict__, "ref_x": base.ref_x[:n_ref],
                                   "ref_y": base.ref_y[:n_ref], "shrinkage": shrink})
-            rec = run_games(setup, rounds=rounds, taus=[5], seed=ctx.seed + 1)
-            g = score_games(rec, 5)
+            g = audit_games(setup, rounds=rounds, taus=[5], seed=ctx.seed + 1)[5]
             m, nm = g.scores("semi_sgd")
             rows.append({"n_reference": n_ref, "shrinkage": shrink, "auc": float(auc(m, nm)),
                          "tpr_at_1pct": float(tpr_at_fpr(m, nm, 0.01)),

@@ -3,9 +3,10 @@
 torch is an optional extra: this package imports its submodules lazily, so ``import semi_core``
 never needs torch. Modules needing only NumPy/SciPy: :mod:`~semi_core.sgd.accounting`,
 :mod:`~semi_core.sgd.gradstats`, :mod:`~semi_core.sgd.lr`, :mod:`~semi_core.sgd.linreg`,
-:mod:`~semi_core.sgd.data`. Modules needing torch: :mod:`~semi_core.sgd.grads`,
-:mod:`~semi_core.sgd.ghost`, :mod:`~semi_core.sgd.batched`, :mod:`~semi_core.sgd.dpsgd`,
-:mod:`~semi_core.sgd.models`, :mod:`~semi_core.sgd.audit`, :mod:`~semi_core.sgd.experiments`.
+:mod:`~semi_core.sgd.scorers`, :mod:`~semi_core.sgd.data`. Modules needing torch:
+:mod:`~semi_core.sgd.grads`, :mod:`~semi_core.sgd.ghost`, :mod:`~semi_core.sgd.batched`,
+:mod:`~semi_core.sgd.dpsgd`, :mod:`~semi_core.sgd.models`, :mod:`~semi_core.sgd.mechanism`,
+:mod:`~semi_core.sgd.audit`, :mod:`~semi_core.sgd.experiments`.
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ _EXPORTS = {
     "h2_power_table": "linreg",
     "load_fashion_mnist": "data", "read_idx": "data", "load_digits": "data",
     "build_model": "models",
-    "prepare_audit": "audit", "run_games": "audit", "audit_bounds": "audit",
-    "select_canary": "audit", "score_games": "audit", "run_audit": "audit",
+    "prepare_audit": "audit", "audit_games": "audit", "audit_bounds": "audit",
+    "select_canary": "audit", "run_audit": "audit", "AuditSetup": "mechanism",
+    "DPSGDMechanism": "mechanism", "LinRegSGDMechanism": "linreg",
+    "LossBaselines": "scorers",
     "fig3_experiment": "experiments",
 }
 

@@ -24,13 +24,16 @@ def fig3_experiment(*, dataset: str = "digits", model: str = "logreg",
                     epsilons=(0.5, 1.0, 2.0, 4.0, 8.0), rounds: int = 1000, taus=None,
                     seed=0, delta: float = 1e-4, roc_epsilons=(math.inf, 1.0),
                     n_reference: int = 128, data_dir=None, lr: float = 0.5,
-                    progress=lambda msg: None) -> dict:
+                    progress=lambda msg: None, executor=None) -> dict:
     """eps lower bounds per attack against the exact eps for each target eps (seed Fig. 3),
-    with ROC data (seed H.4) at ``roc_epsilons`` (``inf`` = no noise) for the middle tau."""
+    with ROC data (seed H.4) at ``roc_epsilons`` (``inf`` = no noise) for the middle tau.
+
+    The games of each row are played by :func:`semi_core.sgd.audit.audit_games` on
+    ``executor`` (in-process by default; threads or a Dask cluster give the same numbers)."""
     from semi_core.audit import roc_curve
 
     from .accounting import calibrate_sigma, dp_accounting_epsilon, dpsgd_epsilon
-    from .audit import ATTACKS, AuditSetup, audit_bounds, prepare_audit, run_games, score_games
+    from .audit import ATTACKS, AuditSetup, audit_bounds, audit_games, prepare_audit
     from .dpsgd import DPSGDConfig
 
     root = as_seed_sequence(seed)
@@ -47,12 +50,12 @@ def fig3_experiment(*, dataset: str = "digits", model: str = "logreg",
         cfg = DPSGDConfig(**{**base.__dict__, "sigma_dp": sigma})
         st = AuditSetup(**{**setup.__dict__, "cfg": cfg})
         run_taus = taus if eps in epsilons else [taus[len(taus) // 2]]
-        rec = run_games(st, rounds=rounds, taus=run_taus,
-                        seed=np.random.SeedSequence(ss_games.entropy,
-                                                    spawn_key=(*ss_games.spawn_key, k)))
-        seconds += rec.seconds
+        games = audit_games(st, rounds=rounds, taus=run_taus, executor=executor,
+                            seed=np.random.SeedSequence(ss_games.entropy,
+                                                        spawn_key=(*ss_games.spawn_key, k)))
+        seconds += float(next(iter(games.values())).metadata["seconds"])
         if eps in epsilons:
-            out = audit_bounds(rec, delta=delta)
+            out = audit_bounds(games, delta=delta)
             row = {"epsilon_target": eps, "sigma_dp": sigma,
                    "epsilon_true": dpsgd_epsilon(sigma, delta),
                    "epsilon_dp_accounting": dp_accounting_epsilon(sigma, delta),
@@ -60,7 +63,7 @@ def fig3_experiment(*, dataset: str = "digits", model: str = "logreg",
             rows.append(row)
         if eps in roc_epsilons:
             tau = run_taus[len(run_taus) // 2] if len(run_taus) > 1 else run_taus[0]
-            res = score_games(rec, tau)
+            res = games[tau]
             roc[str(eps)] = {"tau": tau, "curves": {}}
             for a in ATTACKS:
                 fpr, tpr, _ = roc_curve(*res.scores(a))

@@ -1,17 +1,24 @@
 r"""DP-SGD as a :class:`~semi_core.mechanisms.base.Mechanism` (SeMI seed §4.2, §5.2).
 
-A *release* is the whole trajectory :math:`\theta_0,\dots,\theta_T` of one DP-SGD run on fresh
+A *release* is the trajectory :math:`\theta_1,\dots,\theta_T` of one DP-SGD run on fresh
 batches of the private pool (each record used once), with the canary replacing one element of
-batch :math:`\tau` when :math:`B=1` (:func:`~semi_core.sgd.dpsgd.draw_game`). The auditor's per-step
-log-LR is the two-covariance DP-SGD statistic at each run's own :math:`\theta_{t-1}`
-(:func:`~semi_core.sgd.audit.trajectory_scores`; Thm 4.1 at :math:`\sigma_{\mathrm{DP}}=0`). The
-ground truth is exact: :math:`\mu=2/\sigma_{\mathrm{DP}}`-GDP under replace-one
-(:mod:`semi_core.sgd.accounting`). With this, the generic game
-(:func:`semi_core.game.play.play`) and audit (:func:`semi_core.audit.games.audit_mechanism`)
-run DP-SGD exactly as they run the empirical and noisy means.
+batch :math:`\tau` when :math:`B=1` (:func:`~semi_core.sgd.dpsgd.draw_game`); the public
+:math:`\theta_0` is common to every run. ``release`` trains all rounds of a chunk together as
+replicas (:func:`~semi_core.sgd.dpsgd.train_dpsgd_batched`), so the runner's chunks are the
+batched unit of work. The auditor's per-step log-LR is the two-covariance DP-SGD statistic at
+each run's own :math:`\theta_{t-1}` (:func:`~semi_core.sgd.batched.ghost_log_lr` /
+:func:`~semi_core.sgd.batched.batched_dpsgd_log_lr`; Thm 4.1 at :math:`\sigma_{\mathrm{DP}}=0`);
+:meth:`DPSGDMechanism.canary_losses` feeds the loss baselines
+(:class:`~semi_core.sgd.scorers.LossBaselines`). The ground truth is exact:
+:math:`\mu=2/\sigma_{\mathrm{DP}}`-GDP under replace-one (:mod:`semi_core.sgd.accounting`). With
+this, the runner (:func:`semi_core.game.play.play`, :func:`~semi_core.game.play.play_sweep`) and
+the audit (:func:`semi_core.audit.games.audit_mechanism`) run DP-SGD exactly as they run the
+empirical and noisy means.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -20,21 +27,43 @@ from semi_core._names import Test
 from semi_core.mechanisms.base import GroundTruthUnknown, MechanismBase
 
 from .accounting import dpsgd_epsilon
-from .audit import AuditSetup, trajectory_scores
-from .dpsgd import draw_game, train_dpsgd_batched
+from .batched import batched_dpsgd_log_lr, ghost_log_lr
+from .dpsgd import DPSGDConfig, draw_game, train_dpsgd_batched
+from .grads import FunctionalModel, clip_rows
 
-__all__ = ["DPSGDMechanism"]
+__all__ = ["AuditSetup", "DPSGDMechanism"]
+
+
+@dataclass
+class AuditSetup:
+    """Everything the games need: model, :math:`\\theta_0`, data tensors, canary, config."""
+
+    fm: FunctionalModel
+    theta0: torch.Tensor
+    pool_x: torch.Tensor
+    pool_y: torch.Tensor
+    ref_x: torch.Tensor
+    ref_y: torch.Tensor
+    canary_x: torch.Tensor
+    canary_y: torch.Tensor
+    cfg: DPSGDConfig
+    shrinkage: float = 0.1
+    ridge: float = 1e-4
+    info: dict = field(default_factory=dict)
 
 
 class DPSGDMechanism(MechanismBase):
-    """The audited DP-SGD run of an :class:`~semi_core.sgd.audit.AuditSetup` as a mechanism.
+    """The audited DP-SGD run of an :class:`AuditSetup` as a mechanism.
 
     Parameters
     ----------
     setup : AuditSetup
         Model, :math:`\\theta_0`, private pool, reference data, canary and configuration.
     fast_stats : bool
-        Use the linear-layer fast path for the statistics where the model allows it.
+        For stacks of linear layers use the outer-product structure of the per-sample
+        gradients (:func:`~semi_core.sgd.ghost.ghost_clipped_mean`,
+        :func:`~semi_core.sgd.batched.ghost_log_lr`: same numbers, no per-sample gradient
+        tensors); ``False`` forces the generic ``torch.func`` path.
     """
 
     tests = (Test.SEMI_STAR.value, Test.SEMI_UNIF.value, Test.SEMI_MAX.value)
@@ -47,9 +76,10 @@ class DPSGDMechanism(MechanismBase):
         self.T = int(setup.cfg.steps)
 
     def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
-        """Trajectories :math:`\theta_1..\theta_T`, ``(R, T, d)``, of ``R`` runs (the common,
-        public :math:`\theta_0` is not repeated); round ``r`` has the canary at ``tau[r]`` when
-        ``member[r]``. Each run's batches, slot and noise come from its own child seed of ``rng``."""
+        r"""Trajectories :math:`\theta_1..\theta_T`, ``(R, T, d)``, of ``R`` runs trained together
+        as replicas; round ``r`` has the canary at ``tau[r]`` when ``member[r]`` (``tau`` is not
+        read for non-members). Each run's batches, slot and noise come from its own child seed
+        of ``rng``, so a run does not depend on the other runs of its chunk."""
         member = np.asarray(member, dtype=bool).reshape(-1)
         taus = np.broadcast_to(np.asarray(tau, dtype=np.int64), member.shape)
         if member.size and (taus.min() < 1 or taus.max() > self.T):
@@ -65,7 +95,7 @@ class DPSGDMechanism(MechanismBase):
         return traj[:, 1:].detach().numpy()
 
     def trajectories(self, releases) -> torch.Tensor:
-        """:math:`\theta_0..\theta_T` ``(R, T+1, d)`` from releases ``(R, T, d)``."""
+        r""":math:`\theta_0..\theta_T` ``(R, T+1, d)`` from releases ``(R, T, d)``."""
         traj = np.asarray(releases, dtype=float)
         if traj.ndim != 3 or traj.shape[1:] != (self.T, self.setup.fm.d):
             raise ValueError(f"releases must have shape (R, {self.T}, {self.setup.fm.d}), "
@@ -77,11 +107,43 @@ class DPSGDMechanism(MechanismBase):
         return torch.cat([theta0, t], dim=1)
 
     def log_lr_steps(self, releases) -> np.ndarray:
-        """Per-step DP-SGD log-LRs (R, T) from releases :math:`\theta_1..\theta_T` (R, T, d)."""
+        r"""Per-step DP-SGD log-LRs ``(R, T)`` from releases :math:`\theta_1..\theta_T`.
+
+        Step ``t`` uses clipped reference gradients at each run's own :math:`\theta_{t-1}`
+        (seed §4.2 estimation, shrinkage of :mod:`semi_core.sgd.gradstats`).
+        """
+        s, cfg = self.setup, self.setup.cfg
+        fm = s.fm
         with torch.no_grad():
-            _, lrs = trajectory_scores(self.setup, self.trajectories(releases),
-                                       fast_stats=self.fast_stats)
-        return lrs
+            traj = self.trajectories(releases)
+            stack = fm.linear_stack() if self.fast_stats else None
+            R, T1, _ = traj.shape
+            cx, cy = s.canary_x.unsqueeze(0), s.canary_y.reshape(1)
+            common = dict(eta=cfg.lr, n=cfg.batch_size, sigma_dp=cfg.sigma_dp, clip=cfg.clip,
+                          shrinkage=s.shrinkage, ridge=s.ridge)
+            lrs = torch.empty(R, T1 - 1, dtype=traj.dtype)
+            for t in range(1, T1):
+                prev = traj[:, t - 1]
+                tgt = clip_rows(fm.per_sample_grads_batched(prev, cx, cy, shared=True)[:, 0],
+                                cfg.clip)
+                if stack is not None:
+                    lrs[:, t - 1] = ghost_log_lr(traj[:, t] - prev, prev, stack, s.ref_x,
+                                                 s.ref_y, tgt, **common)
+                else:
+                    ref = clip_rows(fm.per_sample_grads_batched(prev, s.ref_x, s.ref_y,
+                                                                shared=True), cfg.clip)
+                    lrs[:, t - 1] = batched_dpsgd_log_lr(traj[:, t] - prev, ref, tgt, **common)
+        return lrs.numpy()
+
+    def canary_losses(self, releases) -> np.ndarray:
+        r"""The canary's losses :math:`\ell(\theta_t; z^*)`, ``t = 0..T``, ``(R, T+1)``."""
+        s = self.setup
+        with torch.no_grad():
+            traj = self.trajectories(releases)
+            R, T1, d = traj.shape
+            losses = s.fm.losses_batched(traj.reshape(R * T1, d), s.canary_x.unsqueeze(0),
+                                         s.canary_y.reshape(1)).reshape(R, T1)
+        return losses.numpy()
 
     def epsilon(self, delta: float, tau: int = 1) -> float:
         """Exact :math:`\\varepsilon(\\delta)` of the run (replace-one, :math:`\\mu=2/\\sigma_{DP}`)."""
@@ -100,4 +162,5 @@ class DPSGDMechanism(MechanismBase):
         c = self.setup.cfg
         return {"mechanism": "dp-sgd", "T": self.T, "batch_size": c.batch_size, "lr": c.lr,
                 "clip": c.clip, "sigma_dp": c.sigma_dp, "d": int(self.setup.fm.d),
+                "fast_stats": self.fast_stats,
                 **{k: v for k, v in self.setup.info.items() if isinstance(v, int | float | str)}}

@@ -10,39 +10,57 @@ from semi_core.sgd.audit import (  # noqa: E402
     ATTACKS,
     AuditSetup,
     audit_bounds,
+    audit_games,
     run_audit,
-    run_games,
-    score_games,
     select_canary,
 )
-from semi_core.sgd.dpsgd import DPSGDConfig  # noqa: E402
+from semi_core.sgd.dpsgd import DPSGDConfig, draw_game, train_dpsgd  # noqa: E402
+from semi_core.sgd.mechanism import DPSGDMechanism  # noqa: E402
 
 
 def _with_cfg(setup, **kw):
     return AuditSetup(**{**setup.__dict__, "cfg": DPSGDConfig(**{**setup.cfg.__dict__, **kw})})
 
 
-def test_batched_games_equal_per_run_loop_and_fast_stats_equal_generic(small_setup):
+def test_batched_release_equals_per_run_loop_and_fast_stats_equal_generic(small_setup):
+    """The mechanism trains a chunk as replicas: each run equals the per-run trainer on the
+    same draw, and the ghost statistics equal the generic per-sample-gradient ones."""
     s = small_setup
-    a = run_games(s, rounds=4, taus=[2], seed=9, chunk_size=8)
-    b = run_games(s, rounds=4, taus=[2], seed=9, batched=False)
-    c = run_games(s, rounds=4, taus=[2], seed=9, chunk_size=3, fast_stats=False)
-    np.testing.assert_allclose(a.losses, b.losses, rtol=1e-10)
-    np.testing.assert_allclose(a.log_lrs, b.log_lrs, rtol=1e-8, atol=1e-8)
-    np.testing.assert_allclose(a.log_lrs, c.log_lrs, rtol=1e-8, atol=1e-8)
-    assert a.losses.shape[1] == s.cfg.steps + 1 and a.log_lrs.shape[1] == s.cfg.steps
+    mech = DPSGDMechanism(s)
+    member = np.array([True, False, True, False, True])
+    tau = np.array([2, 1, 4, 3, 1])
+    rel = mech.release(member, tau, np.random.default_rng(9))
+    keys = np.random.default_rng(9).integers(0, 2**63 - 1, size=(5, 2))
+    for r in range(5):
+        dr = draw_game(np.random.SeedSequence(keys[r].tolist()), pool_size=s.pool_x.shape[0],
+                       cfg=s.cfg, d=s.fm.d, tau=int(tau[r]) if member[r] else None)
+        with torch.no_grad():
+            one = train_dpsgd(s.fm, s.theta0, dr, s.pool_x, s.pool_y, (s.canary_x, s.canary_y),
+                              s.cfg).numpy()
+        np.testing.assert_allclose(rel[r], one[1:], rtol=1e-10, atol=1e-12)
+    generic = DPSGDMechanism(s, fast_stats=False)
+    np.testing.assert_allclose(generic.log_lr_steps(rel), mech.log_lr_steps(rel), rtol=1e-8,
+                               atol=1e-8)
+    losses = mech.canary_losses(rel)
+    assert losses.shape == (5, s.cfg.steps + 1)
+    np.testing.assert_allclose(losses[:, 0], losses[0, 0])  # theta_0 is common
 
 
 def test_h0_runs_are_shared_across_tau_and_members_use_their_tau(small_setup):
-    rec = run_games(small_setup, rounds=6, taus=[1, 3], seed=2, chunk_size=16)
-    for tau in (1, 3):
-        res = score_games(rec, tau)
-        b, scores = res.member, res.stats
-        assert set(scores) == set(ATTACKS) and b.shape == (6,)
-        np.testing.assert_array_equal(scores["semi_sgd"],
-                                      rec.log_lrs[rec.run_index[tau], tau - 1])
-        h0 = rec.run_index[tau][b == 0]
-        np.testing.assert_array_equal(h0, np.arange(h0.size))  # the first N0 H0 runs
+    games = audit_games(small_setup, rounds=6, taus=[1, 3], seed=2, chunk_size=16)
+    assert sorted(games) == [1, 3]
+    for tau, res in games.items():
+        assert list(res.stats) == list(ATTACKS) and res.member.shape == (6,)
+        assert np.all(res.tau == tau)
+    # non-member game h of every tau is H0 run h: its tau-free scores agree across taus
+    a, b = games[1], games[3]
+    n0 = min(int((~a.member).sum()), int((~b.member).sum()))
+    for name in ("semi_max", "delta_diff", "back_front_ratio"):
+        np.testing.assert_array_equal(a.stats[name][~a.member][:n0],
+                                      b.stats[name][~b.member][:n0])
+    assert a.metadata["rounds_released"] == max(int((~a.member).sum()),
+                                                int((~b.member).sum())) \
+        + int(a.member.sum()) + int(b.member.sum())
 
 
 def test_audit_is_sound_in_a_small_simulation(small_setup):
@@ -52,9 +70,9 @@ def test_audit_is_sound_in_a_small_simulation(small_setup):
     s = small_setup
     delta = 1e-4
     sigma = calibrate_sigma(0.5, delta)
-    rec = run_games(_with_cfg(s, sigma_dp=sigma), rounds=120, taus=[1, 4], seed=4,
-                    chunk_size=64)
-    out = audit_bounds(rec, delta=delta)
+    games = audit_games(_with_cfg(s, sigma_dp=sigma), rounds=120, taus=[1, 4], seed=4,
+                        chunk_size=64)
+    out = audit_bounds(games, delta=delta)
     eps_true = dpsgd_epsilon(sigma, delta)
     for tau, per in out["per_tau"].items():
         for name, entry in per.items():
@@ -64,8 +82,7 @@ def test_audit_is_sound_in_a_small_simulation(small_setup):
 
 def test_no_noise_audit_detects_the_canary(small_setup):
     """Without DP noise SeMI-SGD separates members (seed H.4: AUC ~ 1)."""
-    rec = run_games(_with_cfg(small_setup, sigma_dp=0.0), rounds=40, taus=[2], seed=6)
-    res = score_games(rec, 2)
+    res = audit_games(_with_cfg(small_setup, sigma_dp=0.0), rounds=40, taus=[2], seed=6)[2]
     from semi_core.audit import auc
 
     assert auc(*res.scores("semi_sgd")) > 0.9
@@ -89,6 +106,8 @@ def test_run_audit_payload_and_bad_inputs(small_setup):
         assert set(a["epsilon_lower_bound"]) == {"dkw", "cp"}
         assert 0 <= a["auc"] <= 1 and set(a["tpr_at_fpr"]) == {"0.01", "0.1"}
     with pytest.raises(ValueError, match="tau"):
-        run_games(small_setup, rounds=4, taus=[5], seed=0)
+        audit_games(small_setup, rounds=4, taus=[5], seed=0)
     with pytest.raises(ValueError, match="rounds"):
-        run_games(small_setup, rounds=1, taus=[1], seed=0)
+        audit_games(small_setup, rounds=1, taus=[1], seed=0)
+    with pytest.raises(ValueError, match="games"):
+        audit_bounds({}, delta=1e-4)

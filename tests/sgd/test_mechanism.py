@@ -24,20 +24,29 @@ def test_protocol_game_and_reproducibility(small_setup):
                                   np.maximum.reduce([a.stats["semi-star"], a.stats["semi-max"]]))
 
 
-def test_log_lr_steps_equal_the_audit_games(small_setup):
-    """The mechanism's auditor side on the audit's own trajectories gives the audit's LRs."""
-    from semi_core.sgd.audit import _run_chunk
-    from semi_core.sgd.dpsgd import draw_game, train_dpsgd_batched
+def test_log_lr_steps_are_rowwise_and_equal_the_dense_statistic(small_setup):
+    """The batched auditor side scores each run on its own: a chunk's log-LRs equal those of
+    its runs scored one at a time, and step 1 equals the dense NumPy DP-SGD log-LR."""
+    from semi_core.sgd.grads import clip_rows
+    from semi_core.sgd.gradstats import gradient_statistics
+    from semi_core.sgd.lr import dpsgd_log_lr
 
     s = small_setup
-    draws = [draw_game(np.random.SeedSequence([7, k]), pool_size=s.pool_x.shape[0], cfg=s.cfg,
-                       d=s.fm.d, tau=2 if k % 2 else None) for k in range(4)]
-    _, want = _run_chunk(s, draws, batched=True)
-    with torch.no_grad():
-        traj = train_dpsgd_batched(s.fm, s.theta0, draws, s.pool_x, s.pool_y,
-                                   (s.canary_x, s.canary_y), s.cfg).numpy()
-    np.testing.assert_allclose(DPSGDMechanism(s).log_lr_steps(traj[:, 1:]), want, rtol=1e-10,
-                               atol=1e-10)
+    mech = DPSGDMechanism(s)
+    rel = mech.release(np.array([True, False, True, False]), np.array([2, 1, 1, 3]),
+                       np.random.default_rng(7))
+    lr = mech.log_lr_steps(rel)
+    one = np.concatenate([mech.log_lr_steps(rel[k:k + 1]) for k in range(4)])
+    np.testing.assert_allclose(lr, one, rtol=1e-10, atol=1e-10)
+    cfg = s.cfg
+    ref = clip_rows(s.fm.per_sample_grads(s.theta0, s.ref_x, s.ref_y), cfg.clip).numpy()
+    tgt = clip_rows(s.fm.per_sample_grads(s.theta0, s.canary_x[None], s.canary_y.reshape(1)),
+                    cfg.clip).numpy()[0]
+    st = gradient_statistics(ref, shrinkage=s.shrinkage, ridge=s.ridge, form="dense")
+    for k in range(4):
+        want = dpsgd_log_lr(rel[k, 0] - s.theta0.numpy(), cfg.lr, st.mean, st.cov, tgt,
+                            cfg.batch_size, sigma_dp=cfg.sigma_dp, clip=cfg.clip)
+        assert lr[k, 0] == pytest.approx(float(want), rel=1e-7, abs=1e-8)
 
 
 def test_ground_truth_and_audit(small_setup):

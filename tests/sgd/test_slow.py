@@ -16,7 +16,7 @@ def test_soundness_over_seeds(small_setup, eps):
     fails w.p. <= 0.05 only in the worst case; at these sizes the bounds are far from tight,
     so a violation indicates a bug (e.g. an uncorrected threshold search)."""
     from semi_core.sgd.accounting import calibrate_sigma, dpsgd_epsilon
-    from semi_core.sgd.audit import AuditSetup, audit_bounds, run_games
+    from semi_core.sgd.audit import AuditSetup, audit_bounds, audit_games
     from semi_core.sgd.dpsgd import DPSGDConfig
 
     delta = 1e-4
@@ -26,8 +26,8 @@ def test_soundness_over_seeds(small_setup, eps):
     truth = dpsgd_epsilon(sigma, delta)
     worst = 0.0
     for seed in range(5):
-        rec = run_games(setup, rounds=400, taus=[1, 4], seed=100 + seed)
-        out = audit_bounds(rec, delta=delta)
+        games = audit_games(setup, rounds=400, taus=[1, 4], seed=100 + seed)
+        out = audit_bounds(games, delta=delta)
         for per in out["per_tau"].values():
             for entry in per.values():
                 worst = max(worst, entry["eps_lb_dkw"], entry["eps_lb_cp"])
@@ -37,13 +37,12 @@ def test_soundness_over_seeds(small_setup, eps):
 def test_no_noise_auc_ordering_like_seed_h4(small_setup):
     """Seed H.4 (no noise): SeMI-SGD AUC ~ 1, above every loss baseline."""
     from semi_core.audit import auc
-    from semi_core.sgd.audit import AuditSetup, run_games, score_games
+    from semi_core.sgd.audit import AuditSetup, audit_games
     from semi_core.sgd.dpsgd import DPSGDConfig
 
     cfg = DPSGDConfig(**{**small_setup.cfg.__dict__, "sigma_dp": 0.0})
-    rec = run_games(AuditSetup(**{**small_setup.__dict__, "cfg": cfg}), rounds=400, taus=[2],
-                    seed=1)
-    res = score_games(rec, 2)
+    res = audit_games(AuditSetup(**{**small_setup.__dict__, "cfg": cfg}), rounds=400, taus=[2],
+                      seed=1)[2]
     a = {k: auc(*res.scores(k)) for k in res.stats}
     # AUC SE <= sqrt((1/(12*200))*2) ~ 0.03 at AUC 0.5; margin 4 SE
     for name in ("delta_diff", "delta_ratio", "back_front_diff", "back_front_ratio"):
