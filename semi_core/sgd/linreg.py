@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
+from semi_core._names import Test
 from semi_core._rng import as_seed_sequence
 from semi_core._validation import (
     check_batch_size,
@@ -34,14 +35,15 @@ from semi_core._validation import (
     check_positive,
     check_tau,
 )
+from semi_core.game.play import play
 from semi_core.game.result import GameResult
-from semi_core.stats.statistics import semi_max
-from semi_core.stats.update_combination import BASELINES
+from semi_core.mechanisms.base import MechanismBase
 
 from .lr import semi_sgd_log_lr
+from .scorers import ATTACK_TESTS, LossBaselines, attack_names
 
 __all__ = ["linreg_grad_mean", "linreg_grad_cov", "linreg_mahalanobis_at_optimum",
-           "H2Config", "simulate_h2", "h2_power_table"]
+           "H2Config", "LinRegSGDMechanism", "simulate_h2", "h2_power_table"]
 
 
 def linreg_grad_mean(theta, theta_star, sigma_x) -> np.ndarray:
@@ -90,59 +92,115 @@ class H2Config:
     target_scale: float = 1.5
 
 
-def simulate_h2(cfg: H2Config, *, tau: int, rounds: int, seed) -> dict[str, np.ndarray]:
+class LinRegSGDMechanism(MechanismBase):
+    """SGD linear regression of seed App. H.2 as a :class:`~semi_core.mechanisms.base.Mechanism`.
+
+    A release is the trajectory :math:`\\theta_1..\\theta_T` ``(R, T, d)`` of one SGD run from
+    :math:`\\theta_0 = 0` with exact dynamics (per-sample gradients
+    :math:`(\\theta^\\top x - y)x`, fresh batches of ``n`` Gaussian samples per step), the
+    canary :math:`(x^*, y^*)` replacing a uniform element of batch :math:`\\tau` when
+    :math:`B = 1`. The per-step log-LR is SeMI-SGD with the closed-form
+    :math:`\\mu_g,\\Sigma_g` (Lemmas F.6-F.7) at each run's own :math:`\\theta_{t-1}` (oracle
+    statistics, as in the seed's validation); :meth:`canary_losses` feeds the loss baselines
+    (:class:`~semi_core.sgd.scorers.LossBaselines`). No ground truth is declared (plain SGD is
+    not differentially private).
+
+    Parameters
+    ----------
+    cfg : H2Config
+    """
+
+    tests = (Test.SEMI_STAR.value, Test.SEMI_UNIF.value, Test.SEMI_MAX.value)
+
+    def __init__(self, cfg: H2Config | None = None):
+        cfg = H2Config() if cfg is None else cfg
+        if not isinstance(cfg, H2Config):
+            raise TypeError(f"cfg must be an H2Config, got {type(cfg).__name__}")
+        self.cfg = cfg
+        self.d = check_int(cfg.d, "d", minimum=1)
+        self.T = check_int(cfg.steps, "steps", minimum=1)
+        self.n = check_batch_size(cfg.n, "n")
+        self.eta = check_positive(cfg.eta, "eta")
+        self.sigma_eps = check_positive(cfg.sigma_eps, "sigma_eps")
+        self.theta_star = np.ones(self.d)
+        self.x_target = cfg.target_scale * np.where(np.arange(self.d) % 2 == 0, 1.0, -1.0)
+        self.y_target = float(self.theta_star @ self.x_target
+                              + cfg.target_residual * self.sigma_eps)
+
+    def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
+        """``R`` SGD trajectories :math:`\\theta_1..\\theta_T`; round ``r`` has the canary at
+        ``tau[r]`` when ``member[r]``."""
+        member = np.asarray(member, dtype=bool).reshape(-1)
+        taus = np.broadcast_to(np.asarray(tau, dtype=np.int64), member.shape)
+        if member.size and (taus.min() < 1 or taus.max() > self.T):
+            raise ValueError(f"tau must be in 1..{self.T}")
+        R, n, d = member.size, self.n, self.d
+        slot = rng.integers(0, n, R)
+        theta = np.zeros((R, d))
+        traj = np.empty((R, self.T, d))
+        for t in range(1, self.T + 1):
+            x = rng.standard_normal((R, n, d))
+            y = x @ self.theta_star + self.sigma_eps * rng.standard_normal((R, n))
+            ins = np.flatnonzero(member & (taus == t))
+            x[ins, slot[ins]] = self.x_target
+            y[ins, slot[ins]] = self.y_target
+            resid = np.einsum("rnd,rd->rn", x, theta) - y
+            theta = theta - self.eta * np.einsum("rn,rnd->rd", resid, x) / n
+            traj[:, t - 1] = theta
+        return traj
+
+    def _trajectories(self, releases) -> np.ndarray:
+        rel = np.asarray(releases, dtype=float)
+        if rel.ndim != 3 or rel.shape[1:] != (self.T, self.d):
+            raise ValueError(f"releases must have shape (R, {self.T}, {self.d}), got "
+                             f"{rel.shape}")
+        return np.concatenate([np.zeros((rel.shape[0], 1, self.d)), rel], axis=1)
+
+    def log_lr_steps(self, releases) -> np.ndarray:
+        """Per-step SeMI-SGD log-LRs ``(R, T)`` with the closed-form gradient law at each
+        run's own :math:`\\theta_{t-1}`."""
+        traj = self._trajectories(releases)
+        sx = np.eye(self.d)
+        out = np.empty((traj.shape[0], self.T))
+        for t in range(1, self.T + 1):
+            prev = traj[:, t - 1]
+            mu = linreg_grad_mean(prev, self.theta_star, sx)
+            cov = linreg_grad_cov(prev, self.theta_star, sx, self.sigma_eps)
+            g_t = (prev @ self.x_target - self.y_target)[:, None] * self.x_target
+            out[:, t - 1] = semi_sgd_log_lr(traj[:, t] - prev, self.eta, mu, cov, g_t, self.n)
+        return out
+
+    def canary_losses(self, releases) -> np.ndarray:
+        """The canary's losses :math:`\\tfrac12(y^*-\\theta_t^\\top x^*)^2`, ``t = 0..T``."""
+        return 0.5 * (self.y_target - self._trajectories(releases) @ self.x_target) ** 2
+
+    def params(self) -> dict:
+        """The configuration (JSON metadata)."""
+        return {"mechanism": "linreg-sgd", "T": self.T, **self.cfg.__dict__}
+
+
+def simulate_h2(cfg: H2Config, *, tau: int, rounds: int, seed, executor=None) -> GameResult:
     """Play ``rounds`` SeMI games on SGD linear regression with insertion time ``tau``.
 
-    Exact SGD dynamics (per-sample gradients :math:`(\\theta^\\top x - y)x`), fresh batches
-    of ``n`` Gaussian samples per step, canary replacing one element of batch ``tau`` when
-    ``B = 1``. SeMI-SGD uses the closed-form :math:`\\mu_g,\\Sigma_g` at each run's own
-    :math:`\\theta_{\\tau-1}` (oracle statistics, as in the seed's validation); SeMI-max
-    maximises the per-step log-LRs; the baselines use the target's losses.
+    The game is :class:`LinRegSGDMechanism` played by the one runner
+    (:func:`semi_core.game.play.play`, :math:`B\\sim\\mathrm{Bernoulli}(1/2)`): SeMI-SGD is
+    the runner's SeMI* (closed-form :math:`\\mu_g,\\Sigma_g` at each run's own
+    :math:`\\theta_{\\tau-1}`), SeMI-max maximises the per-step log-LRs, the baselines use the
+    target's losses (:class:`~semi_core.sgd.scorers.LossBaselines`).
 
     Returns
     -------
     GameResult
         ``member`` = B, one score array per attack (``semi_sgd``, ``semi_max``, baselines).
     """
-    d = check_int(cfg.d, "d", minimum=1)
-    T = check_int(cfg.steps, "steps", minimum=1)
-    n = check_batch_size(cfg.n, "n")
-    eta = check_positive(cfg.eta, "eta")
-    tau = check_tau(tau, T)
+    mech = LinRegSGDMechanism(cfg)
+    tau = check_tau(tau, mech.T)
     rounds = check_int(rounds, "rounds", minimum=2)
-    rng = np.random.Generator(np.random.PCG64(as_seed_sequence(seed)))
-    theta_star = np.ones(d)
-    sx = np.eye(d)
-    x_t = cfg.target_scale * np.where(np.arange(d) % 2 == 0, 1.0, -1.0)
-    y_t = theta_star @ x_t + cfg.target_residual * cfg.sigma_eps
-    b = rng.integers(0, 2, rounds)
-    theta = np.zeros((rounds, d))
-    traj = [theta]
-    for t in range(1, T + 1):
-        x = rng.standard_normal((rounds, n, d))
-        y = x @ theta_star + cfg.sigma_eps * rng.standard_normal((rounds, n))
-        if t == tau:
-            slot = rng.integers(0, n, rounds)
-            mem = np.flatnonzero(b == 1)
-            x[mem, slot[mem]] = x_t
-            y[mem, slot[mem]] = y_t
-        resid = np.einsum("rnd,rd->rn", x, theta) - y
-        theta = theta - eta * np.einsum("rn,rnd->rd", resid, x) / n
-        traj.append(theta)
-    traj = np.stack(traj, axis=1)                       # (R, T+1, d)
-    losses = 0.5 * (y_t - traj @ x_t) ** 2
-    log_lrs = np.empty((rounds, T))
-    for t in range(1, T + 1):
-        prev = traj[:, t - 1]
-        mu = linreg_grad_mean(prev, theta_star, sx)
-        cov = linreg_grad_cov(prev, theta_star, sx, cfg.sigma_eps)
-        g_t = (prev @ x_t - y_t)[:, None] * x_t
-        log_lrs[:, t - 1] = semi_sgd_log_lr(traj[:, t] - prev, eta, mu, cov, g_t, n)
-    out = {"semi_sgd": log_lrs[:, tau - 1], "semi_max": semi_max(log_lrs)}
-    for name, fn in BASELINES.items():
-        out[name] = fn(losses)
-    return GameResult(member=b.astype(bool), tau=tau, stats=out,
-                      metadata={"game": "linreg-sgd", "config": cfg.__dict__})
+    res = play(mech, rounds, seed, tau=tau, tests=tuple(ATTACK_TESTS.values()),
+               scorers=(LossBaselines(mech),), executor=executor)
+    res = attack_names(res)
+    res.metadata = {**res.metadata, "game": "linreg-sgd", "config": cfg.__dict__}
+    return res
 
 
 def h2_power_table(cfg: H2Config, *, rounds: int, seed, taus=None, fpr: float = 0.05) -> dict:
