@@ -624,11 +624,14 @@ class PoolView:
         ``models[i]`` is the release of model ``i`` (e.g. its weight vector).
     membership : ndarray of bool, shape (M, N)
         Record ``j`` is in the training set of model ``i``.
+    records : list of ndarray of int
+        ``records[t]``: the records scored on target model ``t`` (its rounds, in order).
     """
 
     mech: Any
     models: np.ndarray
     membership: np.ndarray
+    records: list = field(default_factory=list)
 
     def reference_models(self, t: int) -> np.ndarray:
         """Indices of every model but ``t`` (its reference models)."""
@@ -757,6 +760,7 @@ def play_pool(mech, models: int, seed=0, *, p_member: float = 0.5, target_models
         else:
             rng = np.random.Generator(np.random.PCG64(child_seed(root, _POOL_SCORE, t, 0)))
             picks.append(np.sort(rng.choice(n_records, size=records_per_model, replace=False)))
+    view.records = picks
     stasks = [(view, root, scorers, t, picks[t]) for t in range(target_models)]
     scored = ex.run(_pool_score_task, stasks, progress=progress,
                     sizes=[p.size for p in picks], desc="score")
