@@ -12,11 +12,29 @@ with ``torch.optim.SGD`` (the oracle the tests compare against). Batched:
 :func:`~semi_core.sgd.reference_models.train_models` (one batched forward and explicit
 back-propagation per step; ``vmap``: the generic ``torch.func`` path). Both produce the same
 weights (max abs difference printed). Target of issue 11: >= 10x for 64 models.
+
+End to end (issue 20): :func:`semi_core.attacks.whitebox.run_attacks` -- 64 models on
+digits-odd (``logreg-mse``), 500 targets scored by IHA, LOSS, SIF, LiRA online/offline, and the
+leave-one-out stage (L-attack, LiRA-L on 20 records x 4 models) -- played by the game runner
+(``play_pool``). ``--before DIR`` times the same call on the code checked out in ``DIR`` (e.g.
+``git worktree add /tmp/before <commit>``) in alternating subprocesses on this machine and
+prints the ratio after / before (target of issue 20: within +-5 %)::
+
+    python -m benchmarks.bench_reference_models --before /tmp/before --repeat 3
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 from benchmarks._timing import best_of
+
+_ROOT = Path(__file__).resolve().parent.parent
 
 
 def _case(kind: str, cfg, M: int) -> dict:
@@ -86,5 +104,69 @@ def main(quick: bool = False) -> list[dict]:
     return rows
 
 
+def attack_case(epochs: float = 60.0) -> dict:
+    """Seconds of one end-to-end :func:`run_attacks` call (best of 2) and a score checksum."""
+    import time
+
+    import torch
+
+    from semi_core.attacks.whitebox import AttackConfig, run_attacks
+    from semi_core.sgd.momentum import SGDConfig
+
+    torch.set_num_threads(1)
+    cfg = AttackConfig(dataset="digits-odd", model="logreg-mse", n_models=64, n_targets=500,
+                       target_models=1, loo_targets=20, loo_models=4,
+                       sgd=SGDConfig(lr=0.01, momentum=0.9, weight_decay=5e-4, batch_size=32,
+                                     epochs=epochs))
+    attacks = ("iha", "loss", "sif", "lira-online", "lira-offline", "l-attack", "lira-l")
+    best, out = float("inf"), None
+    for _ in range(2):
+        t0 = time.perf_counter()
+        out = run_attacks(cfg, attacks, seed=0)
+        best = min(best, time.perf_counter() - t0)
+    return {"seconds": best, "rounds": int(out.result.rounds),
+            "auc_iha": float(out.metrics(n_bootstrap=10)["iha"]["auc"])}
+
+
+def _attack_in(path: str | None, epochs: float) -> dict:
+    """:func:`attack_case` in a fresh interpreter on the ``semi_core`` at ``path`` (this tree
+    if None); this file is loaded by its path, so both sides run the same benchmark code."""
+    tree = str(path or _ROOT)
+    code = ("import importlib.util, json, sys; "
+            f"sys.path.insert(0, {str(_ROOT)!r}); sys.path.insert(0, {tree!r}); "
+            f"spec = importlib.util.spec_from_file_location('_bench_rm', {__file__!r}); "
+            "mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod); "
+            "import semi_core; assert semi_core.__file__.startswith(" f"{tree!r}), semi_core.__file__; "
+            f"print(json.dumps(mod.attack_case({epochs!r})))")
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=tree),
+                         cwd="/tmp", check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def compare(before: str, *, repeat: int = 3, epochs: float = 60.0) -> dict:
+    """Alternate before / after runs ``repeat`` times; the ratio of the best times."""
+    tb, ta = [], []
+    for _ in range(repeat):
+        tb.append(_attack_in(before, epochs)["seconds"])
+        ta.append(_attack_in(None, epochs)["seconds"])
+    row = {"before_s": min(tb), "after_s": min(ta), "ratio": min(ta) / min(tb),
+           "before_all": tb, "after_all": ta}
+    print(f"\n## run_attacks end to end (64 models, 500 targets, 7 attacks, {epochs:g} epochs)")
+    print(f"before {row['before_s']:.2f} s   after {row['after_s']:.2f} s   "
+          f"ratio after/before {row['ratio']:.3f}   (best of {repeat} alternating runs)")
+    return row
+
+
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--before", default=None, help="tree of the code to compare against")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--epochs", type=float, default=60.0)
+    ap.add_argument("--attack-only", action="store_true", help="skip the training table")
+    a = ap.parse_args()
+    if not a.attack_only:
+        main()
+    if a.before:
+        compare(a.before, repeat=a.repeat, epochs=a.epochs)
+    else:
+        print(json.dumps(attack_case(a.epochs)))

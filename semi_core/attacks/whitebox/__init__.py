@@ -2,12 +2,13 @@
 (``iha_parameters_vs_loss``): IHA (Eq. 8) with exact or CG inverse-Hessian products, LOSS, SIF,
 LiRA online/offline (per-example or global variance), the L-attack and LiRA-L.
 
-:mod:`.scores` holds the score functions (NumPy/torch, no training); :mod:`.experiment` runs the
-seed's §4 protocol on bundled data (batched reference models, one
+:mod:`.scores` holds the score functions (NumPy/torch, no training); :mod:`.mechanism` the
+trained models as a pool mechanism (``release_pool``) and as a ``T = 1``
+:class:`~semi_core.mechanisms.base.Mechanism` releasing its parameters (Thm 3.2's log-LR as the
+auditor's score); :mod:`.experiment` the seed's §4 protocol on bundled data, played by the game
+runner's :func:`~semi_core.game.play.play_pool` with the attacks as pool scorers (one
 :class:`~semi_core.game.result.GameResult` per run, ROC metrics with intervals, agreement
-matrices); :mod:`.tables` the seed's Table 2-5, 8, 9 analogues; :mod:`.mechanism` the trained
-model as a ``T = 1`` :class:`~semi_core.mechanisms.base.Mechanism` releasing its parameters
-(Thm 3.2's log-LR as the auditor's score). Needs the torch extra.
+matrices); :mod:`.tables` the seed's Table 2-5, 8, 9 analogues. Needs the torch extra.
 """
 
 from .experiment import (
@@ -15,12 +16,14 @@ from .experiment import (
     LOO_ATTACKS,
     AttackConfig,
     AttackRun,
+    LeaveOneOutScorer,
+    LiRAScorer,
+    WhiteBoxScorer,
     agreement_matrix,
     attack_metrics,
     default_sgd,
     parse_attacks,
     run_attacks,
-    train_pool,
 )
 from .mechanism import TrainedModelMechanism
 from .scores import (
@@ -38,7 +41,8 @@ from .scores import (
 )
 
 __all__ = ["ATTACKS", "LOO_ATTACKS", "AttackConfig", "AttackRun", "agreement_matrix",
-           "attack_metrics", "default_sgd", "parse_attacks", "run_attacks", "train_pool",
+           "attack_metrics", "default_sgd", "parse_attacks", "run_attacks", "WhiteBoxScorer",
+           "LiRAScorer", "LeaveOneOutScorer",
            "IHA_TERMS", "iha_score", "iha_terms", "l_attack", "lira_l", "lira_offline",
            "lira_online", "logit_confidence", "loss_score", "normal_logpdf", "sif_score",
            "TrainedModelMechanism"]

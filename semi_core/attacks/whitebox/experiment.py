@@ -1,16 +1,30 @@
-r"""The attack experiment of ``iha_parameters_vs_loss`` §4 on bundled data.
+r"""The attack experiment of ``iha_parameters_vs_loss`` §4 on bundled data, played by the one
+game runner (:func:`semi_core.game.play.play_pool`).
 
 Protocol (seed §4.1, after Carlini et al. 2022): ``M`` models are trained with heavy-ball SGD
 (:mod:`semi_core.sgd.momentum`; seed: :math:`\lambda=0.01,\ \mu=0.9,\ \alpha=5\cdot10^{-4}`),
-each pool record in a model's training set with probability 1/2 (batched:
+each pool record in a model's training set with probability 1/2: the pool mechanism is a
+:class:`~semi_core.attacks.whitebox.mechanism.TrainedModelMechanism` (batched training,
 :mod:`semi_core.sgd.reference_models`). Model ``t`` (``t < target_models``) is a target; the
-other ``M - 1`` are its reference models. Every attack scores the same target records; the
-member bits and scores form one :class:`~semi_core.game.result.GameResult` (a one-shot, ``T = 1``
-membership game), so ROC metrics (:func:`semi_core.audit.roc.roc_metrics`) and certified
-:math:`\underline\varepsilon` (:func:`semi_core.audit.games.audit_game_result`) apply as for
-any other game. The leave-one-out attacks (L-attack, LiRA-L) train ``loo_models`` reference
-models on :math:`D\setminus\{z\}` for each of ``loo_targets`` records of target model 0 and
-come as a second result on that subset (with every other attack's scores on it).
+other ``M - 1`` are its reference models. The attacks are pool scorers: :class:`WhiteBoxScorer`
+(IHA with exact or CG iHVPs, LOSS, SIF) and :class:`LiRAScorer` (LiRA online/offline). The
+member bits and scores form one :class:`~semi_core.game.result.GameResult` (a one-shot,
+``T = 1`` membership game), so ROC metrics (:func:`semi_core.audit.roc.roc_metrics`) and
+certified :math:`\underline\varepsilon` (:func:`semi_core.audit.games.audit_game_result`)
+apply as for any other game.
+
+The leave-one-out attacks (L-attack, LiRA-L) are a second population game on the same runner:
+its records are the first ``loo_targets`` targets of model 0, the rest of model 0's training set
+is in every training set, and its membership matrix (chosen, not drawn) holds ``loo_models``
+rows :math:`D` (model 0's own row: the leave-one-out set of every non-member) and
+``loo_models`` rows :math:`D\setminus\{z\}` per member :math:`z`. :class:`LeaveOneOutScorer`
+compares model 0's loss / confidence on :math:`z` with those models'. The result on that subset
+(with every other attack's scores on it) is ``AttackRun.loo_result``.
+
+Seeds: the pool subsample from stream ``(seed, 0)``, the population game from ``(seed, 1)``,
+the leave-one-out game from ``(seed, 2)`` (:func:`semi_core._rng.child_seed`); the same seed
+gives the same result on every executor (the result depends on ``chunk_size``, the models
+trained per task).
 """
 
 from __future__ import annotations
@@ -20,25 +34,19 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import torch
-from torch.func import functional_call, vmap
 
-from semi_core._rng import as_seed_sequence
+from semi_core._rng import as_seed_sequence, child_seed
 from semi_core._validation import check_int, check_memory, check_positive, check_probability
 from semi_core.audit.roc import roc_metrics
+from semi_core.game.backends import Executor
+from semi_core.game.play import PoolView, play_pool
 from semi_core.game.result import GameResult
 from semi_core.sgd.data import ATTACK_DATASETS, load_bundled, load_fashion_mnist, load_tabular
-from semi_core.sgd.grads import FunctionalModel
 from semi_core.sgd.hessian import CGInverse, EigenInverse, hvp_operator, mean_loss_hessian
 from semi_core.sgd.momentum import SGDConfig
-from semi_core.sgd.reference_models import (
-    ATTACK_MODELS,
-    build_attack_model,
-    init_thetas,
-    membership_matrix,
-    schedules,
-    train_models,
-)
+from semi_core.sgd.reference_models import ATTACK_MODELS, build_attack_model
 
+from .mechanism import TrainedModelMechanism
 from .scores import (
     iha_score,
     iha_terms,
@@ -46,14 +54,14 @@ from .scores import (
     lira_l,
     lira_offline,
     lira_online,
-    logit_confidence,
     loss_score,
     sif_score,
 )
 
-__all__ = ["ATTACKS", "LOO_ATTACKS", "AttackConfig", "TrainedPool", "WhiteBox", "AttackRun",
-           "default_sgd", "train_pool", "run_attacks", "attack_metrics", "agreement_matrix",
-           "parse_attacks"]
+__all__ = ["ATTACKS", "LOO_ATTACKS", "WHITEBOX_ATTACKS", "LIRA_ATTACKS", "AttackConfig",
+           "WhiteBox", "WhiteBoxScorer", "LiRAScorer", "LeaveOneOutScorer", "AttackRun",
+           "default_sgd", "run_attacks", "attack_metrics", "agreement_matrix", "parse_attacks",
+           "TRAIN_CHUNK"]
 
 #: Attack names (``iha`` uses ``AttackConfig.hessian``; ``-global``: one variance per side).
 ATTACKS = ("iha", "iha-exact", "iha-cg", "loss", "sif", "lira-online", "lira-online-global",
@@ -64,6 +72,12 @@ FILE_DATASETS = ("idx", "idx-odd", "file")
 
 #: Attacks that need leave-one-out reference models (scored on the LOO subset only).
 LOO_ATTACKS = ("l-attack", "lira-l")
+#: Attacks of :class:`WhiteBoxScorer` (the target model's weights only).
+WHITEBOX_ATTACKS = ("iha", "iha-exact", "iha-cg", "loss", "sif")
+#: Attacks of :class:`LiRAScorer` (the target and its reference models' confidences).
+LIRA_ATTACKS = ("lira-online", "lira-online-global", "lira-offline", "lira-offline-global")
+#: Models trained per task of the runner (one batched training call; part of the seeding).
+TRAIN_CHUNK = 64
 
 
 def parse_attacks(value) -> tuple[str, ...]:
@@ -139,20 +153,6 @@ class AttackConfig:
         return out
 
 
-@dataclass
-class TrainedPool:
-    """The pool, the model family, the membership matrix and the trained weights."""
-
-    x: torch.Tensor
-    y: torch.Tensor
-    fm: FunctionalModel
-    member: np.ndarray
-    thetas: torch.Tensor
-    kind: str
-    seconds: float
-    log: list = field(default_factory=list)
-
-
 def _load_pool(cfg: AttackConfig, seed_seq):
     """``(x, y, n_classes)`` of the pool: bundled, IDX or tabular file, optionally subsampled to
     ``pool_size`` records (seeded); file labels are mapped to ``0..K-1`` in sorted order."""
@@ -164,6 +164,8 @@ def _load_pool(cfg: AttackConfig, seed_seq):
     else:
         x, y, _ = load_bundled(cfg.dataset)
     _, y = np.unique(y, return_inverse=True)
+    if cfg.pool_size is not None:
+        check_int(cfg.pool_size, "pool_size", minimum=4, maximum=x.shape[0])
     if cfg.pool_size is not None and cfg.pool_size < x.shape[0]:
         rng = np.random.Generator(np.random.PCG64(seed_seq))
         keep = np.sort(rng.choice(x.shape[0], size=cfg.pool_size, replace=False))
@@ -201,54 +203,37 @@ def _check_resources(cfg: AttackConfig, N: int, d: int) -> None:
                  hint="use fewer --models / --targets / --loo-targets, or --pool-size")
 
 
-def train_pool(cfg: AttackConfig, seed) -> TrainedPool:
-    """Train ``cfg.n_models`` models on random halves of the pool (batched, reproducible)."""
-    root = as_seed_sequence(seed)
-    s_member, s_models, s_pool = root.spawn(3)   # children 0, 1 as before; 2 for pool_size
-    X, Y, K = _pool_tensors(cfg, s_pool)
-    fm = build_attack_model(cfg.model, X.shape[1], K, hidden=cfg.hidden)
-    _check_resources(cfg, X.shape[0], fm.d)
-    member = membership_matrix(cfg.n_models, X.shape[0], s_member, p=cfg.member_prob)
-    seeds = s_models.spawn(cfg.n_models)
-    t0 = time.perf_counter()
-    log: list = []
-    with torch.no_grad():
-        thetas = train_models(fm, init_thetas(fm, seeds), X, Y, schedules(member, cfg.sgd, seeds),
-                              cfg.sgd, log=log)
-    return TrainedPool(X, Y, fm, member, thetas, "binary" if cfg.model == "logreg-mse"
-                       else "logits", time.perf_counter() - t0, log)
-
-
-def _scores_fn(fm: FunctionalModel, kind: str):
-    """``theta, x -> confidence-relevant outputs``: class logits, or the pre-sigmoid score."""
-    module = fm.module[:-1] if kind == "binary" else fm.module
-
-    def f(theta, x):
-        return functional_call(module, {**fm.frozen, **fm.unflatten(theta)}, (x,))
-    return f
-
-
-def confidences(pool: TrainedPool, thetas: torch.Tensor, idx) -> torch.Tensor:
-    """Logit-scaled confidences ``(M, k)`` of models ``thetas`` on pool records ``idx``."""
-    idx = torch.as_tensor(np.asarray(idx, dtype=np.int64))
-    out = vmap(_scores_fn(pool.fm, pool.kind), in_dims=(0, None))(thetas, pool.x[idx])
-    return logit_confidence(out, pool.y[idx].expand(thetas.shape[0], -1), kind=pool.kind)
-
-
 class WhiteBox:
     r"""White-box quantities of one target model, computed once and cached: losses and
     per-sample gradients of the targets, the mean training gradient :math:`\nabla L_1`, the
     per-sample training gradients (for the LOO-fraction variant), the exact Hessian of the mean
-    training loss and the matrix-free HVP operator."""
+    training loss and the matrix-free HVP operator.
 
-    def __init__(self, pool: TrainedPool, cfg: AttackConfig, t: int, targets: np.ndarray):
-        self.pool, self.cfg, self.t = pool, cfg, t
-        self.targets = np.asarray(targets, dtype=np.int64)
-        self.theta = pool.thetas[t]
-        self.train_idx = np.flatnonzero(pool.member[t])
+    Parameters
+    ----------
+    view : PoolView
+        The population game (its mechanism a :class:`TrainedModelMechanism`).
+    t : int
+        The target model.
+    records : array_like of int
+        Pool records scored (indices into the mechanism's candidates).
+    damping, cg_tol : float
+        Default damping of the inverse Hessians and the CG tolerance.
+    """
+
+    def __init__(self, view: PoolView, t: int, records, *, damping: float = 0.2,
+                 cg_tol: float = 1e-10):
+        mech = view.mech
+        self.mech, self.t = mech, int(t)
+        self.sgd: SGDConfig = mech.cfg
+        self.damping, self.cg_tol = float(damping), float(cg_tol)
+        records = np.asarray(records, dtype=np.int64)
+        self.targets = mech.candidates[records]
+        self.theta = torch.as_tensor(view.models[self.t])
+        self.train_idx = mech.training_set(view.membership[self.t])
         self.n = int(self.train_idx.size)
-        self.member = pool.member[t, self.targets]
-        fm, x, y = pool.fm, pool.x, pool.y
+        self.member = view.membership[self.t, records]
+        fm, x, y = mech.fm, mech.x, mech.y
         with torch.no_grad():
             xt, yt = x[self.targets], y[self.targets]
             self.losses = fm.losses(self.theta, xt, yt).numpy()
@@ -263,29 +248,29 @@ class WhiteBox:
         """Exact :math:`\\nabla^2L` on the target's training set (cached)."""
         if self._H is None:
             t0 = time.perf_counter()
-            self._H = mean_loss_hessian(self.pool.fm, self.theta, self.pool.x[self.train_idx],
-                                        self.pool.y[self.train_idx])
+            self._H = mean_loss_hessian(self.mech.fm, self.theta, self.mech.x[self.train_idx],
+                                        self.mech.y[self.train_idx])
             self.seconds["hessian"] = time.perf_counter() - t0
         return self._H
 
     def inverse(self, method: str = "exact", *, epsilon: float | None = None,
                 lowrank: bool = False):
         """``EigenInverse`` (damping or low-rank) or a ``CGInverse`` on the HVP operator."""
-        eps = self.cfg.damping if epsilon is None else epsilon
+        eps = self.damping if epsilon is None else epsilon
         if method == "exact":
             return EigenInverse(self.hessian(), epsilon=eps,
                                 method="lowrank" if lowrank else "damping")
         if method == "cg":
-            hvp = hvp_operator(self.pool.fm, self.theta, self.pool.x[self.train_idx],
-                               self.pool.y[self.train_idx])
-            return CGInverse(hvp, damping=eps, tol=self.cfg.cg_tol)
+            hvp = hvp_operator(self.mech.fm, self.theta, self.mech.x[self.train_idx],
+                               self.mech.y[self.train_idx])
+            return CGInverse(hvp, damping=eps, tol=self.cg_tol)
         raise ValueError(f"method must be 'exact' or 'cg', got {method!r}")
 
     def iha_terms(self, inv, *, loo_fraction: float = 1.0, rng=None) -> dict[str, np.ndarray]:
         r"""Eq. 8 terms; ``loo_fraction < 1`` estimates :math:`\nabla L_0` from a random
         fraction of :math:`D\setminus\{z\}` per target (App. F, Table 9), scaled to the full
         :math:`1/n` normalisation."""
-        sgd = self.cfg.sgd
+        sgd = self.sgd
         kw = dict(n=self.n, lr=sgd.lr, momentum=sgd.momentum, weight_decay=sgd.weight_decay)
         if loo_fraction >= 1.0:
             return iha_terms(inv, self.grads, self.losses, grad_l1=self.grad_l1,
@@ -309,17 +294,192 @@ class WhiteBox:
         return sif_score(inv, self.grads)
 
 
+# --------------------------------------------------------------------------------- scorers
+def _iha_method(name: str, default: str) -> str:
+    return {"iha-exact": "exact", "iha-cg": "cg"}.get(name, default)
+
+
+@dataclass
+class WhiteBoxScorer:
+    r"""Pool scorer of the white-box attacks on target model ``t``: IHA (seed Eq. 8; ``iha``
+    with ``hessian``, ``iha-exact`` / ``iha-cg`` explicitly), LOSS and SIF. One
+    :class:`WhiteBox` per target model serves every attack (gradients and the inverse Hessian
+    are computed once).
+
+    ``kept`` receives ``t -> (WhiteBox, seconds per attack)`` where the scorer runs in this
+    process (in-process or threads; a Dask worker's copy is not sent back).
+    """
+
+    attacks: tuple[str, ...]
+    hessian: str = "exact"
+    damping: float = 0.2
+    cg_tol: float = 1e-10
+    kept: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self):
+        self.attacks = tuple(self.attacks)
+        bad = [a for a in self.attacks if a not in WHITEBOX_ATTACKS]
+        if not self.attacks or bad:
+            raise ValueError(f"attacks must be drawn from {list(WHITEBOX_ATTACKS)}, got "
+                             f"{list(bad or self.attacks)}")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.attacks
+
+    def __call__(self, view: PoolView, t: int, records, rng) -> dict[str, np.ndarray]:
+        t0 = time.perf_counter()
+        wb = WhiteBox(view, t, records, damping=self.damping, cg_tol=self.cg_tol)
+        seconds = {"gradients": time.perf_counter() - t0}
+        invs: dict[str, object] = {}
+        out = {}
+        for a in self.attacks:
+            t0 = time.perf_counter()
+            if a == "loss":
+                s = loss_score(wb.losses)
+            else:
+                method = _iha_method(a, self.hessian)
+                if method not in invs:
+                    invs[method] = wb.inverse(method)
+                inv = invs[method]
+                s = wb.sif(inv) if a == "sif" else iha_score(wb.iha_terms(inv), lr=wb.sgd.lr)
+            seconds[a] = time.perf_counter() - t0
+            out[a] = np.asarray(s, dtype=float)
+        seconds.update({f"hessian@model{t}": v for k, v in wb.seconds.items() if k == "hessian"})
+        self.kept[int(t)] = (wb, seconds)
+        return out
+
+
+@dataclass
+class LiRAScorer:
+    r"""Pool scorer of LiRA (Carlini et al. 2022; seed §4.1) on target model ``t``: the
+    logit-scaled confidences of every model on the records, the other models as reference
+    models, IN / OUT by the membership matrix; online (Gaussian LR) or offline (OUT tail),
+    per-example or ``-global`` variance (:func:`~semi_core.attacks.whitebox.scores.lira_online`,
+    :func:`~semi_core.attacks.whitebox.scores.lira_offline`)."""
+
+    attacks: tuple[str, ...]
+    kept: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self):
+        self.attacks = tuple(self.attacks)
+        bad = [a for a in self.attacks if a not in LIRA_ATTACKS]
+        if not self.attacks or bad:
+            raise ValueError(f"attacks must be drawn from {list(LIRA_ATTACKS)}, got "
+                             f"{list(bad or self.attacks)}")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.attacks
+
+    def __call__(self, view: PoolView, t: int, records, rng) -> dict[str, np.ndarray]:
+        mech = view.mech
+        records = np.asarray(records, dtype=np.int64)
+        t0 = time.perf_counter()
+        phi_all = mech.confidences(view.models, mech.candidates[records])   # (M, k)
+        refs = view.reference_models(t)
+        phi, ref_phi = phi_all[t], phi_all[refs].T
+        ref_in = view.membership[np.ix_(refs, records)].T
+        seconds = {"confidences": time.perf_counter() - t0}
+        out = {}
+        for a in self.attacks:
+            t0 = time.perf_counter()
+            fn = lira_online if a.startswith("lira-online") else lira_offline
+            out[a] = np.asarray(fn(phi, ref_phi, ref_in, variance="global" if
+                                   a.endswith("global") else "per-example"), dtype=float)
+            seconds[a] = time.perf_counter() - t0
+        self.kept[int(t)] = seconds
+        return out
+
+
+@dataclass
+class LeaveOneOutScorer:
+    r"""Pool scorer of the leave-one-out attacks (seed §4.4) on the leave-one-out game.
+
+    For record :math:`z` the reference models are those trained on
+    :math:`D\setminus\{z\}`: the rows of the membership matrix equal to row ``t``'s with
+    :math:`z` left out (:math:`D` itself for a non-member). The L-attack compares the attacked
+    model's loss ``target_losses`` on :math:`z` with theirs, LiRA-L its confidence
+    ``target_phi`` with a Gaussian fit of theirs (:func:`~semi_core.attacks.whitebox.scores.
+    l_attack`, :func:`~semi_core.attacks.whitebox.scores.lira_l`).
+    """
+
+    attacks: tuple[str, ...]
+    target_losses: np.ndarray
+    target_phi: np.ndarray
+
+    def __post_init__(self):
+        self.attacks = tuple(self.attacks)
+        bad = [a for a in self.attacks if a not in LOO_ATTACKS]
+        if not self.attacks or bad:
+            raise ValueError(f"attacks must be drawn from {list(LOO_ATTACKS)}, got "
+                             f"{list(bad or self.attacks)}")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.attacks
+
+    def __call__(self, view: PoolView, t: int, records, rng) -> dict[str, np.ndarray]:
+        mech = view.mech
+        records = np.asarray(records, dtype=np.int64)
+        if records.shape != self.target_losses.shape:
+            raise ValueError(f"the leave-one-out scorer holds {self.target_losses.size} target "
+                             f"scores, asked for {records.size} records")
+        memb = view.membership[:, records]
+        refs = []
+        for j in range(records.size):   # models trained on D \ {z_j}
+            want = memb[t].copy()
+            want[j] = False
+            refs.append(np.flatnonzero((memb == want).all(axis=1)))
+        if len({r.size for r in refs}) != 1 or refs[0].size < 2:
+            raise ValueError(f"every record needs the same number (>= 2) of leave-one-out "
+                             f"models, got {sorted({r.size for r in refs})}")
+        refs = np.stack(refs)                                    # (k, K)
+        cols = np.arange(records.size)[:, None]
+        idx = mech.candidates[records]
+        out = {}
+        if "l-attack" in self.attacks:
+            out["l-attack"] = l_attack(self.target_losses,
+                                       mech.losses(view.models, idx)[refs, cols])
+        if "lira-l" in self.attacks:
+            out["lira-l"] = lira_l(self.target_phi,
+                                   mech.confidences(view.models, idx)[refs, cols])
+        return out
+
+
+# --------------------------------------------------------------------------------- result
 @dataclass
 class AttackRun:
-    """Result of :func:`run_attacks`."""
+    """Result of :func:`run_attacks`.
+
+    ``view`` is the population game (the mechanism, every model's weights, the membership
+    matrix) and ``targets[t]`` the records scored on target model ``t``; :attr:`whitebox`
+    gives each target model's :class:`WhiteBox` (kept from the scorer, or computed here after
+    a run on Dask).
+    """
 
     config: AttackConfig
     result: GameResult
     loo_result: GameResult | None
     seconds: dict[str, float]
     setup: dict
-    whitebox: list = field(default_factory=list, repr=False)
-    pool: TrainedPool | None = field(default=None, repr=False)
+    view: PoolView | None = field(default=None, repr=False)
+    targets: list = field(default_factory=list, repr=False)
+    _whitebox: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def whitebox(self) -> list[WhiteBox]:
+        """One :class:`WhiteBox` per target model, in model order."""
+        for t, rec in enumerate(self.targets):
+            if t not in self._whitebox:
+                self._whitebox[t] = WhiteBox(self.view, t, rec, damping=self.config.damping,
+                                             cg_tol=self.config.cg_tol)
+        return [self._whitebox[t] for t in range(len(self.targets))]
+
+    @property
+    def mechanism(self) -> TrainedModelMechanism | None:
+        """The pool mechanism that trained the models."""
+        return None if self.view is None else self.view.mech
 
     def metrics(self, *, fpr=(0.01, 0.001), n_bootstrap: int = 200, seed: int = 0) -> dict:
         """Per attack: AUC, TPR at ``fpr`` with intervals (LOO attacks on the LOO subset)."""
@@ -374,125 +534,132 @@ def agreement_matrix(result: GameResult, names, *, fpr: float) -> dict:
     return out
 
 
-def _loo_models(pool: TrainedPool, cfg: AttackConfig, targets: np.ndarray, seed_seq):
-    """Leave-one-out reference models for target model 0: ``loo_models`` per member target on
-    :math:`D\\setminus\\{z\\}`, and one shared set on :math:`D` for all non-member targets.
-    Returns per-target ``(losses (k, K), confidences (k, K))``."""
-    base = pool.member[0]
-    is_mem = base[targets]
-    groups = [t for t in targets if base[t]]
+def _check_sizes(cfg: AttackConfig, N: int, attacks) -> int:
+    """Targets per model ``k`` (refusing, not clipping, what the pool cannot give)."""
+    k = N if cfg.n_targets is None else check_int(cfg.n_targets, "n_targets", minimum=2,
+                                                  maximum=N)
+    if any(a in LOO_ATTACKS for a in attacks):
+        check_int(cfg.loo_targets, "loo_targets", minimum=2, maximum=k)
+    return k
+
+
+def _loo_game(view: PoolView, records: np.ndarray, attacks, cfg: AttackConfig, seed, *,
+              chunk_size: int, executor) -> tuple[GameResult, int]:
+    r"""The leave-one-out population game on ``records`` of target model 0 (module
+    docstring): ``loo_models`` models on :math:`D` and on :math:`D\setminus\{z\}` per member
+    :math:`z`, scored by :class:`LeaveOneOutScorer`."""
+    mech: TrainedModelMechanism = view.mech
+    row0 = view.membership[0]
+    idx = mech.candidates[records]
+    is_mem = row0[records]
     K = cfg.loo_models
-    rows = []
-    for t in groups:
-        r = base.copy()
-        r[t] = False
+    rows = [is_mem] * K                         # D itself: the LOO set of every non-member
+    for j in np.flatnonzero(is_mem):
+        r = is_mem.copy()
+        r[j] = False
         rows.extend([r] * K)
-    rows.extend([base] * K)                 # D itself: the LOO set of every non-member
-    member = np.stack(rows)
-    seeds = seed_seq.spawn(member.shape[0])
-    with torch.no_grad():
-        thetas = train_models(pool.fm, init_thetas(pool.fm, seeds), pool.x, pool.y,
-                              schedules(member, cfg.sgd, seeds), cfg.sgd)
-    k = targets.size
-    losses = np.empty((k, K))
-    phis = np.empty((k, K))
-    mem_pos = {t: i for i, t in enumerate(groups)}
-    with torch.no_grad():
-        for j, t in enumerate(targets):
-            blk = mem_pos[t] if is_mem[j] else len(groups)
-            th = thetas[blk * K:(blk + 1) * K]
-            xt, yt = pool.x[t:t + 1], pool.y[t:t + 1]
-            losses[j] = pool.fm.losses_batched(th, xt, yt)[:, 0].numpy()
-            phis[j] = confidences(pool, th, [t])[:, 0].numpy()
-    return losses, phis, int(member.shape[0])
+    membership = np.stack(rows)
+    loo_mech = TrainedModelMechanism.pool(mech.fm, mech.x, mech.y, mech.cfg,
+                                          base=np.setdiff1d(mech.training_set(row0), idx),
+                                          candidates=idx, steps=mech.steps,
+                                          damping=mech.damping)
+    theta0 = view.models[:1]
+    scorer = LeaveOneOutScorer(tuple(attacks), mech.losses(theta0, idx)[0],
+                               mech.confidences(theta0, idx)[0])
+    res, _ = play_pool(loo_mech, membership.shape[0], seed, target_models=1,
+                       scorers=[scorer], chunk_size=chunk_size, executor=executor,
+                       membership=membership)
+    return res, int(membership.shape[0])
 
 
 def run_attacks(cfg: AttackConfig, attacks=("iha", "loss", "sif", "lira-online", "lira-offline"),
-                *, seed=0, pool: TrainedPool | None = None, progress=None) -> AttackRun:
-    """Train the models (unless ``pool`` is given), score every target with every attack.
+                *, seed=0, progress=None, executor=None,
+                chunk_size: int = TRAIN_CHUNK) -> AttackRun:
+    """Play the population game of the seed's §4 and score every target with every attack.
 
-    Returns an :class:`AttackRun` whose ``result`` pools the targets of the first
-    ``cfg.target_models`` models (tau = 1: a one-shot release).
+    Parameters
+    ----------
+    cfg : AttackConfig
+    attacks : str or sequence of str
+        Names from :data:`ATTACKS`.
+    seed : int or SeedSequence
+    progress : callable, optional
+        ``progress(message)`` before each stage.
+    executor : Executor, int or None
+        Where the runner's tasks run (training chunks, target models); the result does not
+        depend on it (:class:`~semi_core.game.backends.Executor`).
+    chunk_size : int
+        Models trained per task (part of the seeding).
+
+    Returns
+    -------
+    AttackRun
+        ``result`` pools the targets of the first ``cfg.target_models`` models (tau = 1: a
+        one-shot release); ``loo_result`` the leave-one-out subset when an attack needs it.
     """
     attacks = parse_attacks(attacks)
     say = progress or (lambda msg: None)
+    ex = Executor.coerce(executor)
+    chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
     root = as_seed_sequence(seed)
-    s_pool, s_targets, s_loo = root.spawn(3)
-    if pool is None:
-        say("training models")
-        pool = train_pool(cfg, s_pool)
-    N = pool.x.shape[0]
-    rng = np.random.Generator(np.random.PCG64(s_targets))
-    k = N if cfg.n_targets is None else min(cfg.n_targets, N)
-    seconds = {"train_models": pool.seconds}
-    members, stats, wbs = [], {a: [] for a in attacks if a not in LOO_ATTACKS}, []
-    all_idx = np.arange(cfg.n_models)
+    X, Y, K = _pool_tensors(cfg, child_seed(root, 0))
+    N = int(X.shape[0])
+    k = _check_sizes(cfg, N, attacks)
+    fm = build_attack_model(cfg.model, X.shape[1], K, hidden=cfg.hidden)
+    _check_resources(cfg, N, fm.d)
+    mech = TrainedModelMechanism.pool(fm, X, Y, cfg.sgd, damping=cfg.damping,
+                                      steps=cfg.sgd.steps(max(cfg.member_prob * N, 1.0)))
+    wb_attacks = tuple(a for a in attacks if a in WHITEBOX_ATTACKS)
+    lira = tuple(a for a in attacks if a in LIRA_ATTACKS)
+    loo = tuple(a for a in attacks if a in LOO_ATTACKS)
+    wbs = WhiteBoxScorer(wb_attacks or ("loss",), hessian=cfg.hessian, damping=cfg.damping,
+                         cg_tol=cfg.cg_tol)
+    scorers = [wbs] + ([LiRAScorer(lira)] if lira else [])
+    say("training models and scoring the target models")
+    res, view = play_pool(mech, cfg.n_models, child_seed(root, 1), p_member=cfg.member_prob,
+                          target_models=cfg.target_models,
+                          records_per_model=None if k == N else k, scorers=scorers,
+                          chunk_size=chunk_size, executor=ex)
+    if not wb_attacks:
+        del res.stats["loss"]
+    res.stats = {a: res.stats[a] for a in attacks if a in res.stats}   # the caller's order
+    res.seed = int(root.entropy) if isinstance(root.entropy, int) else None
+    res.metadata.update({"config": cfg.to_dict(), "attacks": list(attacks),
+                         "membership_game": "one-shot membership game (T = 1)"})
+    targets = list(view.records)             # records of each target model, in round order
+    seconds: dict[str, float] = {"train_models": res.metadata["seconds_train"],
+                                 "score": res.metadata["seconds_score"]}
     for t in range(cfg.target_models):
-        targets = np.sort(rng.choice(N, size=k, replace=False))
-        say(f"target model {t}: white-box quantities")
-        t0 = time.perf_counter()
-        wb = WhiteBox(pool, cfg, t, targets)
-        seconds["gradients"] = seconds.get("gradients", 0.0) + time.perf_counter() - t0
-        wbs.append(wb)
-        members.append(wb.member)
-        refs = all_idx[all_idx != t]
-        need_ref = any(a.startswith("lira-o") for a in attacks)
-        if need_ref:
-            with torch.no_grad():
-                phi_all = confidences(pool, pool.thetas, targets).numpy()   # (M, k)
-            phi, ref_phi = phi_all[t], phi_all[refs].T
-            ref_in = pool.member[np.ix_(refs, targets)].T
-        invs: dict[str, object] = {}
-        for a in stats:
-            t0 = time.perf_counter()
-            if a in ("iha", "iha-exact", "iha-cg", "sif"):
-                method = {"iha-exact": "exact", "iha-cg": "cg"}.get(a, cfg.hessian)
-                if method not in invs:
-                    invs[method] = wb.inverse(method)
-                inv = invs[method]
-                s = wb.sif(inv) if a == "sif" else iha_score(wb.iha_terms(inv), lr=cfg.sgd.lr)
-            elif a == "loss":
-                s = loss_score(wb.losses)
-            elif a.startswith("lira-online"):
-                s = lira_online(phi, ref_phi, ref_in,
-                                variance="global" if a.endswith("global") else "per-example")
-            else:
-                s = lira_offline(phi, ref_phi, ref_in,
-                                 variance="global" if a.endswith("global") else "per-example")
-            seconds[a] = seconds.get(a, 0.0) + time.perf_counter() - t0
-            stats[a].append(np.asarray(s, dtype=float))
-        if "hessian" in wb.seconds:
-            seconds[f"hessian@model{t}"] = wb.seconds["hessian"]
-    member = np.concatenate(members)
-    result = GameResult(member=member, tau=np.ones(member.size, dtype=np.int64),
-                        stats={a: np.concatenate(v) for a, v in stats.items()},
-                        seed=int(root.entropy) if isinstance(root.entropy, int) else None,
-                        metadata={"config": cfg.to_dict(), "attacks": list(attacks),
-                                  "game": "one-shot membership game (T = 1)"})
-    loo_result = None
-    loo = [a for a in attacks if a in LOO_ATTACKS]
-    setup = {"n_pool": int(N), "d": int(pool.fm.d), "n_train_target": int(wbs[0].n),
-             "targets_per_model": int(k)}
+        for part in (wbs.kept.get(t, (None, {}))[1], scorers[-1].kept.get(t, {}) if lira
+                     else {}):
+            for key, v in part.items():
+                if key in wb_attacks or key in lira or key in ("gradients", "confidences") \
+                        or key.startswith("hessian@"):
+                    seconds[key] = seconds.get(key, 0.0) + v
+    run = AttackRun(config=cfg, result=res, loo_result=None, seconds=seconds,
+                    setup={"n_pool": N, "d": int(fm.d),
+                           "n_train_target": int(mech.training_set(view.membership[0]).size),
+                           "targets_per_model": int(k)},
+                    view=view, targets=targets,
+                    _whitebox={t: wb for t, (wb, _) in wbs.kept.items()} if wb_attacks else {})
     if loo:
         say("leave-one-out reference models")
         t0 = time.perf_counter()
-        wb = wbs[0]
-        sub = np.arange(min(cfg.loo_targets, wb.targets.size))
-        losses, phis, n_loo = _loo_models(pool, cfg, wb.targets[sub], s_loo)
+        sub = np.arange(cfg.loo_targets)
+        loo_res, n_loo = _loo_game(view, targets[0][sub], loo, cfg, child_seed(root, 2),
+                                   chunk_size=chunk_size, executor=ex)
         seconds["train_loo_models"] = time.perf_counter() - t0
-        phi0 = confidences(pool, pool.thetas[:1], wb.targets[sub])[0].numpy()
-        loo_stats = {a: result.stats[a][sub] for a in result.stats}
-        if "l-attack" in loo:
-            loo_stats["l-attack"] = l_attack(wb.losses[sub], losses)
-        if "lira-l" in loo:
-            loo_stats["lira-l"] = lira_l(phi0, phis)
-        loo_result = GameResult(member=wb.member[sub], tau=np.ones(sub.size, dtype=np.int64),
-                                stats=loo_stats, seed=result.seed,
-                                metadata={**result.metadata, "subset": "leave-one-out targets",
-                                          "loo_models_trained": n_loo})
-        setup["loo_models_trained"] = n_loo
-    return AttackRun(config=cfg, result=result, loo_result=loo_result, seconds=seconds,
-                     setup=setup, whitebox=wbs, pool=pool)
+        loo_stats = {a: res.stats[a][sub] for a in res.stats}
+        loo_stats.update({a: loo_res.stats[a] for a in loo})
+        run.loo_result = GameResult(member=res.member[sub], tau=np.ones(sub.size, dtype=np.int64),
+                                    stats=loo_stats, seed=res.seed,
+                                    metadata={**res.metadata, "subset": "leave-one-out targets",
+                                              "loo_models_trained": n_loo,
+                                              "loo_game": loo_res.metadata})
+        if not np.array_equal(loo_res.member, run.loo_result.member):
+            raise AssertionError("leave-one-out game out of step with target model 0")
+        run.setup["loo_models_trained"] = n_loo
+    return run
 
 
 def with_overrides(cfg: AttackConfig, **kw) -> AttackConfig:
