@@ -71,6 +71,7 @@ __all__ = [
     "one_run_counts",
     "one_run_gdp_mu",
     "guess_family",
+    "check_guesses",
     "inclusion_balance_p_value",
     "check_inclusion_balance",
     "BALANCE_LEVEL",
@@ -110,7 +111,7 @@ def inclusion_balance_p_value(n_member: int, n_nonmember: int) -> float:
 
 
 def check_inclusion_balance(n_member: int, n_nonmember: int, *,
-                            level: float = BALANCE_LEVEL) -> float:
+                            level: float = BALANCE_LEVEL, method: str = "one-run") -> float:
     r"""Refuse class sizes incompatible with Bernoulli(1/2) inclusion; return the p-value.
 
     The one-run bound (Steinke et al. 2023) holds only when every canary was included
@@ -124,13 +125,15 @@ def check_inclusion_balance(n_member: int, n_nonmember: int, *,
         Class sizes.
     level : float
         Significance of the refusal, in ``(0, 0.5]`` (default :data:`BALANCE_LEVEL`).
+    method : str
+        The one-run method named in the error (``"one-run"`` or ``"one-run-fdp"``).
     """
     level = check_failure_prob(level, "level")
     p = inclusion_balance_p_value(n_member, n_nonmember)
     if p < level:
         m = int(n_member) + int(n_nonmember)
         raise ValueError(
-            f"method='one-run' needs canaries included independently with probability 1/2 "
+            f"method={method!r} needs canaries included independently with probability 1/2 "
             f"(Steinke, Nasr & Jagielski 2023); {int(n_member)} members and {int(n_nonmember)} "
             f"non-members of m = {m} are incompatible with that (two-sided binomial p = "
             f"{p:.3g} < {level:g}), and with another inclusion probability the bound "
@@ -138,6 +141,19 @@ def check_inclusion_balance(n_member: int, n_nonmember: int, *,
             "leakage). Use a distribution-free method (band, cp, dkw), which allows any class "
             "sizes")
     return p
+
+
+def check_guesses(guesses, m: int) -> list[tuple[int, int]]:
+    """User guess counts: a pair ``(k_plus, k_minus)`` or a list of pairs of integers ``>= 0``
+    with ``k_plus + k_minus <= m``; returned as a list of pairs (Bonferroni over them)."""
+    g = np.asarray(guesses)
+    if g.ndim == 1 and g.size == 2:
+        g = g[None, :]
+    if g.ndim != 2 or g.shape[1] != 2 or g.shape[0] == 0 or not np.issubdtype(
+            g.dtype, np.integer) or (g < 0).any() or (g.sum(axis=1) > m).any():
+        raise ValueError(f"guesses must be a pair (k_plus, k_minus) or a list of pairs of "
+                         f"integers >= 0 with k_plus + k_minus <= m = {m}, got {guesses!r}")
+    return [(int(a), int(b)) for a, b in g]
 
 
 def _check_mrv(m, r, v):

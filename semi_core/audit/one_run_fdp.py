@@ -1,0 +1,354 @@
+r"""One-run audits of an f-DP hypothesis: the reconstruction recursion of Mahloujifar et al.
+
+Mahloujifar, Melis & Chaudhuri (2024; ICML 2025), *Auditing f-differential privacy in one run*
+(arXiv:2410.22235), in the design of Steinke, Nasr & Jagielski (2023) (:mod:`.one_run`):
+``m`` canaries, each included independently with probability 1/2 (:math:`S_i`), one run of the
+mechanism, :math:`r` guesses :math:`T_i\in\{-1,+1\}` made from its output (abstaining on the
+other :math:`m-r`), :math:`W` correct. The null hypothesis is that the mechanism is
+:math:`f`-DP for a trade-off function :math:`f` (convex, non-increasing, :math:`f(\alpha)\le
+1-\alpha`); write :math:`g=1-f` (its *blow-up*: concave, increasing, :math:`g(x)\ge x`) and
+:math:`g^{-1}` for its inverse.
+
+Derivation (ours; it reproduces the numerical audit of their paper, ``audit_rh_with_cap``)
+------------------------------------------------------------------------------------------
+*One canary.* Let :math:`I` be uniform on the canaries, :math:`C_I` / :math:`N_I` the events
+that the guess on :math:`I` is correct / wrong, and :math:`E` any event of the output and the
+*other* bits :math:`S_{-I}`. Given :math:`I=i,S_{-i}=s`, the runs with :math:`S_i=1` and
+:math:`S_i=0` are neighbours, so with :math:`A=\{T_i=+1\}\cap E`, :math:`B=\{T_i=-1\}\cap E`
+and :math:`P_1(A)\le g(P_0(A))`, :math:`P_0(B)\le g(P_1(B))`:
+
+.. math::
+
+    P[C_i\cap E\mid s]=\tfrac12P_1(A)+\tfrac12P_0(B)\le\tfrac12g(P_0(A))+\tfrac12g(P_1(B))
+    \le g\big(P[N_i\cap E\mid s]\big),
+
+and averaging over :math:`(i,s)` (Jensen, :math:`g` concave):
+:math:`P[C_I\cap E]\le g(P[N_I\cap E])`.
+
+*All canaries.* Take :math:`E=\{W_{-I}\ge j-1\}` (correct guesses among the other canaries).
+:math:`C_I\cap E=C_I\cap\{W\ge j\}` and :math:`N_I\cap E=N_I\cap\{W\ge j-1\}`; with
+:math:`p_w=P[W=w]`,
+
+.. math::
+
+    a_j=P[C_I,W\ge j]=\frac1m\sum_{w\ge j}w\,p_w,\qquad
+    b_j=P[N_I,W\ge j]=\frac1m\sum_{w\ge j}(r-w)\,p_w,\qquad
+    b_{j-1}\ge g^{-1}(a_j)\quad(1\le j\le r),
+
+    a_{j-1}=a_j+c_{j-1}\,(b_{j-1}-b_j),\quad c_i=\frac{i}{r-i},\qquad a_0+b_0=\frac rm .
+
+*The recursion.* Start from :math:`\hat a_v=\xi v/m`, :math:`\hat b_v=\xi(r-v)/m` and take the
+smallest step each constraint allows, for :math:`j=v,\dots,1`:
+
+.. math::
+
+    \hat b_{j-1}=\max\big(\hat b_j,\ g^{-1}(\hat a_j)\big),\qquad
+    \hat a_{j-1}=\hat a_j+c_{j-1}\,(\hat b_{j-1}-\hat b_j);\qquad
+    \text{reject }f\text{ if }\hat a_0+\hat b_0>\frac rm .
+
+*Validity.* Let :math:`K_c=\{(x,y):x+y\ge0,\ x\ge cy\}` (a convex cone; :math:`K_c\subseteq
+K_{c'}` for :math:`c'\le c`). If :math:`q=P[W\ge v]\ge\xi`, then
+:math:`(a_v,b_v)-(\hat a_v,\hat b_v)\in K_{c_{v-1}}` (:math:`a_v+b_v=rq/m`, :math:`a_v\ge
+vq/m`, and :math:`c_{v-1}(r-v)<v`). One greedy step :math:`T` maps :math:`A-B\in K_c` to
+:math:`T(A)-T(B)\in K_c` (the :math:`x-cy` part is unchanged and the sum can only drop when
+:math:`\hat b` was binding, where it drops by at most :math:`y`), and the true step is
+:math:`T(A)+d(c,1)`, :math:`d\ge0`, a direction of :math:`K_c`. So
+:math:`a_0+b_0=r/m\ge\hat a_0+\hat b_0`: a rejection is impossible when
+:math:`P[W\ge v]\ge\xi`, i.e. **under an f-DP mechanism the test rejects with probability
+below** :math:`\xi`. A larger :math:`g` (weaker privacy) only enlarges the greedy path (it is a
+feasible path for the smaller :math:`g`), so a family :math:`f_\theta` ordered by
+:math:`\theta` is rejected on an interval :math:`\theta<\underline\theta`: the reported
+:math:`\underline\theta` exceeds the true :math:`\theta` with probability at most
+:math:`\xi`. A state is final once :math:`\hat b_j\ge g^{-1}(\hat a_j)` (nothing moves again)
+or once :math:`\hat a+\hat b>r/m` (the sum never decreases).
+
+Families (:data:`TRADEOFFS`)
+----------------------------
+``"gdp"``
+    :math:`g^{-1}_\mu(y)=\Phi(\Phi^{-1}(y)-\mu)` (computed as
+    ``exp(log_ndtr(ndtri(y) - mu))``: no underflow to a wrong 0 before :math:`10^{-308}`);
+    :math:`\underline\mu` is certified, then
+    :math:`\underline\varepsilon=\varepsilon_{\mathrm{GDP}}(\underline\mu,\delta)`
+    (:func:`~semi_core.stats.gdp.gdp_epsilon`). This is jax_privacy's
+    ``epsilon_one_run_fdp`` (it parametrises the Gaussian curve by the :math:`\sigma` that makes
+    it :math:`(\varepsilon,\delta)`-DP: the same map). It assumes the mechanism's curve is
+    Gaussian (``AuditResult.assumption == "one-run-bernoulli-half+mu-gdp"``).
+``"eps-delta"``
+    The exact :math:`(\varepsilon,\delta)` curve
+    :math:`f(\alpha)=\max(0,1-\delta-e^\varepsilon\alpha,e^{-\varepsilon}(1-\delta-\alpha))`:
+    :math:`g^{-1}(y)=\max(0,(y-\delta)e^{-\varepsilon},1-\delta-e^{\varepsilon}(1-y))`. Nothing
+    is assumed of the curve (``"one-run-bernoulli-half"``, as Steinke et al.).
+
+Guesses are those of :mod:`.one_run` (top :math:`k_+` "in", bottom :math:`k_-` "out", the
+pre-registered family with Bonferroni), and the same design assumption and class-size check
+(:func:`~semi_core.audit.one_run.check_inclusion_balance`) apply.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import log_ndtr, ndtri
+
+from semi_core._validation import check_delta, check_failure_prob, check_int
+from semi_core.audit.one_run import (
+    check_guesses,
+    check_inclusion_balance,
+    guess_family,
+    one_run_counts,
+)
+from semi_core.stats.gdp import gdp_epsilon
+
+__all__ = [
+    "TRADEOFFS",
+    "blowup_inverse",
+    "one_run_fdp_rejects",
+    "one_run_fdp_bound",
+    "one_run_fdp_epsilon",
+    "batch_one_run_fdp",
+]
+
+#: Trade-off families of the f-DP audit: the Gaussian curve (mu) and the (eps, delta) curve.
+TRADEOFFS = ("gdp", "eps-delta")
+#: A rejection needs the recursion's mass to exceed r/m by this relative margin (rounding).
+_MARGIN = 1e-12
+#: Refinement of the parameter search: grid points per pass and passes (16**7 ~ 2.7e8).
+_GRID, _PASSES = 16, 7
+
+
+def _check_tradeoff(tradeoff) -> str:
+    if not isinstance(tradeoff, str) or tradeoff not in TRADEOFFS:
+        raise ValueError(f"tradeoff must be one of {TRADEOFFS}, got {tradeoff!r}")
+    return tradeoff
+
+
+def blowup_inverse(y, theta, *, tradeoff: str = "gdp", delta: float = 0.0) -> np.ndarray:
+    r"""Inverse blow-up :math:`g_\theta^{-1}(y)`, :math:`g_\theta=1-f_\theta` (vectorised).
+
+    .. math::
+
+        \text{gdp: }\ \Phi(\Phi^{-1}(y)-\mu),\qquad
+        \text{eps-delta: }\ \max\big(0,\ (y-\delta)e^{-\varepsilon},\
+            1-\delta-e^{\varepsilon}(1-y)\big)
+
+    Parameters
+    ----------
+    y : array_like
+        Probabilities in ``[0, 1]``.
+    theta : array_like
+        :math:`\mu\ge0` (``gdp``) or :math:`\varepsilon\ge0` (``eps-delta``), broadcast with y.
+    tradeoff : {"gdp", "eps-delta"}
+    delta : float
+        ``eps-delta`` only, in ``[0, 1)``.
+    """
+    tradeoff = _check_tradeoff(tradeoff)
+    y = np.asarray(y, dtype=float)
+    th = np.asarray(theta, dtype=float)
+    if np.isnan(y).any() or (y < 0).any() or (y > 1).any():
+        raise ValueError("y must be probabilities in [0, 1]")
+    if np.isnan(th).any() or (th < 0).any():
+        raise ValueError("theta must be >= 0 (mu or epsilon)")
+    return _ginv(y, th, tradeoff, check_delta(delta))
+
+
+def _ginv(y, th, tradeoff, delta):
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        if tradeoff == "gdp":
+            return np.exp(log_ndtr(ndtri(y) - th))
+        a = (y - delta) * np.exp(-th)
+        b = 1.0 - delta - np.exp(th) * (1.0 - y)
+        return np.maximum(0.0, np.maximum(a, np.where(np.isnan(b), -np.inf, b)))
+
+
+def _rejects(m, r, v, xi, theta, tradeoff, delta):
+    """Recursion for arrays ``r, v, theta`` (broadcast); True where f_theta is rejected."""
+    r, v, th = (np.array(a, dtype=float) for a in np.broadcast_arrays(r, v, theta))
+    shape = r.shape
+    r, v, th = r.ravel(), v.ravel(), th.ravel()
+    a = xi * v / m
+    b = xi * (r - v) / m
+    cap = r / m
+    live = v > 0  # v = 0: a + b = xi r / m <= r / m, never rejected
+    vmax = int(v.max()) if v.size else 0
+    for i in range(vmax - 1, -1, -1):
+        idx = np.flatnonzero(live & (v > i))
+        if idx.size == 0:
+            if not live.any():
+                break
+            continue
+        ai, bi = a[idx], b[idx]
+        step = np.maximum(_ginv(np.minimum(ai, 1.0), th[idx], tradeoff, delta) - bi, 0.0)
+        bi = bi + step
+        ai = ai + (i / (r[idx] - i)) * step
+        a[idx], b[idx] = ai, bi
+        # final states: nothing moves again (step 0) or already over the cap (sum grows)
+        live[idx] = (step > 0) & (ai + bi <= cap[idx] * (1.0 + _MARGIN))
+    return (a + b > cap * (1.0 + _MARGIN)).reshape(shape)
+
+
+def _check_mrv(m, r, v):
+    m = check_int(m, "m", minimum=1)
+    r = np.asarray(r)
+    v = np.asarray(v)
+    if (not np.issubdtype(r.dtype, np.integer) or not np.issubdtype(v.dtype, np.integer)
+            or (v < 0).any() or (v > r).any() or (r > m).any()):
+        raise ValueError(f"need integers 0 <= v <= r <= m (correct <= guesses <= canaries), "
+                         f"got v={v!r}, r={r!r}, m={m}")
+    return m, r, v
+
+
+def one_run_fdp_rejects(m: int, r: int, v: int, theta: float, *, tradeoff: str = "gdp",
+                        delta: float = 0.0, failure_prob: float = 0.05) -> bool:
+    r"""Does ``v`` correct of ``r`` guesses on ``m`` canaries refute :math:`f_\theta`-DP?
+
+    True when the recursion (module docstring) ends with :math:`\hat a_0+\hat b_0>r/m`: under
+    an :math:`f_\theta`-DP mechanism this happens with probability below :math:`\xi`.
+
+    Parameters
+    ----------
+    m, r, v : int
+        Canaries, guesses, correct guesses: ``0 <= v <= r <= m``, ``m >= 1``.
+    theta : float
+        :math:`\mu\ge0` (``gdp``) or :math:`\varepsilon\ge0` (``eps-delta``).
+    tradeoff : {"gdp", "eps-delta"}
+    delta : float
+        ``eps-delta`` only.
+    failure_prob : float
+        :math:`\xi\in(0,0.5]`.
+    """
+    m, r, v = _check_mrv(m, check_int(r, "r", minimum=0), check_int(v, "v", minimum=0))
+    tradeoff = _check_tradeoff(tradeoff)
+    th = float(theta)
+    if not (math.isfinite(th) and th >= 0):
+        raise ValueError(f"theta must be a finite number >= 0, got {theta!r}")
+    return bool(_rejects(m, r, v, check_failure_prob(failure_prob), th, tradeoff,
+                         check_delta(delta)))
+
+
+def _bound(m, r, v, xi, tradeoff, delta):
+    """Largest rejected theta per (r, v) pair (arrays), to relative 1e-8; 0 if none."""
+    r = np.atleast_1d(r).astype(float)
+    v = np.atleast_1d(v).astype(float)
+    n = r.size
+    lo = np.zeros(n)
+    ok = _rejects(m, r, v, xi, 0.0, tradeoff, delta)
+    if not ok.any():
+        return lo
+    hi = np.ones(n)
+    grow = ok.copy()
+    while grow.any():  # doubling until not rejected (v = r: rejected up to theta ~ log(m/xi))
+        rej = _rejects(m, r[grow], v[grow], xi, hi[grow], tradeoff, delta)
+        idx = np.flatnonzero(grow)
+        lo[idx[rej]] = hi[idx[rej]]
+        hi[idx[rej]] *= 2.0
+        grow[idx[~rej]] = False
+        if (hi[grow] > 1e4).any():
+            raise ValueError("the f-DP recursion rejects every parameter up to 1e4; the counts "
+                             f"(m={m}, r, v) are degenerate")
+    act = np.flatnonzero(ok)
+    lo_a, hi_a = lo[act], hi[act]
+    frac = np.arange(1, _GRID + 1) / (_GRID + 1)
+    for _ in range(_PASSES):
+        grid = lo_a[:, None] + (hi_a - lo_a)[:, None] * frac[None, :]
+        rej = _rejects(m, r[act][:, None], v[act][:, None], xi, grid, tradeoff, delta)
+        # rejections form an interval [0, theta*): the last rejected grid point is below it
+        last = np.where(rej.any(axis=1), _GRID - 1 - np.argmax(rej[:, ::-1], axis=1), -1)
+        new_lo = np.where(last >= 0, grid[np.arange(act.size), np.maximum(last, 0)], lo_a)
+        new_hi = np.where(last < _GRID - 1, grid[np.arange(act.size),
+                                                 np.minimum(last + 1, _GRID - 1)], hi_a)
+        lo_a, hi_a = new_lo, new_hi
+    lo[act] = lo_a
+    return lo
+
+
+def one_run_fdp_bound(m: int, r: int, v: int, *, tradeoff: str = "gdp", delta: float = 0.0,
+                      failure_prob: float = 0.05) -> float:
+    r"""Largest parameter of the family refuted at level :math:`\xi`: :math:`\underline\mu` or
+    :math:`\underline\varepsilon`.
+
+    .. math::
+
+        \underline\theta=\sup\{\theta\ge0:\ \hat a_0(\theta)+\hat b_0(\theta)>r/m\}\quad
+        (0\text{ if none})
+
+    (grid refinement, 7 passes of 16 points: resolution :math:`\approx4\cdot10^{-9}` of the
+    bracket; the returned value is a rejected point, never above the supremum).
+
+    Parameters
+    ----------
+    m, r, v : int
+        As in :func:`one_run_fdp_rejects`.
+    tradeoff : {"gdp", "eps-delta"}
+        ``gdp`` returns :math:`\underline\mu`, ``eps-delta`` :math:`\underline\varepsilon`.
+    delta : float
+        ``eps-delta`` only.
+    failure_prob : float
+    """
+    m, r, v = _check_mrv(m, check_int(r, "r", minimum=0), check_int(v, "v", minimum=0))
+    return float(_bound(m, r, v, check_failure_prob(failure_prob), _check_tradeoff(tradeoff),
+                        check_delta(delta))[0])
+
+
+def _to_epsilon(theta, tradeoff, delta):
+    if tradeoff == "eps-delta":
+        return float(theta)
+    return gdp_epsilon(float(theta), delta)
+
+
+def _check_gdp_delta(tradeoff, delta):
+    if tradeoff == "gdp" and delta == 0.0:
+        raise ValueError("delta must be > 0 for method='one-run-fdp' with tradeoff='gdp': a "
+                         "mu-GDP mechanism with mu > 0 is (eps, 0)-DP for no finite eps; pass "
+                         "delta > 0 (the delta-free result is mu_lower) or tradeoff='eps-delta'")
+
+
+def one_run_fdp_epsilon(m: int, r: int, v: int, *, delta: float, failure_prob: float = 0.05,
+                        tradeoff: str = "gdp") -> float:
+    r"""The one-run f-DP lower bound on :math:`\varepsilon` at :math:`\delta`.
+
+    ``gdp``: :math:`\varepsilon_{\mathrm{GDP}}(\underline\mu,\delta)` (needs
+    :math:`\delta>0`); ``eps-delta``: :math:`\underline\varepsilon` of the
+    :math:`(\varepsilon,\delta)` curve. Same arguments as :func:`one_run_fdp_bound`.
+    """
+    tradeoff = _check_tradeoff(tradeoff)
+    delta = check_delta(delta)
+    _check_gdp_delta(tradeoff, delta)
+    th = one_run_fdp_bound(m, r, v, tradeoff=tradeoff, delta=delta, failure_prob=failure_prob)
+    return _to_epsilon(th, tradeoff, delta)
+
+
+def batch_one_run_fdp(member, nonmember, delta, xi, guesses, seed, tradeoff=None) -> dict:
+    """The ``method="one-run-fdp"`` engine of :func:`~semi_core.audit.bounds.audit_batch`:
+    rows of (validated) scores, Bonferroni over the guess family, the same output keys as the
+    ``one-run`` engine plus ``mu_lower`` (``gdp``)."""
+    tradeoff = _check_tradeoff("gdp" if tradeoff is None else tradeoff)
+    _check_gdp_delta(tradeoff, delta)
+    n1, n0 = member.shape[1], nonmember.shape[1]
+    m = n1 + n0
+    balance_p = check_inclusion_balance(n1, n0, method="one-run-fdp")
+    family = guess_family(m) if guesses is None else check_guesses(guesses, m)
+    level = xi / len(family)
+    B = member.shape[0]
+    cnt = np.array([[one_run_counts(member[i], nonmember[i], kp, km, seed=seed)
+                     for kp, km in family] for i in range(B)], dtype=float)  # (B, F, 3)
+    r = cnt[..., 0].astype(np.int64)
+    v = cnt[..., 1].astype(np.int64)
+    theta = _bound(m, r.ravel(), v.ravel(), level, tradeoff, delta).reshape(r.shape)
+    best = np.argmax(theta, axis=1)
+    rows = np.arange(B)
+    th = theta[rows, best]
+    cut = cnt[rows, best, 2]
+    eps = np.array([_to_epsilon(t, tradeoff, delta) for t in th])
+    fin = np.isfinite(cut)
+    tp = np.where(fin, (member >= np.where(fin, cut, 0.0)[:, None]).sum(axis=1), 0)
+    fp = np.where(fin, (nonmember >= np.where(fin, cut, 0.0)[:, None]).sum(axis=1), 0)
+    nan = np.full(B, math.nan)
+    out = {"eps": eps, "crit": eps, "threshold": cut, "r": r[rows, best], "v": v[rows, best],
+           "tp": tp, "fp": fp, "alpha_hat": fp / n0, "beta_hat": 1.0 - tp / n1,
+           "alpha_up": nan, "beta_up": nan, "direction": np.zeros(B, dtype=int), "n1": n1,
+           "n0": n0, "n_thresholds": len(family), "balance_p": balance_p,
+           "tradeoff": tradeoff}
+    if tradeoff == "gdp":
+        out["mu_lower"] = th
+    return out
