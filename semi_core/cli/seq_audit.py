@@ -14,6 +14,7 @@ runs) with standard errors, and ``log_wealth`` paths (every ``--path-stride``-th
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import numpy as np
@@ -51,15 +52,21 @@ def register(subparsers) -> None:
     add_failure_prob(p)
     p.add_argument("--max-obs", type=int, default=5000, help="N_max >= 1 (pairs or rounds)")
     p.add_argument("--runs", type=int, default=1, help="independent runs >= 1")
-    p.add_argument("--algorithm", type=int, default=1, help="1 (ONS) or 2 (e-process)")
-    p.add_argument("--evalue", choices=("max", "mixture"), default="max",
-                   help="Alg. 2 stopping statistic: seed's max-minus-regret or exact UP mixture")
-    p.add_argument("--bound", choices=("new", "auditorium"), default="new",
-                   help="MMD threshold: Thm 3.1 (new) or DP-Auditorium")
-    p.add_argument("--bandwidth", default="median", help="'median' or a positive number")
-    p.add_argument("--warmup", type=int, default=20, help="discarded warm-up pairs (median)")
-    p.add_argument("--noise", type=float, default=0.1,
-                   help="noisy-mean noise std (semi; n=10, data N(-1, 0.1^2), canary +1)")
+    p.add_argument("--algorithm", type=int, default=None,
+                   help="1 (ONS, default) or 2 (e-process); stream mmd only")
+    p.add_argument("--evalue", choices=("max", "mixture"), default=None,
+                   help="Alg. 2 stopping statistic: seed's max-minus-regret (default) or exact "
+                        "UP mixture; --algorithm 2 only")
+    p.add_argument("--bound", choices=("new", "auditorium"), default=None,
+                   help="MMD threshold: Thm 3.1 (new, default) or DP-Auditorium; stream mmd only")
+    p.add_argument("--bandwidth", default=None,
+                   help="'median' (default) or a positive number; stream mmd only")
+    p.add_argument("--warmup", type=int, default=None,
+                   help="discarded warm-up pairs for the median bandwidth (default 20, >= 2); "
+                        "stream mmd with --bandwidth median only")
+    p.add_argument("--noise", type=float, default=None,
+                   help="noisy-mean noise std (default 0.1; n=10, data N(-1, 0.1^2), canary "
+                        "+1); --stream semi --mechanism noisy-mean only")
     p.add_argument("--path-stride", type=int, default=10, help="keep every k-th path point")
     add_seed(p)
     add_json(p)
@@ -85,22 +92,71 @@ def _bar(args):
     return bar, lambda i, n: bar.update(1)
 
 
+#: Options that apply to one stream / algorithm only, with their defaults.
+_DEFAULTS = {"algorithm": 1, "evalue": "max", "bound": "new", "bandwidth": "median",
+             "warmup": 20, "noise": 0.1}
+#: Accepted range of --noise (outside, the noisy mean's log-LR over- or underflows).
+NOISE_RANGE = (1e-6, 1e6)
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _refuse_inapplicable(args) -> None:
+    """Options given that the chosen stream, algorithm or mechanism does not use are refused by
+    name (never silently ignored)."""
+    given = {k for k in _DEFAULTS if getattr(args, k) is not None}
+    if args.stream == "semi":
+        bad = sorted(given & {"algorithm", "evalue", "bound", "bandwidth", "warmup"})
+        why = "--stream semi (they configure the MMD test of --stream mmd)"
+        if not bad and "noise" in given and args.mechanism != "noisy-mean":
+            bad, why = ["noise"], f"--mechanism {args.mechanism} (noisy-mean only)"
+        if not bad and args.mech_epsilon is not None and args.mechanism == "noisy-mean":
+            bad, why = ["mech_epsilon"], "--mechanism noisy-mean (its privacy is set by --noise)"
+    else:
+        bad, why = [], ""
+        if "noise" in given:
+            bad, why = ["noise"], "--stream mmd (noisy-mean of --stream semi only)"
+        elif "evalue" in given and (args.algorithm or 1) != 2:
+            bad, why = ["evalue"], "--algorithm 1 (it is Alg. 2's stopping statistic)"
+        elif "warmup" in given and args.bandwidth not in (None, "median"):
+            bad, why = ["warmup"], ("a fixed --bandwidth (the warm-up only sets the median "
+                                    "bandwidth)")
+    if bad:
+        flags = ", ".join(_flag(b) for b in bad)
+        raise ValueError(f"{flags} {'does' if len(bad) == 1 else 'do'} not apply to {why}; "
+                         "remove it")
+    for k, v in _DEFAULTS.items():
+        if getattr(args, k) is None:
+            setattr(args, k, v)
+
+
 def _check(args):
-    from semi_core._validation import check_delta, check_int
+    from semi_core._validation import check_delta, check_int, check_real
     from semi_core.audit.sequential.tau import check_alpha, check_epsilon
 
+    _refuse_inapplicable(args)
     check_delta(args.delta, "--delta")
     check_alpha(args.failure_prob, "--failure-prob")
     check_int(args.max_obs, "--max-obs", minimum=1)
     check_int(args.runs, "--runs", minimum=1)
     check_int(args.path_stride, "--path-stride", minimum=1)
+    check_int(args.warmup, "--warmup", minimum=2)
     if args.algorithm not in (1, 2):
         raise ValueError(f"--algorithm must be 1 or 2, got {args.algorithm}")
     if (args.epsilon is None) == (args.epsilon_grid is None):
         raise ValueError("give exactly one of --epsilon or --epsilon-grid")
-    eps = [args.epsilon] if args.epsilon is not None else _grid(args.epsilon_grid)
-    for e in eps:
-        check_epsilon(e, "--epsilon")
+    if args.epsilon is not None:
+        eps = [check_epsilon(args.epsilon, "--epsilon")]
+    else:
+        eps = [check_epsilon(e, "--epsilon-grid entries") for e in _grid(args.epsilon_grid)]
+    if args.mech_epsilon is not None:
+        check_epsilon(args.mech_epsilon, "--mech-epsilon")
+    lo, hi = NOISE_RANGE
+    noise = check_real(args.noise, "--noise")
+    if not lo <= noise <= hi:
+        raise ValueError(f"--noise must be in [{lo:g}, {hi:g}], got {noise:g}")
     bw = args.bandwidth
     if bw != "median":
         try:
@@ -108,13 +164,32 @@ def _check(args):
         except ValueError:
             raise ValueError(f"--bandwidth must be 'median' or a number, got {bw!r}") from None
         if not (np.isfinite(bw) and bw > 0):
-            raise ValueError(f"--bandwidth must be > 0, got {bw}")
+            raise ValueError(f"--bandwidth must be finite and > 0, got {bw}")
     return eps, bw
+
+
+def _zoo(name: str, eps: float, delta: float, flag: str):
+    """A zoo mechanism at design epsilon ``eps`` (from ``flag``); nothing substituted."""
+    from semi_core.mechanisms.zoo import ZOO_EPSILON_RANGE, make_zoo_mechanism
+
+    lo, hi = ZOO_EPSILON_RANGE
+    if not lo <= eps <= hi:
+        raise ValueError(f"{flag} = {eps:g}: --mechanism {name} is built for an epsilon in "
+                         f"[{lo:g}, {hi:g}]; give --mech-epsilon in that range")
+    if "gaussian" in name and delta <= 0:
+        raise ValueError(f"--delta 0: --mechanism {name} is calibrated to (epsilon, delta)-DP "
+                         "with delta > 0; give --delta > 0 or a Laplace mechanism")
+    return make_zoo_mechanism(name, eps, delta)
+
+
+def _json_path_bytes(args, n_eps: int) -> float:
+    """Bytes of the strided wealth paths kept for the JSON output of all runs."""
+    return 40.0 * args.runs * n_eps * (args.max_obs / args.path_stride + 1)
 
 
 def _semi(args, eps) -> Result:
     from semi_core.audit.sequential.semi_stream import semi_stream_audit
-    from semi_core.mechanisms.zoo import RandomizedResponse, make_zoo_mechanism
+    from semi_core.mechanisms.zoo import RandomizedResponse
 
     if args.mechanism == "noisy-mean":
         from semi_core.mechanisms.noisy_mean import NoisyMean
@@ -124,12 +199,24 @@ def _semi(args, eps) -> Result:
         mech = RandomizedResponse(args.mech_epsilon if args.mech_epsilon is not None
                                   else max(eps), args.delta)
     elif args.mechanism in _SEMI_MECHS:
-        mech = make_zoo_mechanism(args.mechanism, args.mech_epsilon or max(max(eps), 1e-3),
-                                  max(args.delta, 1e-12))
+        flag = "--mech-epsilon" if args.mech_epsilon is not None else "the largest --epsilon"
+        mech = _zoo(args.mechanism, args.mech_epsilon if args.mech_epsilon is not None
+                    else max(eps), args.delta, flag)
     else:
         raise ValueError(f"--mechanism must be one of {list(_SEMI_MECHS)} with --stream semi, "
                          f"got {args.mechanism!r}")
     from semi_core._rng import as_seed_sequence
+    from semi_core.audit.sequential.semi_stream import check_semi_stream_work
+    from semi_core.audit.sequential.tau import success_bound
+
+    p_max = success_bound(max(eps), args.delta)
+    if p_max >= 1:
+        raise ValueError(f"--epsilon {max(eps):g} with --delta {args.delta:g} makes the success "
+                         "bound p* = 1 in double precision (from eps ~ 37): no guessing game "
+                         "can reject it; audit a smaller epsilon")
+    check_semi_stream_work(mech, args.max_obs, n_eps=len(eps), runs=args.runs,
+                           extra_bytes=_json_path_bytes(args, len(eps)),
+                           names={"max_rounds": "--max-obs", "runs": "--runs"})
 
     bar, tick = _bar(args)
     runs = []
@@ -166,33 +253,58 @@ def handler(args) -> Result:
         return _semi(args, eps)
     from semi_core._rng import as_seed_sequence
     from semi_core.audit.sequential import mechanism_source, sequential_grid, summarize
-    from semi_core.mechanisms.zoo import SEED_PAIR, make_zoo_mechanism
+    from semi_core.audit.sequential.tau import tau_for
+    from semi_core.audit.sequential.tester import check_sequential_work
+    from semi_core.mechanisms.zoo import SEED_PAIR, ZOO
 
+    if args.mechanism not in ZOO:
+        raise ValueError(f"--mechanism must be one of {sorted(ZOO)} with --stream mmd, got "
+                         f"{args.mechanism!r}")
     mech_eps = args.mech_epsilon if args.mech_epsilon is not None else (
         args.epsilon if args.epsilon is not None else None)
     if mech_eps is None:
         raise ValueError("--mech-epsilon is required with --epsilon-grid (the epsilon the "
                          "mechanism is built for)")
-    mech = make_zoo_mechanism(args.mechanism, mech_eps, args.delta if args.delta > 0 else 1e-5)
+    flag = "--mech-epsilon" if args.mech_epsilon is not None else "--epsilon"
+    mech = _zoo(args.mechanism, mech_eps, args.delta, flag)
+    bad = [e for e in eps if not np.isfinite(tau_for(args.bound, e, args.delta))]
+    if bad:
+        raise ValueError(f"--epsilon {bad[0]:g} with --bound {args.bound} gives an infinite MMD "
+                         "threshold (e^epsilon overflows): use epsilon <= 700 (the bound is "
+                         "vacuous from ~0.9)")
+    check_sequential_work(args.max_obs, n_eps=len(eps), algorithm=args.algorithm,
+                          warmup=args.warmup if bw == "median" else 0, runs=args.runs,
+                          extra_bytes=_json_path_bytes(args, len(eps)),
+                          names={"max_obs": "--max-obs", "runs": "--runs",
+                                 "warmup": "--warmup"})
     bar, tick = _bar(args)
-    runs, grids = [], []
+    s = args.path_stride
+    runs, light, lbs = [], [], []
     for i, ss in enumerate(as_seed_sequence(args.seed).spawn(args.runs)):
         g = sequential_grid(mechanism_source(mech, *SEED_PAIR), eps, delta=args.delta,
                             failure_prob=args.failure_prob, max_obs=args.max_obs,
                             algorithm=args.algorithm, bandwidth=bw, warmup=args.warmup,
                             bound=args.bound, evalue=args.evalue, seed=ss)
-        grids.append(g)
+        # keep the strided paths only (memory: runs x max_obs / stride, as estimated)
+        if args.epsilon is not None:
+            r = g.results[0]
+            d = r.to_dict(paths=False)
+            d["log_wealth"] = r.log_wealth[::s].tolist()
+            light.append(dataclasses.replace(r, log_wealth=r.log_wealth[-1:], log_mixture=None,
+                                             witness=None))
+        else:
+            d = g.to_dict(paths=False)
+            d["lower_bound_path"] = g.lower_bound_path[::s].tolist()
+            for t, r in zip(d["tests"], g.results):
+                t["log_wealth"] = r.log_wealth[::s].tolist()
+            lbs.append(g.epsilon_lower_bound)
+        runs.append(d)
+        del g
         tick(i + 1, args.runs)
     if bar is not None:
         bar.close()
-    s = args.path_stride
     if args.epsilon is not None:
-        res = [g.results[0] for g in grids]
-        for r in res:
-            d = r.to_dict(paths=False)
-            d["log_wealth"] = r.log_wealth[::s].tolist()
-            runs.append(d)
-        summary = summarize(res)
+        summary = summarize(light)
         payload = {"stream": "mmd", "mechanism": mech.params(), "runs": runs,
                    "summary": summary, "path_stride": s,
                    "log_wealth_threshold": float(np.log(1 / args.failure_prob))}
@@ -203,13 +315,6 @@ def handler(args) -> Result:
                 + (f"mean stop {ms:.1f} +- {summary['mean_stop_se']:.1f} pairs" if ms is not None
                    else "no rejection"))
         return Result(payload=payload, text=text)
-    for g in grids:
-        d = g.to_dict(paths=False)
-        d["lower_bound_path"] = g.lower_bound_path[::s].tolist()
-        for t, r in zip(d["tests"], g.results):
-            t["log_wealth"] = r.log_wealth[::s].tolist()
-        runs.append(d)
-    lbs = [g.epsilon_lower_bound for g in grids]
     payload = {"stream": "mmd", "mechanism": mech.params(), "runs": runs,
                "epsilon_lower_bound": lbs[0] if len(lbs) == 1 else lbs,
                "reading": "largest grid epsilon with every smaller grid epsilon rejected "

@@ -41,12 +41,65 @@ import numpy as np
 from scipy import special
 
 from semi_core._rng import as_seed_sequence
-from semi_core._validation import check_delta, check_int
+from semi_core._validation import check_delta, check_int, check_real, check_work
 
 from .tau import check_alpha, check_epsilon, success_bound
 
 __all__ = ["semi_stream_audit", "SemiStreamResult", "log_mixture_wealth", "learned_threshold",
-           "fixed_r_rejection_rate"]
+           "fixed_r_rejection_rate", "semi_stream_work", "check_semi_stream_work"]
+
+#: Seconds per (round, earlier round) of the learned-threshold refits (a sort every
+#: ``refit_every`` rounds: ~1.2e-9 at refit_every = 50 measured, rounded up).
+_REFIT_S = 2e-9 * 50
+#: Python bookkeeping per round (seconds) and bytes kept per round (4 lists, arrays).
+_ROUND_S = 3e-6
+_ROUND_BYTES = 200.0
+
+
+def semi_stream_work(max_rounds: int, *, n_eps: int = 1, refit_every: int = 50,
+                     release_seconds: float = 0.0) -> tuple[float, float]:
+    r"""Peak bytes and wall seconds of one :func:`semi_stream_audit`, from its arguments.
+
+    .. math::
+
+        \text{bytes}\approx N(200 + 16m),\qquad
+        \text{seconds}\approx N(t_r + 3\,\mu s) + c\,N^2/\text{refit\_every}
+
+    for :math:`N` rounds, :math:`m` epsilons and :math:`t_r` seconds per round of the
+    mechanism's release and score (measured by the caller on a small pilot).
+    """
+    N = float(max_rounds)
+    nbytes = N * (_ROUND_BYTES + 16.0 * n_eps)
+    seconds = N * (release_seconds + _ROUND_S) + _REFIT_S * N * N / refit_every
+    return nbytes, seconds
+
+
+def _pilot_seconds(mechanism, tau: int, test: str, rounds: int = 16) -> float:
+    """Seconds per round of release + score, from a pilot on its own stream (discarded)."""
+    import time
+
+    rng = np.random.default_rng(12345)
+    t0 = time.perf_counter()
+    rel = mechanism.release(np.arange(rounds) % 2 == 0, tau, rng)
+    mechanism.score(rel, tau, tests=[test])
+    return (time.perf_counter() - t0) / rounds
+
+
+def check_semi_stream_work(mechanism, max_rounds: int, *, n_eps: int = 1, refit_every: int = 50,
+                           tau: int = 1, test: str = "semi-star", runs: int = 1,
+                           extra_bytes: float = 0.0, names: dict | None = None) -> None:
+    """Refuse up front (:func:`semi_core._validation.check_work`) stream audits whose memory or
+    time (:func:`semi_stream_work`, times ``runs``) exceeds the limits: memory first (from the
+    arguments alone), then time with the release cost of a 16-round pilot."""
+    nm = {"max_rounds": "max_rounds", "runs": "runs", **(names or {})}
+    what = (f"the SeMI stream audit ({nm['runs']} = {runs} x {nm['max_rounds']} = "
+            f"{max_rounds} rounds, {n_eps} epsilon(s))")
+    hint = f"lower {nm['max_rounds']} or {nm['runs']}"
+    n_b, _ = semi_stream_work(max_rounds, n_eps=n_eps, refit_every=refit_every)
+    check_work(what, nbytes=n_b + float(extra_bytes), hint=hint)
+    _, n_s = semi_stream_work(max_rounds, n_eps=n_eps, refit_every=refit_every,
+                              release_seconds=_pilot_seconds(mechanism, tau, test))
+    check_work(what, seconds=runs * n_s, hint=hint)
 
 
 def log_mixture_wealth(k, n, p) -> np.ndarray:
@@ -150,9 +203,25 @@ def semi_stream_audit(mechanism, epsilons: float | Sequence[float], *, delta: fl
     alpha = check_alpha(failure_prob)
     max_rounds = check_int(max_rounds, "max_rounds", minimum=1)
     refit_every = check_int(refit_every, "refit_every", minimum=1)
+    block = check_int(block, "block", minimum=1)
+    tau = check_int(tau, "tau", minimum=1, maximum=getattr(mechanism, "T", None))
+    tests = getattr(mechanism, "tests", None)
+    if tests is not None and test not in tests:
+        raise ValueError(f"test must be one of {list(tests)} for this mechanism, got {test!r}")
+    threshold_init = check_real(threshold_init, "threshold_init")
+    if not (isinstance(threshold, str) and threshold == "learned"):
+        if isinstance(threshold, str):
+            raise ValueError(f"threshold must be 'learned' or a number, got {threshold!r}")
+        threshold = check_real(threshold, "threshold")
     p = np.array([success_bound(float(e), delta) for e in eps])
     if np.any(p >= 1):
-        raise ValueError("delta/epsilon make the success bound 1: nothing can be rejected")
+        e_bad = float(eps[np.argmax(p >= 1)])
+        raise ValueError(f"epsilon = {e_bad:g} with delta = {delta:g} makes the success bound "
+                         "p* = (e^eps + delta)/(1 + e^eps) equal to 1 in double precision "
+                         "(from eps ~ 37): no guessing game can reject it; audit a smaller "
+                         "epsilon")
+    check_semi_stream_work(mechanism, max_rounds, n_eps=eps.size, refit_every=refit_every,
+                           tau=tau, test=test)
     rng = np.random.Generator(np.random.PCG64(as_seed_sequence(seed)))
     log_thr = math.log(1.0 / alpha)
     scores, bits, thetas, correct = [], [], [], []
@@ -220,6 +289,15 @@ def fixed_r_rejection_rate(mechanism, rounds: int, *, epsilon: float, delta: flo
 
     rounds = check_int(rounds, "rounds", minimum=2)
     audits = check_int(audits, "audits", minimum=1)
+    failure_prob = check_alpha(failure_prob)
+    delta = check_delta(delta)
+    epsilon = check_epsilon(epsilon)
+    if method not in ("cp", "dkw"):
+        raise ValueError(f"method must be 'cp' or 'dkw', got {method!r}")
+    check_work(f"the fixed-R audits ({audits} audits x {rounds} rounds)",
+               nbytes=3.0 * 8.0 * rounds,
+               seconds=audits * rounds * (_pilot_seconds(mechanism, tau, test) + 1e-6),
+               hint="lower audits or rounds")
     rng = np.random.Generator(np.random.PCG64(as_seed_sequence(seed)))
     rej = 0
     eps_lb = []
@@ -231,7 +309,7 @@ def fixed_r_rejection_rate(mechanism, rounds: int, *, epsilon: float, delta: flo
         s = np.asarray(mechanism.score(rel, tau, tests=[test])[test], float).reshape(-1)
         kw = {"thresholds": [0.0]} if method == "cp" else {}
         e = float(audit_batch(s[member][None, :], s[~member][None, :], delta=delta,
-                              failure_prob=min(failure_prob, 0.5), method=method, **kw)[0])
+                              failure_prob=failure_prob, method=method, **kw)[0])
         eps_lb.append(e)
         rej += e > epsilon
     rate = rej / audits

@@ -83,7 +83,8 @@ def tau_auditorium(epsilon: float, delta: float) -> float:
     r"""The older bound (DP-Auditorium Thm 4.13, seed App. A eq. 8):
     :math:`e^\varepsilon-1+(e^{-\varepsilon}+1)\delta` (kernels with :math:`K(x,x)\le1`)."""
     e, d = check_epsilon(epsilon), check_delta(delta)
-    return float(np.expm1(e) + (np.exp(-e) + 1.0) * d)
+    with np.errstate(over="ignore"):  # e > 709.78: inf (the callers refuse an infinite tau)
+        return float(np.expm1(e) + (np.exp(-e) + 1.0) * d)
 
 
 def tau_for(bound: str, epsilon: float, delta: float) -> float:

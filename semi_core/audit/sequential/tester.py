@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from semi_core._rng import as_seed_sequence
-from semi_core._validation import check_delta, check_int
+from semi_core._validation import check_delta, check_int, check_work
 from semi_core.kernels.witness import new_state, witness_block
 
 from .ons import OnlineNewtonStep
@@ -49,7 +49,8 @@ from .rbf import median_bandwidth
 from .tau import check_alpha, check_epsilon, tau_for
 
 __all__ = ["SequentialResult", "GridResult", "PairSource", "mechanism_source", "stream_source",
-           "sampler_source", "sequential_test", "sequential_grid", "run_audits", "summarize"]
+           "sampler_source", "sequential_test", "sequential_grid", "run_audits", "summarize",
+           "sequential_work", "check_sequential_work"]
 
 
 # ----------------------------------------------------------------------------- pair sources
@@ -270,6 +271,68 @@ class _EBettor:
         self.logw = cum[-1]
 
 
+# ----------------------------------------------------------------------------- resources
+#: Seconds per (test pair, earlier pair, output dimension) of the OGA witness (~9e-9 measured on
+#: one core with the compiled kernel, rounded up).
+_WITNESS_S = 1.5e-8
+#: Alg. 2: seconds per (pair, Gauss--Chebyshev node) per tested epsilon (K ~ N/2 nodes).
+_EBET_S = 3e-8
+#: Alg. 1: seconds per pair per tested epsilon (the ONS loop).
+_ONS_S = 2e-6
+#: Median heuristic: seconds per pooled warm-up distance (2 w^2 distances for w pairs).
+_MEDIAN_S = 1.5e-7
+
+
+def sequential_work(max_obs: int, *, n_eps: int = 1, algorithm: int = 1, warmup: int = 0,
+                    d: int = 1, block: int = 128) -> tuple[float, float]:
+    r"""Peak bytes and wall seconds of one :func:`sequential_grid` run, from its arguments.
+
+    With :math:`N` test pairs, :math:`m` tested epsilons, :math:`w` warm-up pairs and outputs
+    of dimension :math:`d` (the OGA witness touches every earlier pair at every step; Alg. 2
+    evaluates :math:`K=\lceil (N+1)/2\rceil` mixture nodes per step and test; the median
+    heuristic forms all :math:`\binom{2w}{2}` pooled distances):
+
+    .. math::
+
+        \text{bytes} &\approx 16Nd + 40N + m N\,(32 + [\text{Alg. 2}]\,(12\,b + 96))
+                       + 2w^2(24 + 32d),\\
+        \text{seconds} &\approx c_w N^2 d + m\,(c_2 N K\ \text{or}\ c_1 N)
+                         + c_m\,2w^2 (1 + d/8)
+
+    (per-unit costs measured on one core and rounded up; :math:`b` is the block size).
+    """
+    N, w = float(max_obs), float(warmup)
+    nbytes = 16.0 * N * d + 40.0 * N + 2.0 * w * w * (24.0 + 32.0 * d)
+    seconds = _WITNESS_S * N * N * d + _MEDIAN_S * 2.0 * w * w * (1.0 + d / 8.0)
+    if algorithm == 2:
+        K = (N + 2.0) // 2
+        nbytes += n_eps * (3.0 * 8.0 * min(block, N) * K + 96.0 * N)
+        seconds += n_eps * _EBET_S * N * K
+    else:
+        nbytes += n_eps * 32.0 * N
+        seconds += n_eps * _ONS_S * N
+    return nbytes, seconds
+
+
+def check_sequential_work(max_obs: int, *, n_eps: int = 1, algorithm: int = 1, warmup: int = 0,
+                          d: int = 1, runs: int = 1, extra_bytes: float = 0.0,
+                          names: dict | None = None) -> None:
+    """Refuse up front (:func:`semi_core._validation.check_work`) sequential audits whose
+    estimated memory or time (:func:`sequential_work`, times ``runs``) exceeds the limits.
+
+    ``names`` maps ``max_obs``, ``runs``, ``warmup`` to the names shown in the message (CLI
+    flags); ``extra_bytes`` is what the caller keeps of all runs (their JSON paths).
+    """
+    nm = {"max_obs": "max_obs", "runs": "runs", "warmup": "warmup", **(names or {})}
+    nbytes, seconds = sequential_work(max_obs, n_eps=n_eps, algorithm=algorithm, warmup=warmup,
+                                      d=d)
+    what = (f"the sequential audit ({nm['runs']} = {runs} x {nm['max_obs']} = {max_obs} pairs"
+            f", {n_eps} epsilon(s), Alg. {algorithm}, {nm['warmup']} = {warmup}, d = {d})")
+    check_work(what, nbytes=nbytes + float(extra_bytes), seconds=runs * seconds,
+               hint=f"lower {nm['max_obs']} (memory and time grow with its square for the "
+                    f"witness), {nm['runs']}, {nm['warmup']} (its square) or the grid size")
+
+
 # ----------------------------------------------------------------------------- drivers
 def _check_common(delta, failure_prob, max_obs, algorithm, warmup, bound, evalue):
     delta = check_delta(delta)
@@ -331,20 +394,32 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
     if eps.ndim != 1 or eps.size == 0:
         raise ValueError("epsilons must be a non-empty 1-D sequence")
     eps = np.sort(np.array([check_epsilon(float(e), "epsilon") for e in eps]))
-    rng = np.random.Generator(np.random.PCG64(as_seed_sequence(seed)))
-    if isinstance(bandwidth, str):
+    median = isinstance(bandwidth, str)
+    if median:
         if bandwidth != "median":
             raise ValueError(f"bandwidth must be a positive number or 'median', got {bandwidth!r}")
         if warmup < 2:
             raise ValueError("warmup must be >= 2 for the median heuristic")
+    elif isinstance(bandwidth, bool) or not isinstance(bandwidth, numbers.Real) or not (
+            np.isfinite(bandwidth) and bandwidth > 0):
+        raise ValueError(f"bandwidth must be finite and > 0, got {bandwidth!r}")
+    taus = [tau_for(bound, float(e), delta) for e in eps]
+    bad = [float(e) for e, t in zip(eps, taus) if not np.isfinite(t)]
+    if bad:
+        raise ValueError(f"epsilon = {bad[0]:g} gives an infinite MMD threshold with "
+                         f"bound={bound!r} (e^epsilon overflows); the bound is vacuous (above "
+                         "the largest MMD, sqrt 2) from epsilon ~ 0.9: use epsilon <= 700")
+    check_sequential_work(max_obs, n_eps=eps.size, algorithm=algorithm,
+                          warmup=warmup if median else 0)
+    rng = np.random.Generator(np.random.PCG64(as_seed_sequence(seed)))
+    if median:
         wx, wy = source(warmup, rng)  # discarded after setting the bandwidth
+        if wx.shape[1] > 1:  # the dimension is known now: recheck before the distances
+            check_sequential_work(max_obs, n_eps=eps.size, algorithm=algorithm,
+                                  warmup=warmup, d=wx.shape[1])
         bw, note = median_bandwidth(wx, wy)
     else:
-        if isinstance(bandwidth, bool) or not isinstance(bandwidth, numbers.Real) or not (
-                np.isfinite(bandwidth) and bandwidth > 0):
-            raise ValueError(f"bandwidth must be finite and > 0, got {bandwidth!r}")
         bw, note = float(bandwidth), "fixed"
-    taus = [tau_for(bound, float(e), delta) for e in eps]
     bettors = [(_ONSBettor(t, alpha) if algorithm == 1 else _EBettor(t, alpha, max_obs, evalue))
                for t in taus]
     X = Y = None
@@ -356,6 +431,8 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
         xb, yb = source(size, rng)
         if X is None:
             d = xb.shape[1]
+            if d > 1 and not median:
+                check_sequential_work(max_obs, n_eps=eps.size, algorithm=algorithm, d=d)
             X, Y = np.zeros((max_obs, d)), np.zeros((max_obs, d))
             buf = new_state(max_obs, d)
         X[t:t + size], Y[t:t + size] = xb, yb
