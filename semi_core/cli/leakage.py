@@ -1,4 +1,4 @@
-"""``semi-core leakage``: per-datum membership leakage of a (noisy, sub-sampled) mean.
+r"""``semi-core leakage``: per-datum membership leakage of a (noisy, sub-sampled) mean.
 
 Examples::
 
@@ -10,7 +10,18 @@ Closed forms (``per_datum_leakage`` seed, corrected where it errs): ``m_star`` (
 ``leakage`` (optimal advantage, Eq. 8), ``power`` and ``threshold`` at ``--fpr`` (Eq. 9), the
 record's GDP curve; with ``--subsample`` the shared-inclusion forms and the paper's
 per-coordinate approximation side by side; ``--simulate R`` plays ``R`` games (sufficient
-statistics) and reports TPR at FPR, the Bayes adversary's advantage and AUC with SEs.
+statistics; the one game runner on the executor of ``--threads`` / ``--workers`` /
+``--scheduler``, the result does not depend on it) and reports TPR at FPR, the Bayes
+adversary's advantage and AUC with SEs.
+
+The ``threshold`` field is the Neyman-Pearson threshold at ``--fpr`` of the *limit experiment's*
+log-LR, and its scale is named in ``threshold_scale`` (never silently changed): without
+sub-sampling (``--subsample 1``) ``"log_lr"``, the log-LR
+:math:`\ell=\sqrt{m^*}x-m^*/2` (Cor. 3.2, :math:`x\sim\mathcal N(0,1)` under H0); with
+``--subsample rho < 1`` ``"mixed_log_lr"``, the shared-inclusion log-LR
+:math:`\log(1-q+q\,e^{s x - s^2/2})` with :math:`q=k/n`, :math:`s^2=m_{\rm in}` (the exact
+statistic of the sub-sampled mechanism, mixed over the one inclusion event). The two are
+different statistics: compare a threshold only with scores of the same scale.
 """
 
 from __future__ import annotations
@@ -19,8 +30,16 @@ import time
 
 import numpy as np
 
+from semi_core._validation import check_work
 from semi_core.cli._common import Result, load_npy
-from semi_core.cli._options import add_json, add_seed, nonneg_int, positive_int
+from semi_core.cli._options import (
+    add_executor_args,
+    add_json,
+    add_seed,
+    executor_from_args,
+    nonneg_int,
+    positive_int,
+)
 
 __all__ = ["register", "handler"]
 
@@ -58,9 +77,18 @@ def register(subparsers) -> None:
                    help="rank the records of a bundled scikit-learn dataset by exposure")
     p.add_argument("--rank", type=positive_int, default=20,
                    help="with --dataset: how many of the most exposed records (default 20)")
+    add_executor_args(p)
     add_seed(p)
     add_json(p)
     p.set_defaults(func=handler)
+
+
+#: Wall seconds per simulated round and coordinate (sufficient statistics, one core; upper side).
+_SECONDS_PER_ROUND_COORD = 2e-7
+#: Largest --noise accepted: gamma^2 must stay far inside float64 range.
+_MAX_NOISE = 1e100
+#: Rounds per chunk of the simulation.
+_CHUNK = 1000
 
 
 def _target(args, law):
@@ -123,8 +151,9 @@ def handler(args) -> Result:
         raise ValueError(f"--fpr must lie in (0, 1), got {args.fpr}")
     if not (0 < args.subsample <= 1):
         raise ValueError(f"--subsample must lie in (0, 1], got {args.subsample}")
-    if not (np.isfinite(args.noise) and args.noise >= 0):
-        raise ValueError(f"--noise must be >= 0, got {args.noise}")
+    if not (np.isfinite(args.noise) and 0 <= args.noise <= _MAX_NOISE):
+        raise ValueError(f"--noise must be in [0, {_MAX_NOISE:g}] (its square enters the "
+                         f"variance), got {args.noise}")
     if not (0 < args.delta < 1):
         raise ValueError(f"--delta must lie in (0, 1), got {args.delta}")
     if args.n < 2:
@@ -133,6 +162,16 @@ def handler(args) -> Result:
         raise ValueError("--simulate must be 0 or >= 2 games")
     if args.n * args.d > 10**9:
         raise ValueError("--n * --d must be <= 1e9")
+    # the law, the target and the closed forms hold a few d-vectors; a simulation chunk more
+    check_work(f"leakage: d = {args.d} coordinates", nbytes=8.0 * args.d * 12,
+               hint="use a smaller --d")
+    if args.simulate:
+        check_work(f"leakage --simulate {args.simulate} (d = {args.d})",
+                   nbytes=8.0 * min(args.simulate, _CHUNK) * args.d * 6,
+                   seconds=_SECONDS_PER_ROUND_COORD * args.simulate * args.d,
+                   hint="use fewer games (--simulate) or a smaller --d, or a Dask cluster "
+                        "(--workers/--scheduler)")
+    executor = executor_from_args(args)
     law = (seed_bernoulli(args.d, seed=args.seed) if args.data == "bernoulli"
            else ProductLaw.gaussian(np.zeros(args.d), 1.0))
     z, tname = _target(args, law)
@@ -147,7 +186,9 @@ def handler(args) -> Result:
         "data": args.data, "n": args.n, "d": args.d, "target": tname, "noise": args.noise,
         "subsample": args.subsample, "k": mech.k, "fpr": args.fpr,
         "m_star": m, "leakage": th["leakage"], "advantage": th["advantage"],
-        "power": th["power"], "threshold": th["threshold"], "test": mech.test,
+        "power": th["power"], "threshold": th["threshold"],
+        "threshold_scale": "log_lr" if mech.k == mech.n else "mixed_log_lr",
+        "test": mech.test,
     }
     if mech.k == mech.n:
         payload["gdp"] = {"mu": gdp_mu, "epsilon_at_delta": gdp_epsilon(gdp_mu, args.delta)
@@ -162,7 +203,9 @@ def handler(args) -> Result:
             for e in eps_grid}, "note": "shared-inclusion limit experiment (corrected)"}
     lines = [f"target {tname}: m* = {m:.6g} (test: {mech.test})",
              f"leakage (optimal advantage) = {th['leakage']:.6g}",
-             f"power at FPR {args.fpr:g} = {th['power']:.6g} (threshold {th['threshold']:.6g})"]
+             f"power at FPR {args.fpr:g} = {th['power']:.6g} (threshold {th['threshold']:.6g} "
+             + ("on the log-LR scale)" if mech.k == mech.n else
+                f"on the mixed log-LR scale log(1 - q + q e^l_in), q = {mech.q:.4g})")]
     if "paper_approximation" in payload:
         pa = payload["paper_approximation"]
         lines.append(f"paper's per-coordinate form (sqrt(rho m*)): leakage {pa['leakage']:.6g},"
@@ -173,7 +216,8 @@ def handler(args) -> Result:
         t0 = time.perf_counter()
         attacks = (mech.test,) + (("paper-sub",) if mech.k < mech.n and
                                   mech.exact_available else ())
-        res = simulate_leakage(mech, args.simulate, args.seed, attacks=attacks)
+        res = simulate_leakage(mech, args.simulate, args.seed, attacks=attacks,
+                               chunk_size=_CHUNK, executor=executor)
         summ = summarize_leakage(res, (args.fpr,))
         s = summ[mech.test]
         f = str(args.fpr)

@@ -14,14 +14,27 @@ top-``n_up`` assignment (entry inference). Payload: ``mi_accuracy``, ``entry_acc
 over trials), ``entry_baselines`` (random 1/(2k), generic p/k), ``auc`` (per-trial mean and SE,
 plus pooled with a bootstrap interval), ``tpr_at_fpr`` (pooled, intervals), ``no_update``
 baselines (loss, gap, lira on the final model), ``seconds``. With ``--sigma-dp > 0`` the update
-is DP-SGD and ``dp`` carries the update's exact epsilon and the certified lower bound from one
-fixed canary per run (``semi_core.audit.bounds.epsilon_lower_bound``). Needs the torch extra.
+is DP-SGD (clipping norm ``--clip``, default 1; ``--clip`` without ``--sigma-dp`` is refused)
+and ``dp`` carries the update's exact epsilon and the certified lower bound from one fixed
+canary per run (``semi_core.audit.bounds.epsilon_lower_bound``), whose games the one runner
+plays on the executor of ``--threads`` / ``--workers`` / ``--scheduler`` (the result does not
+depend on it). ``--sigma-dp`` is refused when the update would be mu-GDP with mu > 1e6 (no
+privacy left to audit) or when ``sigma_dp * clip > 1e6``. Needs the torch extra.
 """
 
 from __future__ import annotations
 
+import math
+
 from semi_core.cli._common import Result
-from semi_core.cli._options import add_delta, add_json, add_seed, positive_int
+from semi_core.cli._options import (
+    add_delta,
+    add_executor_args,
+    add_json,
+    add_seed,
+    executor_from_args,
+    positive_int,
+)
 
 __all__ = ["register", "handler"]
 
@@ -60,9 +73,10 @@ def register(subparsers) -> None:
                         "update/test points from (1-alpha) source + alpha target subclasses)")
     p.add_argument("--sigma-dp", type=float, default=0.0,
                    help="DP-SGD noise multiplier of the update (0 = plain SGD)")
-    p.add_argument("--clip", type=float, default=1.0, help="DP-SGD clipping norm (with "
-                   "--sigma-dp > 0)")
+    p.add_argument("--clip", type=float, default=None, help="DP-SGD clipping norm (only with "
+                   "--sigma-dp > 0; default 1)")
     add_delta(p, default=1e-4, note=" (the DP audit of the update)")
+    add_executor_args(p)
     add_seed(p)
     add_json(p)
     p.set_defaults(func=handler)
@@ -75,16 +89,20 @@ def handler(args) -> Result:
 
         from semi_core.attacks.updates import UpdateConfig, run_experiment, summarize
         from semi_core.attacks.updates.dp import dp_audit
+        from semi_core.attacks.updates.experiment import check_training_work
     except ImportError as exc:  # torch is an optional extra
         raise ImportError(f"updates needs the torch extra (pip install semi_core[torch]): "
                           f"{exc}") from None
     from semi_core._validation import check_delta
 
     check_delta(args.delta, "--delta")  # validated even when no DP audit runs
-    if not (args.sigma_dp >= 0):
-        raise ValueError(f"--sigma-dp must be >= 0, got {args.sigma_dp}")
-    if args.sigma_dp > 0 and not (args.clip > 0):
-        raise ValueError(f"--clip must be > 0, got {args.clip}")
+    if not (math.isfinite(args.sigma_dp) and args.sigma_dp >= 0):
+        raise ValueError(f"--sigma-dp must be finite and >= 0, got {args.sigma_dp}")
+    if args.clip is not None and args.sigma_dp == 0:
+        raise ValueError("--clip applies only to a DP update: give --sigma-dp > 0 with it")
+    clip = 1.0 if args.clip is None else args.clip
+    if args.sigma_dp > 0 and not (math.isfinite(clip) and clip > 0):
+        raise ValueError(f"--clip must be finite and > 0, got {clip}")
     if args.trials < 2:
         raise ValueError(f"--trials must be >= 2 (standard errors over trials), got {args.trials}")
     if args.n_up < 2:
@@ -93,16 +111,19 @@ def handler(args) -> Result:
         raise ValueError(f"--k must be in 1..50, got {args.k}")
     if args.n_ref < 2:
         raise ValueError(f"--n-ref must be >= 2, got {args.n_ref}")
+    executor = executor_from_args(args)
     torch.set_num_threads(1)
     cfg = UpdateConfig(dataset=args.dataset, model=args.model, update=args.update, k=args.k,
                        n_up=args.n_up, n0=args.n0, trials=args.trials, n_ref=args.n_ref,
                        shift_alpha=args.shift_alpha,
-                       clip=args.clip if args.sigma_dp > 0 else None, sigma_dp=args.sigma_dp,
+                       clip=clip if args.sigma_dp > 0 else None, sigma_dp=args.sigma_dp,
                        seed=args.seed)
+    if args.sigma_dp > 0:  # refuse unbounded DP-audit work before any training
+        check_training_work(cfg, 200, "the DP-update audit: training the runs")
     run = run_experiment(cfg, scores=(args.score,))
     out = summarize(run, score=args.score, combiner=args.combiner, threshold=args.threshold)
     if args.sigma_dp > 0:
-        out["dp"] = dp_audit(cfg, delta=args.delta, combiner=args.combiner)
+        out["dp"] = dp_audit(cfg, delta=args.delta, combiner=args.combiner, executor=executor)
     mi, en = out["mi_accuracy"], out["entry_accuracy"]
     text = (f"{args.update}, k={args.k}, n_up={args.n_up}, {args.score}/{args.combiner}/"
             f"{args.threshold}, {args.trials} trials: MI accuracy {mi['mean']:.3f} +- "

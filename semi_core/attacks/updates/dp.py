@@ -16,86 +16,205 @@ model finds least likely on average (a "mislabeled" canary: a strong, standard a
 
 from __future__ import annotations
 
-import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 
-from semi_core._rng import as_seed_sequence
-from semi_core._validation import check_int
+from semi_core._rng import as_seed_sequence, child_seed
+from semi_core._validation import check_delta, check_int
 from semi_core.audit.games import audit_game_result
 from semi_core.audit.roc import roc_metrics
+from semi_core.game.play import play
 from semi_core.game.result import GameResult
+from semi_core.mechanisms.base import MechanismBase
 from semi_core.sgd.models import build_model
 from semi_core.stats.gdp import gdp_epsilon
 from semi_core.stats.update_combination import combine
 
-from .experiment import UpdateConfig, _draw, _pools
-from .training import run_updates, update_mu
+from .experiment import UpdateConfig, _draw, _pools, check_training_work
+from .training import run_updates, train_replicas, update_mu
 
-__all__ = ["dp_game", "dp_audit"]
+__all__ = ["UpdateCanaryMechanism", "CanaryLossScorer", "dp_mechanism", "dp_game", "dp_audit"]
+
+#: Seed streams of the DP-update game (``child_seed(cfg.seed, key)``).
+_S_SPLIT, _S_GAME, _S_MODEL, _S_PROBE = 0, 1, 2, 3
 
 
-def dp_game(cfg: UpdateConfig, rounds: int = 200, *, combiner: str = "diff") -> GameResult:
-    """Play ``rounds`` single-update games with one fixed canary; a :class:`GameResult` with
-    stats ``update-<combiner>`` and ``final-loss`` (higher = member)."""
-    rounds = check_int(rounds, "rounds", minimum=4)
+class UpdateCanaryMechanism(MechanismBase):
+    r"""One run of base training + one (DP-)SGD update per round, with a fixed canary.
+
+    ``T = 2`` releases: the parameter snapshots :math:`(f_0, f_1)` (``(R, 2, d)``). Each round
+    draws its own :math:`D_0` (``n0`` records) and update set (``n_up`` records) from the
+    learner's pool; a member round replaces one record of :math:`D_	au` by the canary
+    (:math:`	au = 2`: the update, the game of ``combining_mi_updates`` §5.7; :math:`	au = 1`:
+    the base set). Training: :func:`~semi_core.attacks.updates.training.run_updates` on the
+    round's own generator (replicas are trained together, each as if alone).
+
+    The update has no tractable likelihood ratio, so the mechanism offers no SeMI test
+    (``tests = ()``): it is played with scorers (:class:`CanaryLossScorer`).
+    :meth:`log_lr_steps` returns the canary's loss decrease per step,
+    :math:`(\ell(	heta_{
+m init})-\ell(f_0),\ \ell(f_0)-\ell(f_1))` -- a per-round statistic
+    of the releases for the protocol's checks, *not* a log-likelihood ratio.
+    """
+
+    T = 2
+    tests = ()
+
+    def __init__(self, cfg: UpdateConfig, fm, theta_init, x_all, y_all, src, pool,
+                 canary: int, canary_label: int):
+        self.cfg = replace(cfg, k=1)
+        self.fm, self.theta_init = fm, theta_init
+        self.x, self.y = x_all, y_all
+        self.src = np.asarray(src, dtype=bool)
+        self.pool = np.asarray(pool, dtype=np.int64)
+        self.canary = check_int(canary, "canary", minimum=0, maximum=len(y_all) - 1)
+        self.canary_label = check_int(canary_label, "canary_label", minimum=0)
+        if self.canary in set(self.pool.tolist()):
+            raise ValueError("the canary must not be a record of the learner's pool")
+        self._cx = torch.as_tensor(x_all[self.canary][None], dtype=torch.float64)
+        self._cy = torch.tensor([self.canary_label])
+
+    def params(self) -> dict:
+        """Validated parameters (JSON)."""
+        return {"mechanism": "update-canary", "T": 2, "update": self.cfg.update,
+                "model": self.cfg.model, "n0": self.cfg.n0, "n_up": self.cfg.n_up,
+                "clip": self.cfg.clip, "sigma_dp": self.cfg.sigma_dp,
+                "update_mu": _finite_or_none(update_mu(self.cfg.update_cfg)),
+                "canary": self.canary, "canary_label": self.canary_label}
+
+    def epsilon_true(self, delta: float) -> float:
+        r"""Exact :math:`\varepsilon(\delta)` of the update (:math:`\mu`-GDP,
+        :math:`\mu = 2\sqrt{E}/\sigma_{DP}`; ``inf`` without noise)."""
+        mu = update_mu(self.cfg.update_cfg)
+        return gdp_epsilon(mu, delta) if np.isfinite(mu) else float("inf")
+
+    def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
+        """Train ``len(member)`` runs (batched replicas) and release ``(f_0, f_1)``."""
+        member = np.asarray(member, dtype=bool).reshape(-1)
+        taus = np.broadcast_to(np.asarray(tau, dtype=np.int64), member.shape)
+        if taus.size and (taus.min() < 1 or taus.max() > 2):
+            raise ValueError("tau must be in 1..2")
+        R, cfg = member.size, self.cfg
+        rngs = [np.random.default_rng(s) for s in
+                np.random.SeedSequence(rng.integers(2**63, size=4).tolist()).spawn(R)]
+        base, upd = [], []
+        for g in rngs:  # each round's data from its own generator (not a game loop)
+            d0, cand = _draw(g, self.pool, self.src, cfg, 2 * cfg.n_up)
+            base.append(d0)
+            upd.append(cand[:cfg.n_up])
+        base, upd = np.stack(base), np.stack(upd)
+        bx = torch.as_tensor(self.x[base], dtype=torch.float64)
+        by = torch.as_tensor(self.y[base], dtype=torch.long)
+        ux = torch.as_tensor(self.x[upd], dtype=torch.float64).unsqueeze(1)
+        uy = torch.as_tensor(self.y[upd], dtype=torch.long).unsqueeze(1)
+        m1 = torch.as_tensor(member & (taus == 1))
+        m2 = torch.as_tensor(member & (taus == 2))
+        bx[m1, 0], by[m1, 0] = self._cx[0], self.canary_label
+        ux[m2, 0, 0], uy[m2, 0, 0] = self._cx[0], self.canary_label
+        snaps = run_updates(self.fm, self.theta_init, bx, by, ux, uy, update=cfg.update,
+                            base_cfg=cfg.base_cfg, update_cfg=cfg.update_cfg, rngs=rngs)
+        return snaps.numpy()
+
+    def canary_losses(self, releases) -> np.ndarray:
+        """Cross-entropy of the canary on every released snapshot, ``(R, T)``."""
+        th = torch.as_tensor(np.asarray(releases, dtype=np.float64))
+        if th.ndim != 3 or th.shape[1:] != (2, self.fm.d):
+            raise ValueError(f"releases must have shape (R, 2, {self.fm.d}), got "
+                             f"{tuple(th.shape)}")
+        with torch.no_grad():
+            flat = torch.func.vmap(self.fm.losses, in_dims=(0, None, None))(
+                th.reshape(-1, self.fm.d), self._cx, self._cy)
+        return flat.reshape(th.shape[0], 2).numpy()
+
+    def log_lr_steps(self, releases) -> np.ndarray:
+        """The canary's loss decrease per step (see the class docstring: not an LR)."""
+        loss = self.canary_losses(releases)
+        with torch.no_grad():
+            l_init = float(self.fm.losses(self.theta_init, self._cx, self._cy)[0])
+        return np.stack([l_init - loss[:, 0], loss[:, 0] - loss[:, 1]], axis=1)
+
+
+def _finite_or_none(v: float):
+    return float(v) if np.isfinite(v) else None
+
+
+@dataclass(frozen=True)
+class CanaryLossScorer:
+    r"""Scorer of :class:`UpdateCanaryMechanism`: ``update-<combiner>`` (ScoreDiff/ScoreRatio of
+    the canary's loss between :math:`f_0` and :math:`f_1`) and ``final-loss``
+    (:math:`-\ell(f_1)`, the no-update attack); higher = member."""
+
+    mech: UpdateCanaryMechanism
+    combiner: str = "diff"
+    c: float = 1e-3
+    tau_free: bool = True
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (f"update-{self.combiner}", "final-loss")
+
+    def __call__(self, releases, tau, rng) -> dict[str, np.ndarray]:
+        loss = self.mech.canary_losses(releases)
+        return {f"update-{self.combiner}": combine(loss[:, 0], loss[:, 1], self.combiner,
+                                                   c=self.c),
+                "final-loss": -loss[:, 1]}
+
+
+def dp_mechanism(cfg: UpdateConfig) -> UpdateCanaryMechanism:
+    """The :class:`UpdateCanaryMechanism` of ``cfg``: data pools cut from ``cfg.seed``, the
+    canary (first record of the shadow pool) with the label a model trained on one base set
+    finds least likely (a mislabeled canary)."""
     cfg = replace(cfg, k=1)
     root = as_seed_sequence(cfg.seed)
-    s_split, s_runs, s_model, s_b = root.spawn(4)
-    x_all, y_all, src, pools = _pools(cfg, np.random.default_rng(s_split))
+    x_all, y_all, src, pools = _pools(cfg, np.random.default_rng(child_seed(root, _S_SPLIT)))
     n_classes = int(y_all.max()) + 1
     canary_idx = int(pools["shadow"][0])
-    cx = torch.as_tensor(x_all[canary_idx][None, None], dtype=torch.float64)
-    member = np.random.default_rng(s_b).random(rounds) < 0.5
-    seqs = s_runs.spawn(rounds)
-    base, upd = [], []
-    for r in range(rounds):
-        d0, cand = _draw(np.random.default_rng(seqs[r]), pools["learner"], src, cfg,
-                         2 * cfg.n_up)
-        base.append(d0)
-        upd.append(cand[:cfg.n_up])
-    rngs = [np.random.default_rng(s) for s in seqs]
     fm, theta_init, _ = build_model(cfg.model, x_all[:32], y_all[:32], n_classes,
-                                    seed_seq=s_model, epochs=0, hidden=cfg.hidden)
-    bx = torch.as_tensor(x_all[np.stack(base)], dtype=torch.float64)
-    by = torch.as_tensor(y_all[np.stack(base)], dtype=torch.long)
-    ux = torch.as_tensor(x_all[np.stack(upd)], dtype=torch.float64).unsqueeze(1)
-    uy = torch.as_tensor(y_all[np.stack(upd)], dtype=torch.long).unsqueeze(1)
-    # label of the canary: the class a model trained on one base set finds least likely
-    from .training import train_replicas
-    probe = train_replicas(fm, theta_init[None], bx[:1], by[:1], cfg.base_cfg, [
-        np.random.default_rng(0)])
+                                    seed_seq=child_seed(root, _S_MODEL), epochs=0,
+                                    hidden=cfg.hidden)
+    g = np.random.default_rng(child_seed(root, _S_PROBE))
+    d0, _ = _draw(g, pools["learner"], src, cfg, 2 * cfg.n_up)
+    probe = train_replicas(fm, theta_init[None],
+                           torch.as_tensor(x_all[d0][None], dtype=torch.float64),
+                           torch.as_tensor(y_all[d0][None], dtype=torch.long), cfg.base_cfg, [g])
+    cx = torch.as_tensor(x_all[canary_idx][None], dtype=torch.float64)
     with torch.no_grad():
-        losses = torch.stack([fm.losses(probe[0], cx[0], torch.tensor([c]))[0]
+        losses = torch.stack([fm.losses(probe[0], cx, torch.tensor([c]))[0]
                               for c in range(n_classes)])
-    cy = int(torch.argmax(losses))
-    mem_t = torch.as_tensor(member)
-    ux[mem_t, 0, 0] = cx[0, 0]
-    uy[mem_t, 0, 0] = cy
-    t0 = time.perf_counter()
-    snaps = run_updates(fm, theta_init, bx, by, ux, uy, update=cfg.update, base_cfg=cfg.base_cfg,
-                        update_cfg=cfg.update_cfg, rngs=rngs)
-    with torch.no_grad():
-        lab = torch.tensor([cy])
-        l0 = np.array([float(fm.losses(snaps[r, 0], cx[0], lab)[0]) for r in range(rounds)])
-        l1 = np.array([float(fm.losses(snaps[r, 1], cx[0], lab)[0]) for r in range(rounds)])
-    return GameResult(member=member, tau=np.ones(rounds, np.int64),
-                      stats={f"update-{combiner}": combine(l0, l1, combiner, c=cfg.c),
-                             "final-loss": -l1},
-                      seed=cfg.seed,
-                      metadata={"game": "dp-update-canary", "update": cfg.update,
-                                "sigma_dp": cfg.sigma_dp, "clip": cfg.clip,
-                                "update_mu": update_mu(cfg.update_cfg), "canary": canary_idx,
-                                "canary_label": cy, "seconds": time.perf_counter() - t0})
+    return UpdateCanaryMechanism(cfg, fm, theta_init, x_all, y_all, src, pools["learner"],
+                                 canary_idx, int(torch.argmax(losses)))
+
+
+def dp_game(cfg: UpdateConfig, rounds: int = 200, *, combiner: str = "diff",
+            chunk_size: int = 64, executor=None, progress: bool = False) -> GameResult:
+    r"""Play ``rounds`` single-update games with one fixed canary (:func:`dp_mechanism`) on the
+    one runner (:func:`semi_core.game.play.play`, :math:`\tau = 2`, stream
+    ``child_seed(cfg.seed, 1)``); a :class:`GameResult` with stats ``update-<combiner>`` and
+    ``final-loss`` (higher = member). ``chunk_size`` runs are trained together per chunk; the
+    result does not depend on ``executor``."""
+    rounds = check_int(rounds, "rounds", minimum=4)
+    check_training_work(replace(cfg, k=1), rounds, "the DP-update audit: training the runs")
+    mech = dp_mechanism(cfg)
+    res = play(mech, rounds, child_seed(as_seed_sequence(cfg.seed), _S_GAME), tau=2, tests=(),
+               scorers=(CanaryLossScorer(mech, combiner, cfg.c),), chunk_size=chunk_size,
+               executor=executor, progress=progress)
+    res.seed = cfg.seed
+    res.metadata.update({"game": "dp-update-canary", "update": cfg.update,
+                         "sigma_dp": cfg.sigma_dp, "clip": cfg.clip,
+                         "update_mu": update_mu(mech.cfg.update_cfg), "canary": mech.canary,
+                         "canary_label": mech.canary_label})
+    return res
 
 
 def dp_audit(cfg: UpdateConfig, *, delta: float = 1e-4, rounds: int = 200,
-             combiner: str = "diff", failure_prob: float = 0.05) -> dict:
+             combiner: str = "diff", failure_prob: float = 0.05, executor=None) -> dict:
     r"""Certified :math:`\underline\varepsilon` (DKW and Clopper-Pearson split) of the update
-    attack and of the no-update loss, against the exact :math:`\varepsilon(\delta)`."""
-    res = dp_game(cfg, rounds, combiner=combiner)
+    attack and of the no-update loss, against the exact :math:`\varepsilon(\delta)`
+    (games on ``executor``, :func:`dp_game`)."""
+    delta = check_delta(delta)
+    res = dp_game(cfg, rounds, combiner=combiner, executor=executor)
     mu = res.metadata["update_mu"]
     out = {"epsilon_true": gdp_epsilon(mu, delta) if np.isfinite(mu) else float("inf"),
            "update_mu": mu, "delta": delta, "rounds": rounds, "attacks": {}}

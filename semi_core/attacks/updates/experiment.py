@@ -42,7 +42,7 @@ import numpy as np
 import torch
 
 from semi_core._rng import as_seed_sequence
-from semi_core._validation import check_int, check_positive
+from semi_core._validation import check_int, check_positive, check_work
 from semi_core.audit.roc import auc as roc_auc
 from semi_core.audit.roc import roc_metrics
 from semi_core.game.result import GameResult
@@ -62,7 +62,7 @@ from semi_core.stats.update_combination import (
 
 from .training import UPDATES, TrainConfig, run_updates, update_mu
 
-__all__ = ["UpdateConfig", "UpdateRun", "run_experiment", "summarize", "SCORES", "THRESHOLDS",
+__all__ = ["UpdateConfig", "UpdateRun", "run_experiment", "check_training_work", "summarize", "SCORES", "THRESHOLDS",
            "DATASETS", "MODELS"]
 
 SCORES = ("loss", "lira")
@@ -259,6 +259,36 @@ def lira_offline_loss(phi_target, phi_ref) -> np.ndarray:
 # the experiment
 # --------------------------------------------------------------------------------------------
 
+#: Seconds per replica and per record-epoch of SGD (upper-side, one core; logistic regression,
+#: the MLP), from ``benchmarks/bench_updates.py``.
+_SECONDS_PER_RECORD_EPOCH = {"logreg": 2e-6, "mlp": 2e-5}
+
+
+def check_training_work(cfg: UpdateConfig, runs: int, what: str) -> None:
+    r"""Refuse up front (:func:`semi_core._validation.check_work`) training that cannot be meant.
+
+    .. math::
+
+        \text{bytes} \approx 8\,r\,\big((n_0 + 2kn_{up})\,p + (k+1)\,d_\theta\big),\qquad
+        \text{seconds} \approx r\,c\,\big(E_0 n_0 + k E_{up} n_{up}'\big)
+
+    for ``r`` runs of ``p = 64`` features, :math:`d_\theta` parameters and ``c`` seconds per
+    record-epoch (:math:`n_{up}' = n_0 + k n_{up}` for SGD-Full).
+    """
+    k, n_up, n0 = cfg.k, cfg.n_up, cfg.n0
+    p, classes = 64, 10
+    d_theta = (p + 1) * classes if cfg.model == "logreg" else \
+        (p + 1) * cfg.hidden + (cfg.hidden + 1) * classes
+    nbytes = 8.0 * runs * ((n0 + 2 * k * n_up) * p + (k + 1) * d_theta)
+    upd = cfg.update_cfg
+    per_update = upd.epochs * (n_up if cfg.update == "sgd-new" else n0 + k * n_up)
+    seconds = runs * _SECONDS_PER_RECORD_EPOCH[cfg.model] * (cfg.base_epochs * n0 +
+                                                              k * per_update)
+    check_work(f"{what} ({runs} runs of n0 = {n0}, k = {k}, n_up = {n_up})", nbytes=nbytes,
+               seconds=seconds, hint="use fewer trials / reference runs (--trials, --n-ref) or "
+                                     "smaller sets")
+
+
 def run_experiment(cfg: UpdateConfig, *, scores=("loss",), progress=None) -> UpdateRun:
     """Train all trials, shadow runs (and LiRA reference runs) and score every candidate.
 
@@ -273,6 +303,9 @@ def run_experiment(cfg: UpdateConfig, *, scores=("loss",), progress=None) -> Upd
     for s in scores:
         if s not in SCORES:
             raise ValueError(f"score must be one of {SCORES}, got {s!r}")
+    check_training_work(cfg, 2 * cfg.trials + (cfg.n_ref if "lira" in scores else 0),
+                        "updates: training the trials, shadow" +
+                        (" and reference runs" if "lira" in scores else " runs"))
     t0 = time.perf_counter()
     root = as_seed_sequence(cfg.seed)
     s_split, s_trials, s_ref, s_model = root.spawn(4)

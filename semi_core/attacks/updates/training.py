@@ -35,9 +35,18 @@ from semi_core._validation import check_int, check_positive
 from semi_core.sgd.ghost import ghost_clipped_mean
 from semi_core.sgd.grads import FunctionalModel, clip_rows
 
-__all__ = ["UPDATES", "TrainConfig", "train_replicas", "run_updates", "update_mu"]
+__all__ = ["UPDATES", "MAX_UPDATE_MU", "MAX_NOISE_STD", "TrainConfig", "train_replicas", "run_updates",
+           "update_mu"]
 
 UPDATES = ("sgd-new", "sgd-full")
+
+#: Largest GDP parameter of a DP update accepted (:math:`\varepsilon(10^{-5})\approx\mu^2/2
+#: \approx 5\cdot10^{11}`): beyond it the noise protects nothing and the privacy profile is
+#: not worth computing (``sigma_dp = 1e-300`` would give :math:`\mu = 2\cdot10^{300}`).
+MAX_UPDATE_MU = 1e6
+#: Largest noise standard deviation :math:`\sigma_{DP}C` of a step accepted (parameters
+#: would overflow float64 long before a meaningful audit).
+MAX_NOISE_STD = 1e6
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,19 @@ class TrainConfig:
             raise ValueError(f"sigma_dp must be finite and >= 0, got {self.sigma_dp}")
         if self.sigma_dp > 0 and self.clip is None:
             raise ValueError("sigma_dp > 0 needs a clipping norm clip (DP-SGD)")
+        if self.clip is not None and not np.isfinite(self.clip):
+            raise ValueError(f"clip must be finite and > 0, got {self.clip}")
+        if self.sigma_dp > 0 and self.sigma_dp * self.clip > MAX_NOISE_STD:
+            raise ValueError(f"sigma_dp * clip (the noise standard deviation of a step's clipped "
+                             f"gradient sum) must be <= {MAX_NOISE_STD:g}, got sigma_dp = "
+                             f"{self.sigma_dp:g}, clip = {self.clip:g} (float64 training "
+                             "would overflow)")
+        if self.sigma_dp > 0 and update_mu(self) > MAX_UPDATE_MU:
+            lo = 2.0 * np.sqrt(max(self.epochs, 1)) / MAX_UPDATE_MU
+            raise ValueError(f"sigma_dp must be 0 (plain SGD) or >= {lo:.3g} with {self.epochs} "
+                             f"epochs, got {self.sigma_dp:g}: the update would be mu-GDP with mu "
+                             f"= 2 sqrt(epochs)/sigma_dp = {update_mu(self):.3g} > "
+                             f"{MAX_UPDATE_MU:g} (no privacy left to audit)")
 
 
 def update_mu(cfg: TrainConfig) -> float:
