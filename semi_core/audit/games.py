@@ -14,7 +14,7 @@ import numpy as np
 
 from semi_core._names import Test
 from semi_core.audit.bounds import DEFAULT_METHOD, epsilon_lower_bound
-from semi_core.game.play import play
+from semi_core.game.play import play, resolve_tau_pmf
 from semi_core.game.result import GameResult
 from semi_core.mechanisms.base import ground_truth, offered_tests
 
@@ -86,8 +86,13 @@ def audit_mechanism(mech, rounds: int, seed, *, tau: int = 1, delta: float = 1e-
     seed : int or SeedSequence
     tau : int or array_like
         Insertion time in ``1..T`` (known to SeMI* and Final Observation), or a prior (pmf over
-        1..T) from which the Crafter draws it; the ground truth is then that of the earliest
-        step in the prior's support (an upper bound on the mixture's).
+        1..T) from which the Crafter draws it. The ground truth of a prior is the largest
+        :math:`\varepsilon_t(\delta)` over the prior's support: the game tests :math:`H_0`
+        against the mixture :math:`\sum_t\pi_t P_t`, and the hockey-stick divergence is
+        jointly convex, so
+        :math:`\varepsilon_{\text{mix}}(\delta)\le\max_{t:\pi_t>0}\varepsilon_t(\delta)`
+        whatever the way the sensitivity varies with :math:`t` (the earliest step's value is
+        an upper bound only when the sensitivity falls with :math:`t`).
     delta, failure_prob, method, **audit_kwargs
         As in :func:`audit_game_result`.
     tests : sequence of str, optional
@@ -99,9 +104,12 @@ def audit_mechanism(mech, rounds: int, seed, *, tau: int = 1, delta: float = 1e-
     Returns
     -------
     dict
-        ``epsilon_true`` / ``epsilon_true_tau`` (``None`` when the mechanism has no known
-        guarantee), ``mechanism`` (its parameters), ``rounds``, ``tau``, ``delta``,
-        ``failure_prob``, ``method`` and ``tests`` (``{name: AuditResult as dict}``).
+        ``epsilon_true`` (step 1) / ``epsilon_true_tau`` (``None`` when the mechanism has no
+        known guarantee), ``tau_for_truth`` (the step whose :math:`\varepsilon` is
+        ``epsilon_true_tau``), ``truth`` (``"exact"`` for a fixed :math:`\tau`,
+        ``"upper bound: max over the prior's support"`` for a prior), ``mechanism`` (its
+        parameters), ``rounds``, ``tau``, ``delta``, ``failure_prob``, ``method`` and ``tests``
+        (``{name: AuditResult as dict}``).
     """
     from semi_core._validation import check_int
 
@@ -112,14 +120,26 @@ def audit_mechanism(mech, rounds: int, seed, *, tau: int = 1, delta: float = 1e-
     res = play(mech, rounds, seed, tau=tau, tests=tests, executor=executor, progress=progress)
     table = audit_game_result(res, delta=delta, failure_prob=failure_prob, method=method,
                               tests=tests, **audit_kwargs)
-    # With a prior on tau the game tests H0 against a mixture of the H1^t; its privacy is at
-    # most that of the earliest step in the prior's support (mu_t falls with t).
-    t_truth = int(tau) if np.ndim(tau) == 0 else int(np.flatnonzero(np.asarray(tau) > 0)[0]) + 1
-    eps1, eps_tau = ground_truth(mech, delta, 1), ground_truth(mech, delta, t_truth)
+    # With a prior on tau the game tests H0 against the mixture sum_t pi_t H1^t: by joint
+    # convexity of the hockey-stick divergence its eps(delta) is at most the largest eps_t over
+    # the prior's support (for any dependence of the sensitivity on t).
+    eps1 = ground_truth(mech, delta, 1)
+    support = np.flatnonzero(resolve_tau_pmf(mech.T, tau) > 0) + 1
+    if support.size == 1:
+        t_truth, truth = int(support[0]), "exact"
+        eps_tau = ground_truth(mech, delta, t_truth)
+    else:
+        per_t = [ground_truth(mech, delta, int(t)) for t in support]
+        truth = "upper bound: max over the prior's support"
+        if any(e is None for e in per_t):
+            t_truth, eps_tau = int(support[0]), None
+        else:
+            k = int(np.argmax(per_t))
+            t_truth, eps_tau = int(support[k]), per_t[k]
     if eps1 is None or eps_tau is None:
         eps1 = eps_tau = None
     out = {"mechanism": mech.params(), "epsilon_true": eps1, "epsilon_true_tau": eps_tau,
-           "tau_for_truth": t_truth,
+           "tau_for_truth": t_truth, "truth": truth,
            "rounds": rounds, "tau": tau, "delta": delta, "failure_prob": failure_prob,
            "method": method, "tests": table}
     if eps1 is not None and hasattr(mech, "mu"):  # GDP mechanisms: mu (whole release, step tau)

@@ -113,3 +113,24 @@ def test_bad_game_inputs():
         audit_mechanism(mech, 1, 0, tau=1)
     with pytest.raises(TypeError, match="Mechanism"):
         play(object(), 10, 0, tau=1)
+
+
+def test_prior_truth_is_the_max_over_the_support():
+    """A tau prior: the ground truth is max_t eps_t over the support (joint convexity of the
+    hockey-stick divergence), not the earliest step's -- checked on a mechanism whose
+    eps_t grows with t (the earliest step's value would under-state the truth)."""
+    from semi_core.audit.games import audit_mechanism
+    from semi_core.mechanisms.noisy_mean import NoisyMean
+
+    class Rising(NoisyMean):
+        def epsilon(self, delta, tau=1):
+            return float(tau)  # eps_t grows with t
+
+    mech = Rising(10, 4, noise=0.5, data_mean=-1.0, data_std=0.1)
+    out = audit_mechanism(mech, 200, 0, tau=np.array([0.0, 0.5, 0.0, 0.5]), delta=1e-5)
+    assert out["epsilon_true_tau"] == 4.0 and out["tau_for_truth"] == 4
+    assert out["truth"].startswith("upper bound")
+    fixed = audit_mechanism(mech, 200, 0, tau=2, delta=1e-5)
+    assert fixed["epsilon_true_tau"] == 2.0 and fixed["truth"] == "exact"
+    uni = audit_mechanism(mech, 200, 0, tau="uniform", delta=1e-5)
+    assert uni["epsilon_true_tau"] == 4.0 and uni["tau_for_truth"] == 4
