@@ -5,7 +5,8 @@ For ``B`` games at once, given reference gradients ``(B, m, d)`` at each game's 
 low-rank-plus-identity form and evaluates the DP-SGD log-LR of :mod:`semi_core.sgd.lr` with
 one Gram matrix :math:`G_cG_c^\\top` per game (shared by :math:`V_0` and :math:`V_1`, which
 differ only in their coefficients) and batched Cholesky factors of the :math:`m\\times m`
-capacitance matrices (never a :math:`d\\times d` matrix, never an explicit inverse).
+capacitance matrices (never a :math:`d\\times d` matrix, never an explicit inverse); the
+low-rank solves themselves live in :mod:`semi_core.sgd.gradstats` (their one home).
 Float64 throughout. The tests check it against the dense NumPy implementation.
 """
 
@@ -15,37 +16,10 @@ import torch
 
 from semi_core._validation import check_batch_size, check_positive
 
+from .ghost import ghost_parts
+from .gradstats import shrunk_parts, woodbury_quad_logdet
+
 __all__ = ["batched_dpsgd_log_lr", "ghost_log_lr", "batched_mahalanobis"]
-
-
-def _stats_parts(ref_grads: torch.Tensor, shrinkage: float, ridge: float):
-    """Mean, centred gradients, Gram ``Gc Gc^T/(m-1)`` and the identity level ``(lam+r) nu``."""
-    m, d = ref_grads.shape[-2], ref_grads.shape[-1]
-    mean = ref_grads.mean(dim=-2)
-    gc = ref_grads - mean.unsqueeze(-2)
-    gram = gc @ gc.transpose(-1, -2) / (m - 1)          # (B, m, m): the only O(m^2 d) product
-    nu = gram.diagonal(dim1=-2, dim2=-1).sum(-1) / d     # tr(S)/d
-    nu = torch.where(nu > 0, nu, torch.ones_like(nu))
-    return mean, gc, gram, (shrinkage + ridge) * nu
-
-
-def _woodbury(gram, proj, xx, alpha: float, beta: torch.Tensor, d: int):
-    """Quadratic forms and log det of ``beta I + alpha W W^T`` with ``W^T W = gram``.
-
-    ``proj`` is ``W^T x`` (B, m, k) for k vectors with squared norms ``xx`` (B, k):
-
-    .. math:: x^\\top A^{-1}x = \\|x\\|^2/\\beta - \\tfrac{\\alpha}{\\beta^2}
-              y^\\top K^{-1} y,\\quad K = I + \\tfrac{\\alpha}{\\beta}W^\\top W,\\quad
-              \\log\\det A = d\\log\\beta + \\log\\det K.
-    """
-    b = beta.reshape(-1, 1, 1)
-    cap = (alpha / b) * gram
-    cap.diagonal(dim1=-2, dim2=-1).add_(1.0)
-    chol = torch.linalg.cholesky(cap)
-    z = torch.linalg.solve_triangular(chol, proj, upper=False)
-    quad = xx / beta.unsqueeze(-1) - (alpha / beta**2).unsqueeze(-1) * (z * z).sum(-2)
-    logdet = d * torch.log(beta) + 2 * torch.log(chol.diagonal(dim1=-2, dim2=-1)).sum(-1)
-    return quad, logdet
 
 
 def batched_dpsgd_log_lr(updates: torch.Tensor, ref_grads: torch.Tensor,
@@ -79,7 +53,7 @@ def batched_dpsgd_log_lr(updates: torch.Tensor, ref_grads: torch.Tensor,
     if ref_grads.shape[-2] < 2:
         raise ValueError("need at least m=2 reference gradients")
     m = ref_grads.shape[-2]
-    mean, gc, gram, level = _stats_parts(ref_grads, float(shrinkage), float(ridge))
+    mean, gc, gram, level = shrunk_parts(ref_grads, float(shrinkage), float(ridge))
     return _log_lr_core(updates, target_grads, mean, gram, level,
                         lambda xs: gc @ xs / (m - 1) ** 0.5, eta=eta, n=n, sigma_dp=sigma_dp,
                         clip=clip, shrinkage=shrinkage)
@@ -107,8 +81,10 @@ def _log_lr_core(updates, target_grads, mean, gram, level, project, *, eta, n, s
     xx = (xs * xs).sum(-2)                              # (B, 2)
     lam = float(shrinkage)
     a0, a1 = 1.0 / n, (n - 1) / n**2
-    q0, ld0 = _woodbury(gram, proj[..., :1], xx[..., :1], a0 * (1 - lam), a0 * level + s, d)
-    q1, ld1 = _woodbury(gram, proj[..., 1:], xx[..., 1:], a1 * (1 - lam), a1 * level + s, d)
+    q0, ld0 = woodbury_quad_logdet(gram, proj[..., :1], xx[..., :1], a0 * (1 - lam),
+                                   a0 * level + s, d)
+    q1, ld1 = woodbury_quad_logdet(gram, proj[..., 1:], xx[..., 1:], a1 * (1 - lam),
+                                   a1 * level + s, d)
     return 0.5 * (ld0 - ld1) - 0.5 * q1[..., 0] + 0.5 * q0[..., 0]
 
 
@@ -140,8 +116,6 @@ def ghost_log_lr(updates: torch.Tensor, thetas: torch.Tensor, stack, ref_x: torc
     the reference gradients are taken; ``ref_x``, ``ref_y`` the reference data (shared).
     """
     _check_lr_args(eta, n, clip, sigma_dp, shrinkage)
-    from .ghost import ghost_parts
-
     B, d = thetas.shape
     m = ref_x.shape[0]
     if m < 2:
@@ -185,9 +159,9 @@ def batched_mahalanobis(ref_grads: torch.Tensor, grads: torch.Tensor, *, shrinka
     ``ref_grads`` is ``(m, d)``, ``grads`` is ``(k, d)``; returns ``(k,)`` (Woodbury solve).
     """
     m, d = ref_grads.shape
-    mean, gc, gram, level = _stats_parts(ref_grads, float(shrinkage), float(ridge))
+    mean, gc, gram, level = shrunk_parts(ref_grads, float(shrinkage), float(ridge))
     x = (grads - mean).T                                # (d, k)
     proj = (gc @ x / (m - 1) ** 0.5).unsqueeze(0)
-    quad, _ = _woodbury(gram.unsqueeze(0), proj, (x * x).sum(0).unsqueeze(0),
-                        1 - float(shrinkage), level.reshape(1), d)
+    quad, _ = woodbury_quad_logdet(gram.unsqueeze(0), proj, (x * x).sum(0).unsqueeze(0),
+                                   1 - float(shrinkage), level.reshape(1), d)
     return quad[0]

@@ -19,6 +19,17 @@ dense :math:`d\\times d` matrix the same matrix is kept as :class:`LowRankPlusDi
 :math:`W = \\sqrt{(1-\\lambda)/(m-1)}\\,G_c^\\top`, and every solve/log-determinant goes through
 the Woodbury identity and the matrix-determinant lemma (a :math:`k\\times k` Cholesky,
 :math:`k \\le m`).
+
+This module is the one home of the toolkit's low-rank (Woodbury) solves:
+
+- :class:`LowRankPlusDiagonal` -- one matrix :math:`\\mathrm{diag}(D)+WW^\\top` in NumPy (solve,
+  log-determinant); :mod:`semi_core.sgd.lr` and the per-datum plug-in attack
+  (:func:`semi_core.attacks.leakage.plugin_lr_full`) use it;
+- :func:`shrunk_parts`, :func:`woodbury_quad_logdet` and :func:`woodbury_solve` -- the same
+  identities for a batch of shrunk covariances in torch (one per game, each at its own
+  :math:`\\theta_{t-1}`), used by the batched DP-SGD statistics (:mod:`semi_core.sgd.batched`)
+  and the Alg. 6/7 canary scores (:mod:`semi_core.sgd.leakage_canaries`). torch is imported
+  lazily there (a heavy optional dependency); the rest of the module is NumPy/SciPy only.
 """
 
 from __future__ import annotations
@@ -31,7 +42,7 @@ from scipy import linalg
 from semi_core._validation import check_finite_array, check_int
 
 __all__ = ["LowRankPlusDiagonal", "GradientStatistics", "gradient_statistics",
-           "DENSE_MAX_DIM"]
+           "DENSE_MAX_DIM", "shrunk_parts", "woodbury_quad_logdet", "woodbury_solve"]
 
 #: Above this many parameters ``form="auto"`` switches to the low-rank-plus-diagonal form.
 DENSE_MAX_DIM = 2000
@@ -171,3 +182,77 @@ def gradient_statistics(grads, *, shrinkage: float = 0.1, ridge: float = 1e-4,
     else:
         cov = LowRankPlusDiagonal(np.full(d, level), np.sqrt((1 - lam) / (m - 1)) * gc.T)
     return GradientStatistics(mean=mean, cov=cov, m=m, shrinkage=lam, ridge=float(ridge))
+
+
+# ------------------------------------------------------------------ batched (torch) solves
+def shrunk_parts(ref_grads, shrinkage: float, ridge: float):
+    """Parts of the shrunk covariance of a batch of reference samples (torch, float64).
+
+    ``ref_grads`` is ``(..., m, d)``; returns the mean ``(..., d)``, the centred gradients
+    :math:`G_c` ``(..., m, d)``, the Gram matrix :math:`G_cG_c^\\top/(m-1)` ``(..., m, m)`` (the
+    only :math:`O(m^2d)` product) and the identity level :math:`(\\lambda+r)\\nu` with
+    :math:`\\nu=\\mathrm{tr}S/d` (1 where the sample is degenerate), so that
+    :math:`\\hat\\Sigma_g=(1-\\lambda)W W^\\top+(\\lambda+r)\\nu I`,
+    :math:`W^\\top W=G_cG_c^\\top/(m-1)`, as in :func:`gradient_statistics`.
+    """
+    import torch  # lazy: heavy optional dependency
+
+    m, d = ref_grads.shape[-2], ref_grads.shape[-1]
+    mean = ref_grads.mean(dim=-2)
+    gc = ref_grads - mean.unsqueeze(-2)
+    gram = gc @ gc.transpose(-1, -2) / (m - 1)
+    nu = gram.diagonal(dim1=-2, dim2=-1).sum(-1) / d
+    nu = torch.where(nu > 0, nu, torch.ones_like(nu))
+    return mean, gc, gram, (shrinkage + ridge) * nu
+
+
+def woodbury_quad_logdet(gram, proj, xx, alpha: float, beta, d: int):
+    """Quadratic forms and log-determinant of :math:`A=\\beta I+\\alpha WW^\\top`, batched
+    (torch), with :math:`W^\\top W` = ``gram`` ``(B, m, m)``.
+
+    ``proj`` is :math:`W^\\top x` ``(B, m, k)`` for ``k`` vectors with squared norms ``xx``
+    ``(B, k)``; ``beta`` is ``(B,)``:
+
+    .. math:: x^\\top A^{-1}x = \\|x\\|^2/\\beta - \\tfrac{\\alpha}{\\beta^2}
+              y^\\top K^{-1} y,\\quad K = I + \\tfrac{\\alpha}{\\beta}W^\\top W,\\quad
+              \\log\\det A = d\\log\\beta + \\log\\det K
+
+    (one :math:`m\\times m` Cholesky factor per game, never a :math:`d\\times d` matrix).
+    """
+    import torch  # lazy: heavy optional dependency
+
+    b = beta.reshape(-1, 1, 1)
+    cap = (alpha / b) * gram
+    cap.diagonal(dim1=-2, dim2=-1).add_(1.0)
+    chol = torch.linalg.cholesky(cap)
+    z = torch.linalg.solve_triangular(chol, proj, upper=False)
+    quad = xx / beta.unsqueeze(-1) - (alpha / beta**2).unsqueeze(-1) * (z * z).sum(-2)
+    logdet = d * torch.log(beta) + 2 * torch.log(chol.diagonal(dim1=-2, dim2=-1)).sum(-1)
+    return quad, logdet
+
+
+def woodbury_solve(ref, x, *, shrinkage: float, ridge: float, extra: float = 0.0):
+    r"""``(mean, x - mean, A^{-1}(x - mean))`` for a batch of shrunk covariances (torch).
+
+    ``ref`` is ``(B, m, d)`` reference gradients, ``x`` is ``(B, k, d)``;
+    :math:`A=(1-\lambda)S+((\lambda+r)\,\mathrm{tr}S/d+	ext{extra})I` (``extra``: e.g. the
+    DP noise variance), solved by Woodbury with an :math:`m	imes m` Cholesky factor:
+
+    .. math:: A^{-1}v = v/eta - 	frac{lpha}{eta^2}W K^{-1}W^	op v,\quad
+              K = I+	frac{lpha}{eta}W^	op W.
+    """
+    import torch  # lazy: heavy optional dependency
+
+    m = ref.shape[-2]
+    mean, gc, gram, level = shrunk_parts(ref, float(shrinkage), float(ridge))
+    beta = level + float(extra)                                 # (B,)
+    alpha = 1.0 - float(shrinkage)
+    xc = x - mean.unsqueeze(-2)                                 # (B, k, d)
+    w = gc / (m - 1) ** 0.5                                     # (B, m, d): S = W^T W
+    cap = (alpha / beta).reshape(-1, 1, 1) * gram
+    cap.diagonal(dim1=-2, dim2=-1).add_(1.0)
+    chol = torch.linalg.cholesky(cap)
+    inner = torch.cholesky_solve(w @ xc.transpose(-1, -2), chol)   # K^{-1} W x
+    b = beta.reshape(-1, 1, 1)
+    sol = xc / b - (alpha / b**2) * (inner.transpose(-1, -2) @ w)
+    return mean, xc, sol

@@ -32,57 +32,48 @@ over steps; the top-``m`` candidates are the canaries. The toolkit's default can
 :func:`compare_canaries` plays the *same* games (batches, slots, noise, membership bits from
 one seed) for each canary and certifies :math:`\underline\varepsilon` with
 :func:`semi_core.audit.epsilon_lower_bound` for SeMI-SGD (known :math:`\tau`), SeMI-max and
-Alg. 7's :math:`\max_t v^t` (literal and noise-aware), with AUCs (DeLong SEs).
+Alg. 7's :math:`\max_t v^t` (literal and noise-aware), with AUCs (DeLong SEs). The games are
+:class:`~semi_core.sgd.mechanism.DPSGDMechanism` played by the one runner
+(:func:`semi_core.game.play.play`); Alg. 7's scores are the :class:`WhiteBoxScores` scorer.
+The low-rank solves are :func:`semi_core.sgd.gradstats.woodbury_solve` (their one home).
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
 
 from semi_core._rng import as_seed_sequence
 from semi_core._validation import check_int, check_probability, check_tau
+from semi_core.audit import epsilon_lower_bound
+from semi_core.audit.roc import auc
+from semi_core.game.play import play
 
-from .audit import AuditSetup, prepare_audit
-from .batched import _stats_parts
+from .accounting import calibrate_sigma, dpsgd_epsilon
+from .audit import AuditSetup, prepare_audit, select_canary
+from .data import load_dataset
 from .dpsgd import DPSGDConfig, draw_game, train_dpsgd
 from .grads import clip_rows
+from .gradstats import woodbury_solve
+from .mechanism import DPSGDMechanism
+from .scorers import ATTACK_TESTS, attack_names
 
-__all__ = ["candidate_pool", "rank_canaries", "wb_scores", "compare_canaries"]
+__all__ = ["candidate_pool", "rank_canaries", "wb_scores", "WhiteBoxScores",
+           "compare_canaries"]
 
 
 def candidate_pool(dataset: str, seed, *, sizes=None, data_dir=None):
     """The candidate split :func:`~semi_core.sgd.audit.prepare_audit` draws for ``seed``."""
-    from .data import load_dataset
-
     root = as_seed_sequence(seed)
     ss = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, 7, 0))
     splits = load_dataset(dataset, data_dir=data_dir, sizes=sizes,
                           rng=np.random.Generator(np.random.PCG64(ss)))
     x, y = splits.candidates
     return torch.as_tensor(x, dtype=torch.float64), torch.as_tensor(y, dtype=torch.long)
-
-
-def _woodbury_solve(ref: torch.Tensor, x: torch.Tensor, *, shrinkage: float, ridge: float,
-                    extra: float = 0.0):
-    r"""``(mean, A^{-1}(x - mean))`` for batches: ``ref (B, m, d)``, ``x (B, k, d)``;
-    :math:`A=(1-\lambda)S+((\lambda+r)\,\mathrm{tr}S/d+\text{extra})I` (Woodbury, m x m)."""
-    m = ref.shape[-2]
-    mean, gc, gram, level = _stats_parts(ref, float(shrinkage), float(ridge))
-    beta = level + float(extra)                                 # (B,)
-    alpha = 1.0 - float(shrinkage)
-    xc = x - mean.unsqueeze(-2)                                 # (B, k, d)
-    w = gc / (m - 1) ** 0.5                                     # (B, m, d): S = W^T W
-    cap = (alpha / beta).reshape(-1, 1, 1) * gram
-    cap.diagonal(dim1=-2, dim2=-1).add_(1.0)
-    chol = torch.linalg.cholesky(cap)
-    proj = w @ xc.transpose(-1, -2)                             # (B, m, k)
-    inner = torch.cholesky_solve(proj, chol)                    # K^{-1} W x
-    b = beta.reshape(-1, 1, 1)
-    sol = xc / b - (alpha / b**2) * (inner.transpose(-1, -2) @ w)
-    return mean, xc, sol
 
 
 def rank_canaries(setup: AuditSetup, cand_x, cand_y, *, m: int = 1, seed=0,
@@ -110,8 +101,8 @@ def rank_canaries(setup: AuditSetup, cand_x, cand_y, *, m: int = 1, seed=0,
         gb = clip_rows(fm.per_sample_grads(theta, setup.pool_x[idx], setup.pool_y[idx]),
                        cfg.clip)
         gc = clip_rows(fm.per_sample_grads(theta, cand_x, cand_y), cfg.clip)
-        _, xc, sol = _woodbury_solve(gb.unsqueeze(0), gc.unsqueeze(0), shrinkage=lam,
-                                     ridge=rid)
+        _, xc, sol = woodbury_solve(gb.unsqueeze(0), gc.unsqueeze(0), shrinkage=lam,
+                                    ridge=rid)
         dt = (xc * sol).sum(-1)[0].detach().numpy()
         dist[t] = dt
         score += np.argsort(np.argsort(dt, kind="stable"), kind="stable")  # ascending ranks
@@ -146,8 +137,8 @@ def wb_scores(setup: AuditSetup, traj, *, chunk: int = 32) -> dict[str, np.ndarr
                 tgt = clip_rows(fm.per_sample_grads_batched(prev, cx, cy, shared=True),
                                 cfg.clip)                       # (b, 1, d)
                 for key, extra in extras.items():
-                    mean, xc, sol = _woodbury_solve(ref, tgt, shrinkage=setup.shrinkage,
-                                                    ridge=setup.ridge, extra=extra)
+                    mean, xc, sol = woodbury_solve(ref, tgt, shrinkage=setup.shrinkage,
+                                                   ridge=setup.ridge, extra=extra)
                     u = (prev - part[:, t]) / cfg.lr - mean     # (b, d)
                     y = sol[:, 0]
                     v = (y * u).sum(-1) - (y * xc[:, 0]).sum(-1) / (2 * B)
@@ -155,10 +146,32 @@ def wb_scores(setup: AuditSetup, traj, *, chunk: int = 32) -> dict[str, np.ndarr
     return out
 
 
-def _attack_table(member, scores: dict, *, delta, failure_prob, seed) -> dict:
-    from semi_core.audit import epsilon_lower_bound
-    from semi_core.audit.roc import auc
+@dataclass(frozen=True)
+class WhiteBoxScores:
+    """Scorer: Alg. 7's white-box scores on each released trajectory (:func:`wb_scores`):
+    ``alg7_max`` (noise-aware :math:`\\max_t v^t`), ``alg7_literal_max`` (without the noise
+    term) and ``alg7_at_tau`` (noise-aware :math:`v^\\tau` at the round's own :math:`\\tau`).
 
+    Parameters
+    ----------
+    mech : DPSGDMechanism
+        The mechanism whose releases are scored (its setup gives the canary and the
+        reference data).
+    """
+
+    mech: DPSGDMechanism
+    names: ClassVar[tuple[str, ...]] = ("alg7_max", "alg7_literal_max", "alg7_at_tau")
+    tau_free: ClassVar[bool] = False
+
+    def __call__(self, releases, tau, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        v = wb_scores(self.mech.setup, self.mech.trajectories(releases))
+        rows = np.arange(v["noise_aware"].shape[0])
+        return {"alg7_max": v["noise_aware"].max(axis=1),
+                "alg7_literal_max": v["literal"].max(axis=1),
+                "alg7_at_tau": v["noise_aware"][rows, np.asarray(tau, dtype=np.int64) - 1]}
+
+
+def _attack_table(member, scores: dict, *, delta, failure_prob, seed) -> dict:
     out = {}
     for name, sc in scores.items():
         mem, non = sc[member], sc[~member]
@@ -176,7 +189,8 @@ def compare_canaries(*, dataset: str = "digits", model: str = "logreg",
                      epsilon: float | None = 4.0, rounds: int = 400, tau: int = 1,
                      delta: float = 1e-4, failure_prob: float = 0.05, seed=0,
                      batch_size: int = 64, steps: int = 10, lr: float = 0.5, clip: float = 1.0,
-                     n_reference: int = 128, progress=None) -> dict:
+                     n_reference: int = 128, chunk_size: int = 64, executor=None,
+                     progress=None) -> dict:
     """The canary comparison on the DP-SGD audit (same games for every canary).
 
     Canaries: ``mahalanobis_theta0`` (the toolkit's default), ``alg6_rank`` (played only when
@@ -184,10 +198,12 @@ def compare_canaries(*, dataset: str = "digits", model: str = "logreg",
     ``semi_sgd`` (known tau), ``semi_max``, ``alg7_max`` (noise-aware :math:`\\max_t v^t`),
     ``alg7_literal_max`` (Alg. 7 without the noise term). Returns a JSON-ready dict with
     certified eps lower bounds (dkw, cp), AUCs, the ground truth and timings.
-    """
-    from .accounting import calibrate_sigma, dpsgd_epsilon
-    from .mechanism import DPSGDMechanism
 
+    Each canary's games are :class:`~semi_core.sgd.mechanism.DPSGDMechanism` played by the one
+    runner (:func:`semi_core.game.play.play` with the :class:`WhiteBoxScores` scorer) from the
+    same seed: the membership bits, batches, slots and noise are the same for every canary.
+    ``executor`` says where the chunks run (the result does not depend on it).
+    """
     rounds = check_int(rounds, "rounds", minimum=4)
     delta = check_probability(delta, "delta")
     if epsilon is None or not np.isfinite(epsilon):
@@ -205,8 +221,6 @@ def compare_canaries(*, dataset: str = "digits", model: str = "logreg",
     cand_x, cand_y = candidate_pool(dataset, ss_setup)
     top, rank_sum, dist = rank_canaries(setup, cand_x, cand_y, m=1, seed=ss_rank)
     k6 = int(top[0])
-    from .audit import select_canary
-
     k0, d0 = select_canary(setup.fm, setup.theta0, cand_x, cand_y, setup.ref_x, setup.ref_y,
                            clip=cfg.clip, shrinkage=setup.shrinkage, ridge=setup.ridge)
     kmed = int(np.argsort(d0, kind="stable")[len(d0) // 2])
@@ -222,17 +236,12 @@ def compare_canaries(*, dataset: str = "digits", model: str = "logreg",
         if progress is not None:
             progress(f"canary {name}")
         t1 = time.perf_counter()
-        rng = np.random.Generator(np.random.PCG64(ss_games))    # same games for each canary
-        member = rng.random(rounds) < 0.5
         mech = DPSGDMechanism(s)
-        traj = mech.release(member, np.full(rounds, tau), rng)
-        lrs = mech.log_lr_steps(traj)
-        v = wb_scores(s, traj)
-        scores = {"semi_sgd": lrs[:, tau - 1], "semi_max": lrs.max(axis=1),
-                  "alg7_max": v["noise_aware"].max(axis=1),
-                  "alg7_literal_max": v["literal"].max(axis=1),
-                  "alg7_at_tau": v["noise_aware"][:, tau - 1]}
-        results[name] = {"attacks": _attack_table(member, scores, delta=delta,
+        game = attack_names(play(mech, rounds, ss_games, tau=tau,   # same games per canary
+                                 tests=tuple(ATTACK_TESTS.values()),
+                                 scorers=(WhiteBoxScores(mech),), chunk_size=chunk_size,
+                                 executor=executor))
+        results[name] = {"attacks": _attack_table(game.member, game.stats, delta=delta,
                                                   failure_prob=failure_prob, seed=0),
                          "seconds": time.perf_counter() - t1}
     return {"dataset": dataset, "model": model, "epsilon_target": epsilon,
