@@ -2,6 +2,11 @@
 
 - :mod:`semi_core.integrations.opacus`: :func:`~semi_core.integrations.opacus.audit_opacus`
   drives Opacus' ``PrivacyEngine`` (optional extra ``semi_core[opacus]``).
+- :mod:`semi_core.integrations.training`: :class:`~semi_core.integrations.training.TrainingLoop`
+  and :func:`~semi_core.integrations.training.audit_training` audit the user's own DP-SGD
+  training function (their model, data, loss, optimizer and step) white-box.
+- :mod:`semi_core.integrations.checkpoints`: the checkpoints a user saved
+  (``semi-core audit-checkpoints``).
 
 Submodules import their third-party library lazily: ``import semi_core.integrations`` never
 needs it.
@@ -11,7 +16,8 @@ from __future__ import annotations
 
 import importlib
 
-_EXPORTS = {"audit_opacus": "opacus", "OpacusAuditReport": "opacus"}
+_EXPORTS = {"audit_opacus": "opacus", "OpacusAuditReport": "opacus",
+            "TrainingLoop": "training", "audit_training": "training"}
 
 __all__ = sorted(_EXPORTS)
 

@@ -1,0 +1,624 @@
+r"""Audit your own DP-SGD training loop, white-box: :class:`TrainingLoop` and :func:`audit_training`.
+
+The user keeps their model, data loader, loss, optimizer and DP-SGD step, and writes their loop
+as a function ``train(model, run)``. The toolkit plays the SeMI game around it through the one
+runner (:func:`semi_core.game.play.play`, any :class:`~semi_core.game.backends.Executor`): the
+Crafter decides membership and the insertion step :math:`\tau` of every run and hands the loop
+a :class:`Run`, which inserts the canary at step :math:`\tau` and records
+:math:`\theta_1,\dots,\theta_T`. Three calls are all the loop needs:
+
+.. code-block:: python
+
+    def train(model, run):                   # model: a fresh copy of yours, at theta_0
+        opt = torch.optim.SGD(model.parameters(), lr=LR)
+        for t in range(1, run.steps + 1):
+            x, y = next_batch(run.generator)        # your data loader, seeded by the run
+            x, y = run.canary_batch(t, x, y)        # input canary (no-op for a Dirac canary)
+            grads = per_sample_gradients(model, x, y)
+            grads = run.canary_gradients(t, grads)  # Dirac canary (no-op for an input canary)
+            ...                                     # your clipping, noise and opt.step()
+            run.record(model)
+
+**Canaries** (SeMI seed §4.2, §5.2; Nasr et al. 2023):
+
+``"dirac"`` (default)
+    at step :math:`\tau` the per-sample gradient of one batch slot is replaced by
+    :math:`\pm M e_j` (``M = scale * max_grad_norm``; ``+`` for a member run, ``-`` otherwise:
+    the two neighbouring batches differ by one record, clipped sums by :math:`2C`), on the
+    coordinate :math:`j` where the clipped reference gradients have the smallest second moment
+    (:func:`semi_core.sgd.dirac.dirac_coordinates`). With :math:`s_t=-\frac{n}{\eta C}
+    \Delta_{t,j}` and the clipped reference-gradient mean :math:`m_{t,j}` and variance
+    :math:`v_{t,j}` at the run's own :math:`\theta_{t-1}`, the per-step log-LR is
+
+    .. math::
+
+       \log\mathrm{LR}_t = \frac{2(s_t - a_t)}{\varsigma_t^2},\qquad
+       a_t=\frac{(n-1)m_{t,j}}{C},\quad \varsigma_t^2=\sigma_{DP}^2+\frac{(n-1)v_{t,j}}{C^2}
+
+    (:func:`semi_core.sgd.dirac.dirac_log_lr`), and the Final Observation test reads
+    :math:`\theta_T-\theta_0` only: :math:`2(\sum_t s_t-\sum_t a_t)/\sum_t\varsigma_t^2`.
+``"input"``
+    the user's canary record :math:`z^*` (``canary=(x, y)``) replaces one uniformly drawn slot
+    of batch :math:`\tau` in member runs; the per-step log-LR is the two-covariance DP-SGD LR
+    at the run's own parameters (:func:`semi_core.integrations.checkpoints.step_log_lrs`, the
+    statistic ``semi-core audit-checkpoints`` uses), and the loss baselines
+    (:data:`semi_core.stats.update_combination.BASELINES`) are scored beside it.
+
+The statistics assume the update :math:`\theta_t=\theta_{t-1}-\frac{\eta}{n}(\sum_i
+\mathrm{clip}_C(g_i)+\sigma_{DP}C\xi)` of the declared ``lr``, ``batch_size``,
+``noise_multiplier`` and ``max_grad_norm``. A loop that does something else (another optimizer,
+a bug) only changes their power: the certified bounds are computed from the scores alone and stay
+valid (the ``gdp`` method states the Gaussian assumption it adds).
+
+**Ground truth.** The canary is in one step; replacing one record moves the clipped sum by at
+most :math:`2C` under noise :math:`\sigma_{DP}C`: :math:`\mu=2/\sigma_{DP}`-GDP, replace-one,
+no subsampling (:func:`semi_core.sgd.accounting.dpsgd_epsilon`; cross-checked with
+``dp_accounting``'s PLD accountant). :meth:`TrainingLoop.epsilon` declares it, so
+:func:`semi_core.testing.check_mechanism` fails a loop whose releases certify more, and
+:func:`audit_training` reports the certified :math:`\underline\varepsilon` beside the claimed
+:math:`\varepsilon` and the accountant's.
+
+**Randomness.** Run ``r`` of a release call gets its own seed from the runner's generator; the
+loop draws from ``run.generator`` (``torch.Generator``) or ``run.rng`` (NumPy). Loops that use
+torch's, NumPy's or Python's *global* random state (``torch.randn`` without a generator,
+``DataLoader(shuffle=True)``, dropout) are seeded from the run's seed too and the global state is
+restored afterwards, under a lock (threads then take turns inside user code): the same seed gives
+the same releases on every executor.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import math
+import random
+import threading
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from semi_core._validation import check_batch_size, check_int, check_positive, check_probability
+from semi_core.audit.bounds import DEFAULT_METHOD
+from semi_core.audit.games import audit_game_result
+from semi_core.game.play import play
+from semi_core.mechanisms.base import GroundTruthUnknown, MechanismBase
+from semi_core.sgd.accounting import dpsgd_epsilon
+from semi_core.sgd.dirac import dirac_coordinates, dirac_log_lr
+from semi_core.sgd.grads import FunctionalModel, clip_rows
+
+from .checkpoints import TargetLossScorer, as_records, step_log_lrs, trajectory_losses
+
+__all__ = ["CANARIES", "Run", "TrainingLoop", "audit_training", "accountant_epsilon"]
+
+#: Canary kinds a :class:`TrainingLoop` inserts.
+CANARIES = ("dirac", "input")
+
+# one lock serialises user code while the global random state is seeded for it, and the
+# statistics' parameter swaps on the shared functional model (functional_call is not thread-safe)
+_LOCK = threading.RLock()
+
+
+@contextlib.contextmanager
+def _seeded_global_rng(seed: int):
+    """Seed torch's, NumPy's and Python's global generators from ``seed`` and restore them."""
+    with _LOCK:
+        np_state, py_state = np.random.get_state(), random.getstate()
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            np.random.seed(seed % 2**32)
+            random.seed(seed)
+            try:
+                yield
+            finally:
+                np.random.set_state(np_state)
+                random.setstate(py_state)
+
+
+def _strip(name: str) -> str:
+    """Parameter name without wrapper prefixes (Opacus' ``GradSampleModule``: ``_module.``)."""
+    while name.startswith("_module."):
+        name = name[len("_module."):]
+    return name
+
+
+class Run:
+    """One training run planned by the Crafter, handed to the user's ``train(model, run)``.
+
+    Attributes
+    ----------
+    steps : int
+        :math:`T`: the loop makes exactly ``steps`` updates and records each.
+    seed : int
+        This run's seed (the global generators are seeded from it during ``train``).
+    generator : torch.Generator
+        For batches and noise (``torch.randn(..., generator=run.generator)``).
+    rng : numpy.random.Generator
+        The same run's NumPy stream (independent of ``generator``).
+    """
+
+    def __init__(self, loop: TrainingLoop, *, member: bool, tau: int, seed: int):
+        self._loop = loop
+        self._member = bool(member)
+        self._tau = int(tau)
+        self.steps = loop.T
+        self.seed = int(seed)
+        ss = np.random.SeedSequence(self.seed)
+        s_slot, s_np, s_torch = ss.spawn(3)
+        self._slot = int(np.random.Generator(np.random.PCG64(s_slot)).integers(loop.batch_size))
+        self.rng = np.random.Generator(np.random.PCG64(s_np))
+        self.generator = torch.Generator().manual_seed(int(s_torch.generate_state(1, np.uint64)[0]
+                                                           >> np.uint64(1)))
+        self._states: list[np.ndarray] = []
+        self._inserted = False
+
+    def __repr__(self) -> str:
+        return f"Run(steps={self.steps}, seed={self.seed})"
+
+    def _check_rows(self, rows: int, what: str, step: int) -> None:
+        if rows != self._loop.batch_size:
+            raise ValueError(f"step {step}: {what} has {rows} rows, the declared batch_size is "
+                             f"{self._loop.batch_size} (the statistics assume it)")
+
+    def _check_step(self, step, what: str) -> int:
+        step = check_int(step, f"{what} step", minimum=1, maximum=self.steps)
+        if step == self._tau:
+            self._inserted = True
+        return step
+
+    def canary_batch(self, step: int, x, y):
+        """The batch of step ``step`` with the input canary in it where the Crafter put it.
+
+        For an input canary, at step :math:`\\tau` of a member run one uniformly drawn row of
+        ``x``/``y`` is replaced by :math:`z^*` (copies are returned; the inputs are not
+        changed); otherwise (and for a Dirac canary) ``x, y`` come back as they are. Call it on
+        every batch, before computing gradients.
+        """
+        step = self._check_step(step, "canary_batch")
+        self._check_rows(len(x), "the batch", step)
+        loop = self._loop
+        if loop.canary != "input" or step != self._tau or not self._member:
+            return x, y
+        x = x.clone() if isinstance(x, torch.Tensor) else np.array(x, copy=True)
+        y = y.clone() if isinstance(y, torch.Tensor) else np.array(y, copy=True)
+        cx, cy = loop.canary_record
+        if isinstance(x, torch.Tensor):
+            x[self._slot] = torch.as_tensor(cx, dtype=x.dtype).reshape(x.shape[1:])
+            y[self._slot] = torch.as_tensor(cy, dtype=y.dtype).reshape(y.shape[1:])
+        else:
+            x[self._slot] = np.asarray(cx).reshape(x.shape[1:])
+            y[self._slot] = np.asarray(cy).reshape(y.shape[1:])
+        return x, y
+
+    def canary_gradients(self, step: int, grads):
+        r"""Per-sample gradients of step ``step`` with the Dirac canary in its slot.
+
+        At step :math:`\tau` the per-sample gradient of one slot becomes :math:`+Me_j` (member
+        run) or :math:`-Me_j` (non-member run); call it after computing the per-sample
+        gradients and **before clipping**. A no-op at other steps and for an input canary.
+
+        Parameters
+        ----------
+        grads : Tensor (n, d), mapping or sequence of Tensors (n, ...), or nn.Module
+            Per-sample gradients: flat rows in the order of the model's trainable parameters,
+            ``{name: (n, *shape)}`` (``torch.func`` output; an Opacus ``_module.`` prefix is
+            accepted), a sequence in ``model.parameters()`` order, or a module whose
+            parameters carry Opacus' ``grad_sample`` (changed in place).
+
+        Returns
+        -------
+        The same kind of object (a modified copy; the module itself for a module).
+        """
+        step = self._check_step(step, "canary_gradients")
+        loop = self._loop
+        fm = loop.fm
+        hit = loop.canary == "dirac" and step == self._tau
+        value = (1.0 if self._member else -1.0) * loop.scale * loop.max_grad_norm
+        name_j, local_j = loop.coordinate_name
+        if isinstance(grads, torch.Tensor):
+            if grads.ndim != 2 or grads.shape[1] != fm.d:
+                raise ValueError(f"flat per-sample gradients must have shape (n, {fm.d}), got "
+                                 f"{tuple(grads.shape)}")
+            self._check_rows(grads.shape[0], "grads", step)
+            if not hit:
+                return grads
+            out = grads.clone()
+            out[self._slot] = 0.0
+            out[self._slot, loop.coordinate] = value
+            return out
+        if isinstance(grads, nn.Module):
+            named = {_strip(k): p for k, p in grads.named_parameters() if p.requires_grad}
+            tensors = {}
+            for k in fm.names:
+                gs = getattr(named.get(k), "grad_sample", None)
+                if gs is None:
+                    raise ValueError(f"module parameter {k!r} has no grad_sample (Opacus computes "
+                                     "it in backward(); call canary_gradients after it)")
+                tensors[k] = gs
+            self._check_rows(tensors[fm.names[0]].shape[0], "grad_sample", step)
+            if hit:
+                with torch.no_grad():
+                    for gs in tensors.values():
+                        gs[self._slot] = 0.0
+                    tensors[name_j][self._slot].view(-1)[local_j] = value
+            return grads
+        if isinstance(grads, Mapping):
+            keys = {_strip(str(k)): k for k in grads}
+            missing = [k for k in fm.names if k not in keys]
+            if missing:
+                raise ValueError(f"grads lacks the trainable parameters {missing[:5]}")
+            items = [(keys[k], grads[keys[k]]) for k in fm.names]
+        elif isinstance(grads, Sequence):
+            if len(grads) != len(fm.names):
+                raise ValueError(f"grads must hold {len(fm.names)} tensors (one per trainable "
+                                 f"parameter), got {len(grads)}")
+            items = list(enumerate(grads))
+        else:
+            raise TypeError(f"grads must be a Tensor, a mapping, a sequence or an nn.Module, got "
+                            f"{type(grads).__name__}")
+        for (_, g), shape in zip(items, fm.shapes, strict=True):
+            if tuple(g.shape[1:]) != tuple(shape):
+                raise ValueError(f"per-sample gradients of shape {tuple(g.shape)} do not match "
+                                 f"the parameter shape {shape}")
+        self._check_rows(items[0][1].shape[0], "grads", step)
+        if not hit:
+            return grads
+        out_items = []
+        for (key, g), name in zip(items, fm.names, strict=True):
+            g = g.clone()
+            g[self._slot] = 0.0
+            if name == name_j:
+                g[self._slot].view(-1)[local_j] = value
+            out_items.append((key, g))
+        if isinstance(grads, Mapping):
+            out = dict(grads)
+            out.update(out_items)
+            return out
+        return type(grads)(g for _, g in out_items) if isinstance(grads, tuple) else \
+            [g for _, g in out_items]
+
+    def record(self, state) -> None:
+        """Record the parameters after the current step (call once per step).
+
+        ``state`` is the model (``nn.Module``, Opacus-wrapped or not), its state dict, or a flat
+        vector of its trainable parameters.
+        """
+        fm = self._loop.fm
+        if isinstance(state, nn.Module):
+            named = {_strip(k): p for k, p in state.named_parameters()}
+            vec = [named.get(k) for k in fm.names]
+        elif isinstance(state, Mapping):
+            named = {_strip(str(k)): v for k, v in state.items()}
+            vec = [named.get(k) for k in fm.names]
+        else:
+            flat = torch.as_tensor(np.asarray(state, dtype=np.float64)
+                                   if not isinstance(state, torch.Tensor) else state)
+            if flat.shape != (fm.d,):
+                raise ValueError(f"a flat state must have shape ({fm.d},), got "
+                                 f"{tuple(flat.shape)}")
+            vec = [flat]
+        missing = [k for k, v in zip(fm.names, vec, strict=False) if v is None]
+        if missing:
+            raise ValueError(f"record: the state lacks the trainable parameters {missing[:5]}")
+        arr = torch.cat([torch.as_tensor(v).detach().reshape(-1).to(torch.float64).cpu()
+                         for v in vec]).numpy()
+        if arr.shape != (fm.d,):
+            raise ValueError(f"record: the state has {arr.size} parameters, the model {fm.d}")
+        if len(self._states) >= self.steps:
+            raise ValueError(f"record called more than steps = {self.steps} times")
+        if not np.isfinite(arr).all():
+            raise ValueError(f"record: the parameters after step {len(self._states) + 1} hold "
+                             f"NaN or infinite values")
+        self._states.append(arr)
+
+
+class TrainingLoop(MechanismBase):
+    r"""A user's DP-SGD training function as a :class:`~semi_core.mechanisms.base.Mechanism`.
+
+    Releases are :math:`\theta_1..\theta_T` of ``R`` runs, ``(R, T, d)`` (the common
+    :math:`\theta_0` is the given model's); per-step log-LRs are computed at each run's own
+    parameters (module docstring). Passes :func:`semi_core.testing.check_mechanism` and plays
+    with :func:`~semi_core.game.play.play` / :func:`~semi_core.game.play.play_sweep` on any
+    executor (for Dask, ``train`` must be an importable module-level function).
+
+    Parameters
+    ----------
+    train : callable
+        ``train(model, run) -> None`` (records with ``run.record``) or returning the ``T``
+        states :math:`\theta_1..\theta_T` (modules, state dicts or flat vectors). It receives a
+        fresh deep copy of ``model`` each run.
+    model : torch.nn.Module
+        The architecture at :math:`\theta_0` (its trainable parameters define :math:`\theta`).
+    reference : (x, y)
+        Reference records drawn like the training data (``m >= 2``): the gradient moments.
+    steps, lr, batch_size, noise_multiplier, max_grad_norm : int, float, int, float, float
+        :math:`T`, :math:`\eta`, :math:`n`, :math:`\sigma_{DP}`, :math:`C` of the loop.
+    canary : {"dirac", "input"}
+    canary_record : (x, y), optional
+        :math:`z^*` of an input canary (required for ``canary="input"``).
+    coordinate : int, optional
+        The Dirac coordinate :math:`j` (flat index); default: the most isolated one.
+    scale : float
+        Dirac magnitude :math:`M/C \ge 1`.
+    loss : {"cross_entropy", "mse"}
+        The per-sample loss of the statistics' gradients.
+    shrinkage, ridge : float
+        Of the reference-gradient covariance (input canary).
+    """
+
+    def __init__(self, train: Callable, model: nn.Module, *, reference, steps: int, lr: float,
+                 batch_size: int, noise_multiplier: float, max_grad_norm: float,
+                 canary: str = "dirac", canary_record=None, coordinate: int | None = None,
+                 scale: float = 4.0, loss: str = "cross_entropy", shrinkage: float = 0.1,
+                 ridge: float = 1e-4):
+        if not callable(train):
+            raise TypeError(f"train must be callable train(model, run), got "
+                            f"{type(train).__name__}")
+        if canary not in CANARIES:
+            raise ValueError(f"canary must be one of {CANARIES}, got {canary!r}")
+        self.train = train
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        self.model = model
+        # the statistics swap parameters into their own copy (torch.func.functional_call):
+        # the user's model, deep-copied for every run, is never touched
+        self.fm = FunctionalModel(copy.deepcopy(model), loss=loss)
+        self.T = check_int(steps, "steps", minimum=1)
+        self.lr = check_positive(lr, "lr")
+        self.batch_size = check_batch_size(batch_size, "batch_size")
+        if not (isinstance(noise_multiplier, int | float) and math.isfinite(noise_multiplier)
+                and noise_multiplier >= 0):
+            raise ValueError(f"noise_multiplier must be a finite number >= 0, got "
+                             f"{noise_multiplier!r}")
+        self.noise_multiplier = float(noise_multiplier)
+        self.max_grad_norm = check_positive(max_grad_norm, "max_grad_norm")
+        self.shrinkage = check_probability(shrinkage, "shrinkage", low_open=False,
+                                           high_open=False)
+        self.ridge = float(ridge)
+        self.canary = canary
+        self.theta0 = self.fm.theta().to(torch.float64)
+        if canary == "input":
+            if canary_record is None:
+                raise ValueError("canary='input' needs canary_record=(x, y), the canary record")
+            self.canary_record = canary_record
+        elif canary_record is not None:
+            raise ValueError("canary_record applies to canary='input' only")
+        else:
+            self.canary_record = None
+        self.ref_x, self.ref_y, self.tgt_x, self.tgt_y = as_records(
+            self.fm, reference, self.canary_record)
+        self.scale = check_positive(scale, "scale")
+        if self.scale < 1:
+            raise ValueError(f"scale must be >= 1 (the canary's gradient norm scale*C must reach "
+                             f"the clipping norm), got {scale}")
+        with torch.no_grad():
+            ref0 = clip_rows(self.fm.per_sample_grads(self.fm.theta(), self.ref_x, self.ref_y),
+                             self.max_grad_norm)
+        if coordinate is None:
+            coords, moments = dirac_coordinates(ref0, 1)
+            self.coordinate, self.coordinate_moment = int(coords[0]), float(moments[0])
+        else:
+            self.coordinate = check_int(coordinate, "coordinate", minimum=0,
+                                        maximum=self.fm.d - 1)
+            self.coordinate_moment = float((ref0[:, self.coordinate].double() ** 2).mean())
+        if canary == "dirac" and self.noise_multiplier == 0 and self.coordinate_moment == 0:
+            raise ValueError("noise_multiplier = 0 with an isolated Dirac coordinate makes the "
+                             "canary visible with certainty (infinite log-LR); give "
+                             "noise_multiplier > 0 or an input canary")
+        start = 0
+        for name, size in zip(self.fm.names, self.fm.sizes, strict=True):
+            if self.coordinate < start + size:
+                self.coordinate_name = (name, self.coordinate - start)
+                break
+            start += size
+        self.tests = ("semi-star", "semi-unif", "semi-max") + \
+            (("final",) if canary == "dirac" else ())
+
+    # -- the game ------------------------------------------------------------------------
+    def _one_run(self, member: bool, tau: int, seed: int) -> np.ndarray:
+        run = Run(self, member=member, tau=tau, seed=seed)
+        model = copy.deepcopy(self.model)
+        name = getattr(self.train, "__qualname__", type(self.train).__name__)
+        with _seeded_global_rng(seed):
+            out = self.train(model, run)
+        if out is not None:
+            if run._states:
+                raise ValueError(f"{name} both recorded states and returned some: do one")
+            seq = list(out)
+            if len(seq) == self.T + 1:
+                seq = seq[1:]
+            for s in seq:
+                run.record(s)
+        if len(run._states) != self.T:
+            raise ValueError(f"{name} recorded {len(run._states)} states, steps = {self.T} "
+                             f"expected (call run.record(model) after every step)")
+        if not run._inserted:
+            fn = "canary_gradients" if self.canary == "dirac" else "canary_batch"
+            raise ValueError(f"{name} never called run.{fn} at step {tau}: the canary was not "
+                             "inserted (call it at every step)")
+        return np.stack(run._states)
+
+    def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
+        r""":math:`\theta_1..\theta_T` of ``R`` runs of the user's loop, ``(R, T, d)`` float64;
+        run ``r`` has its canary at ``tau[r]`` (Dirac: :math:`+` when ``member[r]``, else
+        :math:`-`; input: present when ``member[r]``), and its own seed from ``rng``."""
+        member = np.asarray(member, dtype=bool).reshape(-1)
+        taus = np.broadcast_to(np.asarray(tau, dtype=np.int64), member.shape)
+        if member.size and (taus.min() < 1 or taus.max() > self.T):
+            raise ValueError(f"tau must be in 1..{self.T}")
+        seeds = rng.integers(0, 2**63 - 1, size=member.size)
+        out = np.empty((member.size, self.T, self.fm.d), dtype=np.float64)
+        for r in range(member.size):
+            out[r] = self._one_run(bool(member[r]), int(taus[r]), int(seeds[r]))
+        return out
+
+    def trajectories(self, releases) -> torch.Tensor:
+        r""":math:`\theta_0..\theta_T`, ``(R, T+1, d)``, from releases ``(R, T, d)``."""
+        rel = np.asarray(releases, dtype=np.float64)
+        if rel.ndim != 3 or rel.shape[1:] != (self.T, self.fm.d):
+            raise ValueError(f"releases must have shape (R, {self.T}, {self.fm.d}), got "
+                             f"{rel.shape}")
+        t = torch.as_tensor(rel, dtype=self.fm.dtype)
+        th0 = self.theta0.to(self.fm.dtype).reshape(1, 1, -1).expand(t.shape[0], 1, -1)
+        return torch.cat([th0, t], dim=1)
+
+    def _dirac_parts(self, releases):
+        """Standardised updates ``s``, means ``a`` and variances ``var`` per step, ``(R, T)``."""
+        traj = self.trajectories(releases)
+        C, n, j = self.max_grad_norm, self.batch_size, self.coordinate
+        R = traj.shape[0]
+        s, a, var = (np.empty((R, self.T)) for _ in range(3))
+        with _LOCK, torch.no_grad():
+            for t in range(1, self.T + 1):
+                prev = traj[:, t - 1]
+                ref = clip_rows(self.fm.per_sample_grads_batched(prev, self.ref_x, self.ref_y,
+                                                                 shared=True), C)[..., j]
+                s[:, t - 1] = (-(n / (self.lr * C)) * (traj[:, t, j] - prev[:, j])).numpy()
+                a[:, t - 1] = ((n - 1) * ref.mean(-1) / C).numpy()
+                var[:, t - 1] = (self.noise_multiplier ** 2
+                                 + (n - 1) * ref.var(-1) / C ** 2).numpy()
+        if np.any(var <= 0):
+            raise ValueError("the Dirac log-LR is infinite: noise_multiplier = 0 and no "
+                             "reference gradient moves the canary coordinate")
+        return s, a, var
+
+    def log_lr_steps(self, releases) -> np.ndarray:
+        """Per-step log-LRs ``(R, T)`` at each run's own parameters (module docstring)."""
+        if self.canary == "dirac":
+            s, a, var = self._dirac_parts(releases)
+            return dirac_log_lr(s, a=a, var=var)
+        with _LOCK:
+            return step_log_lrs(self.fm, self.trajectories(releases), self.ref_x, self.ref_y,
+                                self.tgt_x, self.tgt_y, lr=self.lr, batch_size=self.batch_size,
+                                noise_multiplier=self.noise_multiplier,
+                                max_grad_norm=self.max_grad_norm, shrinkage=self.shrinkage,
+                                ridge=self.ridge)
+
+    @property
+    def final_log_lr(self):
+        r"""Final Observation test ``(releases, tau) -> (R,)`` of a Dirac canary: reads
+        :math:`\theta_T-\theta_0` only; ``None`` for an input canary (not offered)."""
+        return self._final_log_lr if self.canary == "dirac" else None
+
+    def _final_log_lr(self, releases, tau=None) -> np.ndarray:
+        s, a, var = self._dirac_parts(releases)
+        return dirac_log_lr(s.sum(1), a=a.sum(1), var=var.sum(1))
+
+    def target_losses(self, releases) -> np.ndarray:
+        """The input canary's loss at :math:`\\theta_0..\\theta_T`, ``(R, T+1)``."""
+        if self.canary != "input":
+            raise ValueError("target losses need an input canary (canary='input')")
+        with _LOCK:
+            return trajectory_losses(self.fm, self.trajectories(releases), self.tgt_x,
+                                     self.tgt_y)
+
+    def scorers(self) -> list:
+        """Baseline scorers played beside the SeMI statistics (loss baselines for an input
+        canary; none for a Dirac canary, whose Final Observation test is its baseline)."""
+        return [TargetLossScorer(self)] if self.canary == "input" else []
+
+    def epsilon(self, delta: float, tau: int = 1) -> float:
+        r"""The accountant's :math:`\varepsilon(\delta)` of the audited game: one step holds the
+        canary, replace-one, :math:`\mu=2/\sigma_{DP}` (:func:`accountant_epsilon`)."""
+        if self.noise_multiplier == 0:
+            raise GroundTruthUnknown("noise_multiplier = 0: plain SGD is not differentially "
+                                     "private")
+        return dpsgd_epsilon(self.noise_multiplier, delta)
+
+    def params(self) -> dict[str, Any]:
+        """The audited configuration (JSON metadata)."""
+        fn = self.train
+        return {"mechanism": "training-loop",
+                "train": f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}",
+                "T": self.T, "d": int(self.fm.d), "lr": self.lr, "batch_size": self.batch_size,
+                "noise_multiplier": self.noise_multiplier, "max_grad_norm": self.max_grad_norm,
+                "canary": self.canary, "coordinate": self.coordinate,
+                "coordinate_second_moment": self.coordinate_moment, "scale": self.scale,
+                "loss": self.fm.loss_name, "n_reference": int(self.ref_x.shape[0])}
+
+
+def accountant_epsilon(noise_multiplier: float, delta: float) -> dict[str, Any]:
+    r"""The accountants' :math:`\varepsilon(\delta)` of the audited game (the canary in one
+    step, replace-one, no subsampling): exact GDP (:func:`semi_core.sgd.accounting.dpsgd_epsilon`)
+    and ``dp_accounting``'s PLD accountant when it is installed (else ``None``)."""
+    out: dict[str, Any] = {"relation": "replace-one, canary in one step, no subsampling",
+                           "gdp_exact": dpsgd_epsilon(noise_multiplier, delta),
+                           "dp_accounting_pld": None}
+    if noise_multiplier > 0:
+        try:
+            from semi_core.sgd.accounting import dp_accounting_epsilon
+
+            out["dp_accounting_pld"] = dp_accounting_epsilon(noise_multiplier, delta)
+        except ImportError:  # optional dependency
+            pass
+    return out
+
+
+def audit_training(loop: TrainingLoop, rounds: int, seed=0, *, tau: int | None = None,
+                   claimed_epsilon: float | None = None, delta: float = 1e-5,
+                   failure_prob: float = 0.05, methods=None, executor=None,
+                   progress: bool = False, chunk_size: int = 64) -> dict[str, Any]:
+    r"""Play ``rounds`` runs of the user's loop and certify :math:`\underline\varepsilon`.
+
+    Parameters
+    ----------
+    loop : TrainingLoop
+    rounds : int
+        Training runs (each member with probability 1/2).
+    seed : int or SeedSequence
+        Root seed of the runner (same seed, same result on every executor).
+    tau : int, optional
+        Insertion step (default: the middle step :math:`\lceil T/2\rceil`).
+    claimed_epsilon : float, optional
+        The :math:`\varepsilon` the user claims at ``delta``; reported beside the bounds.
+    delta, failure_prob, methods
+        Of the certified bounds (:func:`semi_core.audit.games.audit_game_result`); ``methods``
+        defaults to the default method; the runs are played once for all of them.
+    executor, progress, chunk_size
+        As in :func:`semi_core.game.play.play`.
+
+    Returns
+    -------
+    dict
+        ``epsilon_lower_bound[test][method]`` (each with the assumption it rests on),
+        ``claimed_epsilon``, ``accountant`` (:func:`accountant_epsilon`), ``refuted`` (tests and
+        methods whose bound exceeds the claimed, else the accountant's, epsilon), ``warnings``
+        and the ``game`` (:class:`~semi_core.game.result.GameResult`).
+    """
+    if not isinstance(loop, TrainingLoop):
+        raise TypeError(f"loop must be a TrainingLoop, got {type(loop).__name__}")
+    rounds = check_int(rounds, "rounds", minimum=4)
+    tau = (loop.T + 1) // 2 if tau is None else check_int(tau, "tau", minimum=1, maximum=loop.T)
+    if claimed_epsilon is not None:
+        claimed_epsilon = check_positive(claimed_epsilon, "claimed_epsilon")
+    methods = [DEFAULT_METHOD] if methods is None else (
+        [methods] if isinstance(methods, str) else list(methods))
+    res = play(loop, rounds, seed, tau=tau, scorers=loop.scorers(), chunk_size=chunk_size,
+               executor=executor, progress=progress)
+    bounds = {m: audit_game_result(res, delta=delta, failure_prob=failure_prob, method=m)
+              for m in methods}
+    eps_lb = {t: {m: b[t] for m, b in bounds.items()} for t in res.stats}
+    acc = accountant_epsilon(loop.noise_multiplier, delta)
+    notes = []
+    if claimed_epsilon is not None and not math.isclose(claimed_epsilon, acc["gdp_exact"],
+                                                        rel_tol=1e-3):
+        notes.append(f"the claimed epsilon {claimed_epsilon:.4g} differs from the accountant's "
+                     f"{acc['gdp_exact']:.4g} for one step with noise_multiplier "
+                     f"{loop.noise_multiplier:.4g} ({acc['relation']}); a claim below it cannot "
+                     "hold, a claim above it counts more than the audited step")
+    against = claimed_epsilon if claimed_epsilon is not None else acc["gdp_exact"]
+    refuted = sorted(f"{t}/{m}" for t, per in eps_lb.items() for m, d in per.items()
+                     if d["epsilon_lower_bound"] > against)
+    if refuted:
+        notes.append(f"certified epsilon_LB above {against:.4g} ({', '.join(refuted)}): the "
+                     "loop leaks more than it claims (a clipping, noise or accounting bug)")
+    for n in notes:
+        warnings.warn(n, UserWarning, stacklevel=2)
+    return {"config": loop.params(), "rounds": rounds, "tau": tau,
+            "members": int(res.member.sum()), "non_members": int((~res.member).sum()),
+            "delta": delta, "failure_prob": failure_prob, "claimed_epsilon": claimed_epsilon,
+            "accountant": acc, "epsilon_lower_bound": eps_lb, "refuted": refuted,
+            "warnings": notes, "game": res}
