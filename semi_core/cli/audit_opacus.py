@@ -12,29 +12,43 @@ Payload (:class:`semi_core.integrations.opacus.OpacusAuditReport`): ``epsilon_lo
 ``epsilon_accountant`` (Opacus RDP/PRV), ``epsilon_claimed``, ``claim_refuted`` (nonparametric,
 Bonferroni over tests and methods), ``claim_refuted_gdp``, ``warnings`` (Opacus' own included),
 ``neighbouring_relation``, ``accountant_relation``. Needs the ``opacus`` extra.
+
+The runs are played by the one game runner (:class:`~semi_core.integrations.opacus.
+OpacusMechanism`); ``--threads``/``--workers``/``--scheduler`` choose where, without changing
+the result. Every value is validated by the library before any training
+(:class:`~semi_core.integrations.opacus.OpacusAuditConfig`); an error names the flag.
 """
 
 from __future__ import annotations
 
+import re
+
 from semi_core.cli._common import Result
 from semi_core.cli._options import (
     add_delta,
+    add_executor_args,
     add_failure_prob,
     add_json,
+    add_progress,
     add_rounds,
     add_seed,
     add_tau,
+    executor_from_args,
     positive_int,
+    progress_enabled,
     resolve_tau,
 )
 
-__all__ = ["register", "handler"]
+__all__ = ["register", "handler", "BUG_NAMES"]
+
+#: The names of :data:`semi_core.sgd.bugs.BUGS`, spelled here so that ``--help`` and argument
+#: parsing need no torch (``tests/cli/test_startup.py`` checks that the two lists agree).
+BUG_NAMES = ("noise_unscaled", "batch_clip", "noise_reused", "clip_mismatch", "wrong_batch_size",
+             "sampling_rate_misreport")
 
 
 def register(subparsers) -> None:
     """Add the ``audit-opacus`` subcommand."""
-    from semi_core.sgd.bugs import BUGS
-
     p = subparsers.add_parser(
         "audit-opacus", help="audit Opacus DP-SGD (white-box Dirac / input canaries, bug zoo)",
         description="Drive Opacus' PrivacyEngine on bundled digits (logistic regression "
@@ -52,7 +66,7 @@ def register(subparsers) -> None:
     p.add_argument("--batch-size", type=positive_int, default=64, help="n (default 64)")
     p.add_argument("--lr", type=float, default=0.5, help="SGD learning rate (default 0.5)")
     p.add_argument("--clip", type=float, default=1.0, help="max_grad_norm C > 0 (default 1)")
-    p.add_argument("--bug", choices=("none", *BUGS), default="none",
+    p.add_argument("--bug", choices=("none", *BUG_NAMES), default="none",
                    help="install a bug of the zoo in Opacus' optimizer (default none)")
     p.add_argument("--sampler", choices=("fixed", "poisson"), default="fixed",
                    help="fixed: the Crafter's batches, replace-one (default); poisson: Opacus' "
@@ -64,10 +78,33 @@ def register(subparsers) -> None:
                    help="Dirac canaries per run on distinct isolated coordinates (default 1)")
     p.add_argument("--no-semi", action="store_true",
                    help="skip SeMI-SGD / SeMI-max (faster)")
+    p.add_argument("--runs-per-chunk", type=positive_int, default=64,
+                   help="runs per chunk of the game runner (unit of work and seeding; default 64)")
     add_failure_prob(p)
     add_seed(p)
+    add_executor_args(p)
+    add_progress(p)
     add_json(p)
     p.set_defaults(func=handler)
+
+
+#: Library argument -> the flag that sets it (errors name the flag).
+_FLAGS = {"max_grad_norm": "--clip", "batch_size": "--batch-size", "steps": "--steps",
+          "rounds": "--rounds", "delta": "--delta", "lr": "--lr", "tau": "--tau",
+          "failure_prob": "--failure-prob", "canaries_per_run": "--canaries-per-run",
+          "runs_per_chunk": "--runs-per-chunk", "epsilon": "--epsilon", "bug": "--bug",
+          "canary": "--canary", "sampler": "--sampler", "engine": "--engine",
+          "noise_multiplier": "--epsilon (sigma_DP is calibrated from it)"}
+
+
+def _flag_error(exc: Exception, *names: str) -> Exception:
+    """The library's error, prefixed with the flag of the first argument its message names."""
+    msg = str(exc)
+    found = [(m.start(), name) for name in (names or _FLAGS)
+             for m in [re.search(rf"(?<![\w-]){name}(?![\w-])", msg)] if m]
+    if not found:
+        return exc
+    return type(exc)(f"{_FLAGS.get(min(found)[1], min(found)[1])}: {msg}")
 
 
 def handler(args) -> Result:
@@ -75,6 +112,7 @@ def handler(args) -> Result:
     try:
         from semi_core.integrations.opacus import (
             DIGITS_TRAIN_RECORDS,
+            OpacusAuditConfig,
             audit_opacus,
             digits_example,
         )
@@ -82,30 +120,31 @@ def handler(args) -> Result:
     except ImportError as exc:
         raise ImportError(f"audit-opacus needs the torch and opacus extras "
                           f"(pip install 'semi_core[torch,opacus]'): {exc}") from None
-    if not (args.epsilon > 0 and args.epsilon < float("inf")):
-        raise ValueError(f"--epsilon must be a finite number > 0, got {args.epsilon}")
-    if args.delta is None or not (0 < args.delta < 1):
-        raise ValueError(f"--delta must be in (0, 1), got {args.delta}")
-    if not args.clip > 0:
-        raise ValueError(f"--clip must be > 0, got {args.clip}")
-    if not args.lr > 0:
-        raise ValueError(f"--lr must be > 0, got {args.lr}")
-    if args.rounds < 2:
-        raise ValueError(f"--rounds must be >= 2, got {args.rounds}")
-    if args.batch_size < 2:
-        raise ValueError(f"--batch-size must be >= 2, got {args.batch_size}")
     tau = resolve_tau(args.tau, args.steps, extra=None)
-    if args.batch_size > DIGITS_TRAIN_RECORDS:
-        raise ValueError(f"--batch-size {args.batch_size} is larger than the dataset "
-                         f"({DIGITS_TRAIN_RECORDS} records)")
-    sigma = calibrate_sigma(args.epsilon, args.delta)
+    try:
+        sigma = calibrate_sigma(args.epsilon, args.delta)
+    except (TypeError, ValueError) as exc:
+        raise _flag_error(exc, "epsilon", "delta") from None
+    try:  # the library validates every value (before any training); the CLI only parses
+        config = OpacusAuditConfig(
+            noise_multiplier=sigma, max_grad_norm=args.clip, batch_size=args.batch_size,
+            steps=args.steps, canary=args.canary, tau=tau, rounds=args.rounds,
+            delta=args.delta, lr=args.lr, sampler=args.sampler,
+            bug=None if args.bug == "none" else args.bug,
+            canaries_per_run=args.canaries_per_run, failure_prob=args.failure_prob,
+            engine=args.engine, semi=not args.no_semi, runs_per_chunk=args.runs_per_chunk)
+        if args.batch_size > DIGITS_TRAIN_RECORDS:
+            raise ValueError(f"batch_size {args.batch_size} is larger than the dataset "
+                             f"({DIGITS_TRAIN_RECORDS} records)")
+    except (TypeError, ValueError) as exc:
+        raise _flag_error(exc) from None
+    executor = executor_from_args(args)
     model_fn, data = digits_example(seed=args.seed)
-    rep = audit_opacus(model_fn, data, noise_multiplier=sigma, max_grad_norm=args.clip,
-                       batch_size=args.batch_size, steps=args.steps, canary=args.canary,
-                       tau=tau, rounds=args.rounds, delta=args.delta, lr=args.lr,
-                       sampler=args.sampler, bug=None if args.bug == "none" else args.bug,
-                       canaries_per_run=args.canaries_per_run, failure_prob=args.failure_prob,
-                       seed=args.seed, engine=args.engine, semi=not args.no_semi)
+    try:
+        rep = audit_opacus(model_fn, data, config, seed=args.seed, executor=executor,
+                           progress=progress_enabled(args))
+    except ValueError as exc:
+        raise _flag_error(exc) from None
     out = rep.to_dict()
     out.update(epsilon_target=args.epsilon, sigma_dp=sigma, dataset="digits", model="logreg")
     et = rep.epsilon_true

@@ -53,9 +53,10 @@ loaded from files.
 from __future__ import annotations
 
 import math
+import threading
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -63,28 +64,41 @@ import torch
 from torch import nn
 
 from semi_core._rng import as_seed_sequence
-from semi_core._validation import check_delta, check_failure_prob, check_int, check_positive
+from semi_core._validation import (
+    check_delta,
+    check_failure_prob,
+    check_int,
+    check_positive,
+    check_work,
+)
 from semi_core.audit.games import audit_game_result
+from semi_core.game.backends import Executor
 from semi_core.game.result import GameResult
+from semi_core.mechanisms.base import GroundTruthUnknown
 from semi_core.sgd.bugs import Bug, get_bug
 from semi_core.sgd.dirac import (
-    RunPlan,
+    Runs,
+    WhiteBoxMechanism,
+    WhiteBoxScorer,
     WhiteBoxSetup,
     dirac_coordinates,
     dirac_rows,
-    plan_runs,
-    white_box_scores,
+    draw_runs,
+    play_white_box,
 )
 from semi_core.sgd.dpsgd import DPSGDConfig
 from semi_core.sgd.grads import FunctionalModel, clip_rows
+from semi_core.stats.gdp import gdp_epsilon
+from semi_core.stats.update_combination import BASELINES
 
-__all__ = ["audit_opacus", "OpacusAuditReport", "prepare_opacus_setup", "train_opacus",
-           "install_bug", "opacus_accountant_epsilon", "poisson_pld_epsilon", "CANARIES",
-           "BOUND_METHODS", "digits_example", "DIGITS_TRAIN_RECORDS",
-           "time_engines"]
+__all__ = ["audit_opacus", "OpacusAuditConfig", "OpacusAuditReport", "OpacusMechanism",
+           "PoissonDiracScorer", "prepare_opacus_setup", "install_bug",
+           "opacus_accountant_epsilon", "poisson_pld_epsilon", "CANARIES", "BOUND_METHODS",
+           "digits_example", "DIGITS_TRAIN_RECORDS", "time_engines"]
 
 CANARIES = ("dirac", "gradient-mahalanobis", "input")
 SAMPLERS = ("fixed", "poisson")
+ENGINES = ("opacus", "batched")
 #: (name, epsilon_lower_bound kwargs) of the bounds computed for every test.
 BOUND_METHODS = {"band": {"method": "band"}, "dkw": {"method": "dkw"}, "cp": {"method": "cp"},
                  "gdp": {"method": "gdp"}, "gdp_gaussian": {"method": "gdp", "gdp_fit": "gaussian"}}
@@ -318,6 +332,9 @@ def prepare_opacus_setup(model_fn, train_dataset, *, cfg: DPSGDConfig, canary: s
         raise ValueError(f"batch_size * steps = {cfg.batch_size * cfg.steps} records are needed "
                          f"(each used once) but only {len(pool_idx)} of the {N} records are left "
                          f"after the {m} reference records: lower batch_size or steps")
+    if sampler == "poisson":  # both worlds (N and N + 1 records) get the same sample rate
+        n_keep, q, eb = _poisson_rate(cfg.batch_size, len(pool_idx))
+        pool_x, pool_y = pool_x[:n_keep], pool_y[:n_keep]
     fm = FunctionalModel(model)
     theta0 = fm.theta()
     state0 = {k: v.detach().clone() for k, v in model.state_dict().items()}
@@ -325,6 +342,8 @@ def prepare_opacus_setup(model_fn, train_dataset, *, cfg: DPSGDConfig, canary: s
                   ref_y=y_all[ref_idx], cfg=cfg)
     info: dict = {"n_dataset": N, "n_pool": int(len(pool_idx)), "n_reference": int(m),
                   "d": fm.d, "canary": canary}
+    if sampler == "poisson":
+        info.update(sample_rate=q, expected_batch_size=eb, n_pool_poisson=n_keep)
     canary_input = None
     if canary == "dirac":
         ref = clip_rows(fm.per_sample_grads(theta0, pool_x, pool_y), cfg.clip)
@@ -354,6 +373,11 @@ def prepare_opacus_setup(model_fn, train_dataset, *, cfg: DPSGDConfig, canary: s
 
 
 # ----------------------------------------------------------------------------- training
+#: ``warnings.catch_warnings`` changes process-global state: Opacus runs of one process (the
+#: runner's threads) take turns; Dask worker processes run in parallel.
+_TRAIN_LOCK = threading.Lock()
+
+
 def _flat(params) -> torch.Tensor:
     return torch.cat([p.detach().reshape(-1) for p in params])
 
@@ -369,7 +393,7 @@ def _inject(params, rows: torch.Tensor, slots) -> None:
 
 
 def _make_private(ctx: _OpacusContext, loader, seed: int, bug: Bug | None, caught: list):
-    from opacus import PrivacyEngine
+    from opacus import PrivacyEngine  # lazy: heavy optional dependency
 
     cfg = ctx.setup.cfg
     model = ctx.model_fn()
@@ -385,56 +409,47 @@ def _make_private(ctx: _OpacusContext, loader, seed: int, bug: Bug | None, caugh
             noise_generator=gen)
     caught.extend(f"{x.category.__name__}: {x.message}" for x in w)
     if ctx.sampler == "poisson":
-        from opacus.data_loader import switch_generator
+        from opacus.data_loader import switch_generator  # lazy: heavy optional dependency
 
         sgen = torch.Generator().manual_seed(int(seed) ^ 0x5DEECE66D)
         loader = switch_generator(data_loader=loader, generator=sgen)
     return model, install_bug(opt, bug), loader
 
 
-def train_opacus(ctx: _OpacusContext, plan: RunPlan, *, bug: Bug | None = None,
-                 warnings_out: list | None = None, timings: dict | None = None) -> torch.Tensor:
-    """Run every planned game through Opacus (one ``make_private`` per run); returns
-    :math:`(\\theta_0..\\theta_T)` per run, ``(R, T+1, d)``."""
-    setup, cfg = ctx.setup, ctx.setup.cfg
-    T, d = cfg.steps, setup.fm.d
-    R = len(plan.draws)
-    out = torch.empty(R, T + 1, d, dtype=setup.theta0.dtype)
-    caught = [] if warnings_out is None else warnings_out
-    loss_fn = nn.CrossEntropyLoss()
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        _train_runs(ctx, plan, bug, out, caught, loss_fn,
-                    {} if timings is None else timings)
-    caught.extend(f"{x.category.__name__}: {x.message}" for x in w)
-    return out
+def _loader(xb, yb, n: int, seed: int):
+    from torch.utils.data import DataLoader, TensorDataset  # lazy: with the Opacus path
+
+    # a generator of its own: iterating a DataLoader otherwise draws from torch's global RNG
+    return DataLoader(TensorDataset(xb, yb), batch_size=n, shuffle=False,
+                      generator=torch.Generator().manual_seed(int(seed) ^ 0x2545F491))
 
 
-def _train_runs(ctx: _OpacusContext, plan: RunPlan, bug, out, caught, loss_fn, tm) -> None:
-    from torch.utils.data import DataLoader, TensorDataset
-
+def _opacus_train(ctx: _OpacusContext, runs: Runs, bug: Bug | None, caught: list,
+                  tm: dict) -> torch.Tensor:
+    """Train every run of ``runs`` through Opacus (one ``make_private`` per run); returns
+    :math:`(\\theta_0..\\theta_T)` per run, ``(m, T+1, d)``."""
     setup, cfg = ctx.setup, ctx.setup.cfg
     T, n = cfg.steps, cfg.batch_size
     for key in ("make_private", "steps"):
         tm.setdefault(key, 0.0)
-    for r, dr in enumerate(plan.draws):
+    out = torch.empty(len(runs), T + 1, setup.fm.d, dtype=setup.theta0.dtype)
+    loss_fn = nn.CrossEntropyLoss()
+    for r in range(len(runs)):
         t_a = time.perf_counter()
-        member = plan.member[r]
+        member, seed = runs.member[r], int(runs.seeds[r])
         if ctx.sampler == "fixed":
-            idx = torch.as_tensor(dr.batches.reshape(-1))
+            idx = torch.as_tensor(runs.batches[r].reshape(-1))
             xb, yb = setup.pool_x[idx].clone(), setup.pool_y[idx].clone()
-            if setup.kind == "input" and member[0]:
-                pos = (plan.tau - 1) * n + int(plan.slots[r, 0])
+            if setup.kind == "input" and member[0] and runs.present[r, 0]:
+                pos = (int(runs.tau[r, 0]) - 1) * n + int(runs.slots[r, 0])
                 xb[pos], yb[pos] = setup.canary_x, setup.canary_y
-            loader = DataLoader(TensorDataset(xb, yb), batch_size=n, shuffle=False)
         else:
             xb, yb = setup.pool_x, setup.pool_y
             if member[0]:
                 cy = setup.canary_y if setup.kind == "input" else setup.pool_y[0]
                 xb = torch.cat([xb, ctx.canary_input.unsqueeze(0)])
                 yb = torch.cat([yb, cy.reshape(1)])
-            loader = DataLoader(TensorDataset(xb, yb), batch_size=n)
-        model, opt, loader = _make_private(ctx, loader, int(plan.seeds[r]), bug, caught)
+        model, opt, loader = _make_private(ctx, _loader(xb, yb, n, seed), seed, bug, caught)
         t_b = time.perf_counter()
         tm["make_private"] += t_b - t_a
         params = [p for p in model.parameters() if p.requires_grad]
@@ -451,9 +466,12 @@ def _train_runs(ctx: _OpacusContext, plan: RunPlan, bug, out, caught, loss_fn, t
             else:  # empty Poisson batch: Opacus still adds noise
                 for p in params:
                     p.grad_sample = torch.zeros(0, *p.shape, dtype=p.dtype)
-            if rows is not None and ctx.sampler == "fixed" and t == plan.tau - 1:
-                _inject(params, rows, torch.as_tensor(plan.slots[r]))
-            elif rows is not None and ctx.sampler == "poisson" and member[0] and x.shape[0]:
+            if rows is not None and ctx.sampler == "fixed":
+                on = np.flatnonzero(runs.present[r] & (runs.tau[r] == t + 1))
+                if on.size:
+                    _inject(params, rows[torch.as_tensor(on)],
+                            torch.as_tensor(runs.slots[r, on]))
+            elif rows is not None and member[0] and x.shape[0]:
                 hit = torch.nonzero((x.reshape(x.shape[0], -1)
                                      == ctx.canary_input.reshape(1, -1)).all(1)).reshape(-1)
                 if hit.numel():
@@ -464,6 +482,132 @@ def _train_runs(ctx: _OpacusContext, plan: RunPlan, bug, out, caught, loss_fn, t
         if t < T:
             raise RuntimeError(f"the data loader gave {t} batches, {T} are needed")
         tm["steps"] += time.perf_counter() - t_b
+    return out
+
+
+def _draw_poisson(member, rng: np.random.Generator) -> Runs:
+    """Poisson sampling: one bit and one seed per run (Opacus' sampler draws the batches)."""
+    member = np.asarray(member, dtype=bool).reshape(-1, 1)
+    m = member.shape[0]
+    keys = rng.integers(0, 2**63 - 1, size=m)
+    seeds = np.array([np.random.Generator(np.random.PCG64(np.random.SeedSequence(k))).integers(
+        0, 2**63 - 1) for k in keys.tolist()], dtype=np.int64)
+    return Runs(batches=np.zeros((m, 0, 0), np.int64), slots=np.zeros((m, 1), np.int64),
+                noise=np.zeros((m, 0, 0)), member=member, tau=np.ones((m, 1), np.int64),
+                present=np.ones((m, 1), bool), seeds=seeds)
+
+
+def _poisson_rate(n: int, N: int) -> tuple[int, float, int]:
+    """Pool size ``N' <= N`` for which ``N'`` and ``N' + 1`` records get the same Opacus sample
+    rate and expected batch size; returns ``(N', q, expected batch)``."""
+    while math.ceil(N / n) != math.ceil((N + 1) / n) or int(N / math.ceil(N / n)) != int(
+            (N + 1) / math.ceil((N + 1) / n)):
+        N -= 1
+    q = 1.0 / math.ceil(N / n)
+    return N, q, int(N * q)
+
+
+class OpacusMechanism(WhiteBoxMechanism):
+    r"""The white-box game of :mod:`semi_core.sgd.dirac` trained by Opacus' real optimizer.
+
+    ``release`` trains the chunk's runs one after another through ``PrivacyEngine.make_private``
+    (``GradSampleModule`` per-sample gradients, ``DPOptimizer`` clipping, noise and scaling; with
+    ``sampler="poisson"`` its ``DPDataLoader``), on the Crafter's draws (:func:`~semi_core.sgd.
+    dirac.draw_runs`: the same batches and slots as the batched trainer given the same ``rng``;
+    Opacus' noise from a ``torch.Generator`` seeded per run). Releases, log-LRs and scorers are
+    those of :class:`~semi_core.sgd.dirac.WhiteBoxMechanism`.
+
+    ``sampler="poisson"`` (add/remove): one canary per run, present in the dataset under
+    :math:`H_1`; ``tau`` is not used; the Dirac per-step log-LR is the exact mixture term
+    :math:`\log(1-q+q\,e^{(2s_t-1)/(2\sigma_{DP}^2)})` with :math:`s_t` standardised by the
+    expected batch size, and the ground truth is the ``dp_accounting`` PLD
+    (:func:`poisson_pld_epsilon`).
+
+    Opacus' warnings of the runs trained in this process are collected in ``warnings_seen``
+    (runs on Dask workers report none; the runner's pilot run is always local).
+    """
+
+    def __init__(self, ctx: _OpacusContext, *, bug: Bug | None = None,
+                 timings: dict | None = None):
+        if not isinstance(ctx, _OpacusContext):
+            raise TypeError(f"ctx must come from prepare_opacus_setup, got {type(ctx).__name__}")
+        super().__init__(ctx.setup, bug=bug, timings=timings)
+        self.ctx = ctx
+        self.sampler = ctx.sampler
+        self.warnings_seen: set[str] = set()
+        if self.sampler == "poisson":
+            self.k = 1
+            self.sample_rate = float(ctx.setup.info["sample_rate"])
+            self.expected_batch_size = int(ctx.setup.info["expected_batch_size"])
+
+    def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
+        """Releases ``(R, T, d + 1)`` (:class:`~semi_core.sgd.dirac.WhiteBoxMechanism`)."""
+        if self.sampler == "fixed":
+            return super().release(member, tau, rng)
+        member = np.asarray(member, dtype=bool).reshape(-1)
+        return self.pack_releases(self.train_runs(_draw_poisson(member, rng)), member.size)
+
+    def train_runs(self, runs: Runs) -> torch.Tensor:
+        """Train ``runs`` through Opacus: :math:`(\\theta_0..\\theta_T)` ``(m, T+1, d)``."""
+        caught: list[str] = []
+        with _TRAIN_LOCK, warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            traj = _opacus_train(self.ctx, runs, self.bug, caught,
+                                 {} if self.timings is None else self.timings)
+        caught.extend(f"{x.category.__name__}: {x.message}" for x in w)
+        self.warnings_seen.update(caught)
+        return traj
+
+    def standardised(self, traj: torch.Tensor, idx: np.ndarray) -> np.ndarray:
+        """:math:`s_t`; under Poisson sampling standardised by the expected batch size."""
+        s = super().standardised(traj, idx)
+        if self.sampler == "poisson":
+            s = s * (self.expected_batch_size / self.setup.cfg.batch_size)
+        return s
+
+    def log_lr_steps(self, releases) -> np.ndarray:
+        """Per-step log-LRs ``(R, T)``; Poisson Dirac: the mixture terms (class docstring)."""
+        if self.sampler == "fixed" or self.setup.kind != "dirac":
+            return super().log_lr_steps(releases)
+        traj, idx = self.trajectories(releases)
+        s = self.standardised(traj, idx)
+        z = (2 * s - 1) / (2 * self.setup.cfg.sigma_dp ** 2)
+        q = self.sample_rate
+        return np.logaddexp(np.log1p(-q), np.log(q) + z)
+
+    def epsilon(self, delta: float, tau: int = 1) -> float:
+        """Exact :math:`\\varepsilon(\\delta)`: :math:`\\mu`-GDP (fixed batches, replace-one) or
+        the PLD of ``T`` Poisson-subsampled Gaussian steps (add/remove, correct runs only)."""
+        if self.sampler == "fixed":
+            return super().epsilon(delta, tau)
+        if self.bug is not None:
+            raise GroundTruthUnknown("no closed form for a buggy Poisson-subsampled run")
+        cfg = self.setup.cfg
+        return poisson_pld_epsilon(cfg.sigma_dp, self.sample_rate, cfg.steps, delta)
+
+    def params(self) -> dict:
+        """Configuration (JSON metadata)."""
+        out = {**super().params(), "mechanism": "opacus-dp-sgd", "engine": "opacus",
+               "sampler": self.sampler, "canaries_per_run": self.k}
+        if self.sampler == "poisson":
+            out.update(sample_rate=self.sample_rate,
+                       expected_batch_size=self.expected_batch_size)
+        return out
+
+
+@dataclass(frozen=True)
+class PoissonDiracScorer:
+    """Dirac canary under Poisson sampling: the exact mixture log-LR over all steps
+    (``dirac_mixture``) and the sum of standardised updates (``dirac_sum``)."""
+
+    mech: OpacusMechanism
+    names = ("dirac_mixture", "dirac_sum")
+    tau_free = True
+
+    def __call__(self, releases, tau, rng=None) -> dict[str, np.ndarray]:
+        traj, idx = self.mech.trajectories(releases)
+        return {"dirac_mixture": self.mech.log_lr_steps(releases).sum(1),
+                "dirac_sum": self.mech.standardised(traj, idx).sum(1)}
 
 
 # ----------------------------------------------------------------------------- report
@@ -571,13 +715,189 @@ def _refute(game: GameResult, claimed: float, *, delta, failure_prob, seed,
     return out
 
 
-def audit_opacus(model_fn, train_dataset, *, noise_multiplier: float, max_grad_norm: float,
-                 batch_size: int, steps: int, canary: str = "dirac", tau: int | None = 5,
-                 rounds: int = 1000, delta: float = 1e-5, lr: float = 0.5,
-                 sampler: str = "fixed", bug: str | None = None, canaries_per_run: int = 1,
-                 dirac_scale: float = 4.0, failure_prob: float = 0.05, seed=0,
-                 engine: str = "opacus", semi: bool | str = True,
-                 n_reference: int = 128) -> OpacusAuditReport:
+@dataclass(frozen=True)
+class OpacusAuditConfig:
+    """What :func:`audit_opacus` audits and how: validated as a whole on construction, before
+    any model is built or trained (every field is a keyword of :func:`audit_opacus`).
+
+    Attributes
+    ----------
+    noise_multiplier, max_grad_norm : float > 0
+        :math:`\\sigma_{DP}` and :math:`C` (finite).
+    batch_size, steps : int
+        ``n >= 2`` and ``T >= 1``.
+    canary : {"dirac", "gradient-mahalanobis", "input"}
+    tau : int in 1..T or None
+        Insertion step (``sampler="fixed"``; ignored for ``"poisson"``).
+    rounds : int >= 2
+        Runs; each carries ``canaries_per_run`` games.
+    delta : float in (0, 1)
+        Where Opacus' accountants and the exact :math:`\\varepsilon` can be computed (checked
+        by :func:`audit_opacus` before training).
+    lr : float > 0
+        SGD learning rate (finite).
+    sampler : {"fixed", "poisson"}
+    bug : str or None
+        A bug of :data:`semi_core.sgd.bugs.BUGS`.
+    canaries_per_run : int in 1..batch_size
+        Dirac canaries per run (``> 1`` needs ``canary="dirac"``).
+    dirac_scale : float >= 1
+        The Dirac canary's gradient norm in units of ``C``.
+    failure_prob : float in (0, 0.5]
+    engine : {"opacus", "batched"}
+    semi : bool or "tau"
+    n_reference : int >= 2
+        Reference records for the gradient statistics.
+    runs_per_chunk : int >= 1
+        Runs per chunk of the game runner (the unit of work and of seeding).
+    """
+
+    noise_multiplier: float
+    max_grad_norm: float
+    batch_size: int
+    steps: int
+    canary: str = "dirac"
+    tau: int | None = 5
+    rounds: int = 1000
+    delta: float = 1e-5
+    lr: float = 0.5
+    sampler: str = "fixed"
+    bug: str | None = None
+    canaries_per_run: int = 1
+    dirac_scale: float = 4.0
+    failure_prob: float = 0.05
+    engine: str = "opacus"
+    semi: bool | str = True
+    n_reference: int = 128
+    runs_per_chunk: int = 64
+
+    def __post_init__(self):
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        put("noise_multiplier", check_positive(self.noise_multiplier, "noise_multiplier"))
+        put("max_grad_norm", check_positive(self.max_grad_norm, "max_grad_norm"))
+        put("lr", check_positive(self.lr, "lr"))
+        put("batch_size", check_int(self.batch_size, "batch_size", minimum=2))
+        put("steps", check_int(self.steps, "steps", minimum=1))
+        put("rounds", check_int(self.rounds, "rounds", minimum=2))
+        delta = check_delta(self.delta)
+        if delta == 0:
+            raise ValueError("delta must be in (0, 1) for the accountants, got 0")
+        put("delta", delta)
+        put("failure_prob", check_failure_prob(self.failure_prob))
+        if self.canary not in CANARIES:
+            raise ValueError(f"canary must be one of {CANARIES}, got {self.canary!r}")
+        if self.sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {SAMPLERS}, got {self.sampler!r}")
+        if self.engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}, got {self.engine!r}")
+        if self.semi is not True and self.semi is not False and self.semi != "tau":
+            raise ValueError(f"semi must be True, False or 'tau', got {self.semi!r}")
+        the_bug = get_bug(self.bug)
+        put("bug", None if the_bug is None else the_bug.name)
+        put("canaries_per_run", check_int(self.canaries_per_run, "canaries_per_run",
+                                          minimum=1, maximum=self.batch_size))
+        if self.canaries_per_run > 1 and self.canary != "dirac":
+            raise ValueError("canaries_per_run > 1 needs canary='dirac'")
+        scale = check_positive(self.dirac_scale, "dirac_scale")
+        if scale < 1:
+            raise ValueError(f"dirac_scale must be >= 1 (the canary's gradient norm is "
+                             f"dirac_scale * C and must reach the clip norm), got {scale}")
+        put("dirac_scale", scale)
+        put("n_reference", check_int(self.n_reference, "n_reference", minimum=2))
+        put("runs_per_chunk", check_int(self.runs_per_chunk, "runs_per_chunk", minimum=1))
+        if self.sampler == "fixed":
+            if self.tau is None:
+                raise ValueError(f"tau must be an integer in 1..{self.steps} for "
+                                 "sampler='fixed'")
+            put("tau", check_int(self.tau, "tau", minimum=1, maximum=self.steps))
+        else:
+            if self.engine == "batched":
+                raise ValueError("engine='batched' replays fixed batches: use sampler='fixed'")
+            if the_bug is not None and the_bug.misreports_accounting:
+                raise ValueError("bug 'sampling_rate_misreport' misreports fixed batches as "
+                                 "Poisson: use sampler='fixed'")
+            if self.canary not in ("dirac", "input"):
+                raise ValueError("sampler='poisson' supports canary='dirac' or 'input'")
+            put("tau", 1)  # not used: Opacus' Poisson sampler decides when the canary is seen
+        # the trajectory must stay finite: |update| <= lr (C + noise) per step
+        growth = self.lr * self.max_grad_norm * (1.0 + 10.0 * self.noise_multiplier) * (
+            self.steps * self.dirac_scale)
+        if not growth < _MAX_GROWTH:
+            raise ValueError(f"lr * max_grad_norm * noise_multiplier * steps = {growth:.3g} "
+                             f"would overflow the parameters (limit {_MAX_GROWTH:.0e}): lower "
+                             "lr, max_grad_norm or noise_multiplier")
+
+    @property
+    def games(self) -> int:
+        """Canary games: ``rounds`` runs times the canaries per run (one under Poisson)."""
+        return self.rounds * (self.canaries_per_run if self.sampler == "fixed" else 1)
+
+    def to_dict(self) -> dict:
+        """The fields as a plain dict."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+#: Largest ``lr * C * (1 + 10 sigma) * T * scale`` accepted: parameters stay far from overflow.
+_MAX_GROWTH = 1e100
+#: Seconds per trained step assumed by the up-front work estimate (an optimistic floor, so
+#: only work that cannot finish is refused): Opacus' hooks path and the batched trainer.
+_SECONDS_PER_STEP = {"opacus": 1e-4, "batched": 1e-6}
+
+
+def _config(config, options) -> OpacusAuditConfig:
+    if config is None:
+        return OpacusAuditConfig(**options)
+    if not isinstance(config, OpacusAuditConfig):
+        raise TypeError(f"config must be an OpacusAuditConfig, got {type(config).__name__}")
+    return replace(config, **options) if options else config
+
+
+def _claims(cfg: OpacusAuditConfig, mech: WhiteBoxMechanism, n_dataset: int) -> dict:
+    """Every closed-form number of the report, computed before any training (a delta that an
+    accountant cannot handle is an error naming delta, not a failure after the games)."""
+    the_bug = get_bug(cfg.bug)
+    delta, steps = cfg.delta, cfg.steps
+    q_user = min(1.0, cfg.batch_size / n_dataset)
+    caught: list[str] = []
+    try:
+        eps_acc = opacus_accountant_epsilon(cfg.noise_multiplier, q_user, steps, delta,
+                                            warnings_out=caught)
+        if cfg.sampler == "fixed":
+            eps_true = mech.epsilon(delta, cfg.tau)
+            if the_bug is not None and the_bug.misreports_accounting:
+                claimed = eps_acc["prv"]
+                source = (f"Opacus PRV accountant told the batches were Poisson-sampled at "
+                          f"q = n/N = {q_user:.4g} (bug)")
+            else:
+                claimed = gdp_epsilon(2.0 / cfg.noise_multiplier, delta)
+                source = "exact epsilon of a correct run (mu = 2/sigma_DP GDP, replace-one)"
+            relation = ("replace-one: the canary replaces one slot of batch tau; fixed disjoint "
+                        "batches, each record used in exactly one step (no sub-sampling)")
+        else:
+            q = mech.sample_rate
+            eps_true = None if the_bug is not None else mech.epsilon(delta)
+            claimed = opacus_accountant_epsilon(cfg.noise_multiplier, q, steps, delta)["prv"]
+            source = "Opacus PRV accountant (add/remove, Poisson rate q, T steps)"
+            relation = ("add/remove: the canary is in the dataset (H1) or not (H0); Opacus' "
+                        "DPDataLoader samples every record with probability q at every step")
+    except (RuntimeError, ValueError, OverflowError, FloatingPointError) as exc:
+        raise ValueError(f"delta = {delta!r} (with noise_multiplier = {cfg.noise_multiplier!r}, "
+                         f"{steps} steps): the accountants cannot compute epsilon ({exc}); use "
+                         "a delta well inside (0, 1), e.g. 1e-5") from None
+    for name, v in (("epsilon_accountant", eps_acc["rdp"]), ("epsilon_accountant", eps_acc["prv"]),
+                    ("epsilon_claimed", claimed)):
+        if not (isinstance(v, float) and v >= 0 and not math.isnan(v)):
+            raise ValueError(f"delta = {delta!r}: {name} is {v!r}, not a number >= 0; use a "
+                             "delta well inside (0, 1), e.g. 1e-5")
+    return {"q_user": q_user, "epsilon_accountant": eps_acc, "epsilon_true": eps_true,
+            "claimed": float(claimed), "claim_source": source, "relation": relation,
+            "warnings": caught}
+
+
+def audit_opacus(model_fn, train_dataset, config: OpacusAuditConfig | None = None, *, seed=0,
+                 executor=None, progress=False, **options) -> OpacusAuditReport:
     """Audit Opacus DP-SGD on ``model_fn``/``train_dataset`` (module docstring).
 
     Parameters
@@ -588,187 +908,128 @@ def audit_opacus(model_fn, train_dataset, *, noise_multiplier: float, max_grad_n
     train_dataset : (X, y) or map-style dataset of (x, y)
         Split into a private pool (batches), reference records (gradient statistics) and, for
         ``canary="gradient-mahalanobis"``, canary candidates.
-    noise_multiplier, max_grad_norm : float > 0
-        :math:`\\sigma_{DP}` and :math:`C`.
-    batch_size, steps : int
-        ``n`` (``<= len(train_dataset)``) and ``T``.
-    canary : {"dirac", "gradient-mahalanobis", "input"}
-        White-box Dirac gradient canary; the candidate with the largest clipped-gradient
-        Mahalanobis distance (seed §5.2); a crafted input on the least-varying feature.
-    tau : int in 1..T
-        Insertion step (``sampler="fixed"``; ignored for ``"poisson"``).
-    rounds : int >= 2
-        Runs (games), bits i.i.d. Bernoulli(1/2); ``canaries_per_run`` Dirac games per run.
-    delta, failure_prob : float
-    lr : float > 0
-        SGD learning rate.
-    sampler : {"fixed", "poisson"}
-    bug : str or None
-        A bug of :data:`semi_core.sgd.bugs.BUGS` installed in Opacus' optimizer.
-    engine : {"opacus", "batched"}
-        ``"batched"`` replays the same games on semi_core's batched trainer (the reference
-        path; ``sampler="fixed"`` only).
-    semi : bool or "tau"
-        Also compute SeMI-SGD and SeMI-max (slower); ``"tau"``: SeMI-SGD at ``tau`` only.
+    config : OpacusAuditConfig, optional
+        The configuration; or give its fields as keywords (``noise_multiplier=...,
+        max_grad_norm=..., batch_size=..., steps=..., canary=..., tau=..., rounds=...,
+        delta=..., lr=..., sampler=..., bug=..., canaries_per_run=..., dirac_scale=...,
+        failure_prob=..., engine=..., semi=..., n_reference=..., runs_per_chunk=...``), which
+        also override the fields of a given ``config``:
+
+        - ``noise_multiplier``, ``max_grad_norm``: :math:`\\sigma_{DP}` and :math:`C`;
+        - ``batch_size``, ``steps``: ``n`` (``<= len(train_dataset)``) and ``T``;
+        - ``canary``: ``"dirac"`` (white-box Dirac gradient canary), ``"gradient-mahalanobis"``
+          (the candidate with the largest clipped-gradient Mahalanobis distance, seed §5.2) or
+          ``"input"`` (a crafted input on the least-varying feature);
+        - ``tau``: insertion step (``sampler="fixed"``);
+        - ``rounds``: runs, bits i.i.d. Bernoulli(1/2); ``canaries_per_run`` Dirac games per run;
+        - ``sampler``: ``"fixed"`` or ``"poisson"``; ``bug``: a bug of the zoo installed in
+          Opacus' optimizer;
+        - ``engine``: ``"opacus"`` or ``"batched"`` (the same games on semi_core's batched
+          trainer, the reference path; ``sampler="fixed"`` only);
+        - ``semi``: also SeMI-SGD and SeMI-max (slower); ``"tau"``: SeMI-SGD at ``tau`` only.
+    seed : int or SeedSequence
+        Root seed (setup split and the games).
+    executor : Executor, int or None
+        Where the runner plays the chunks of runs (:class:`~semi_core.game.backends.Executor`);
+        the result does not depend on it.
+    progress : bool
+        Progress of the game on stderr.
 
     Returns
     -------
     OpacusAuditReport
+
+    Notes
+    -----
+    Every argument is validated before any model is trained: the configuration on
+    construction, the dataset and model by :func:`prepare_opacus_setup`, every closed-form
+    :math:`\\varepsilon` (accountants, ground truth, claim) and the work estimate before the
+    game starts.
     """
     t_start = time.perf_counter()
-    if not (isinstance(noise_multiplier, int | float) and math.isfinite(noise_multiplier)
-            and noise_multiplier > 0):
-        raise ValueError(f"noise_multiplier must be a finite number > 0, got {noise_multiplier!r}")
-    max_grad_norm = check_positive(max_grad_norm, "max_grad_norm")
-    batch_size = check_int(batch_size, "batch_size", minimum=2)
-    steps = check_int(steps, "steps", minimum=1)
-    rounds = check_int(rounds, "rounds", minimum=2)
-    delta = check_delta(delta)
-    if delta == 0:
-        raise ValueError("delta must be in (0, 1) for the accountants, got 0")
-    failure_prob = check_failure_prob(failure_prob)
-    if sampler not in SAMPLERS:
-        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
-    if engine not in ("opacus", "batched"):
-        raise ValueError(f"engine must be 'opacus' or 'batched', got {engine!r}")
-    if sampler == "fixed":
-        if tau is None:
-            raise ValueError(f"tau must be an integer in 1..{steps} for sampler='fixed'")
-        tau = check_int(tau, "tau", minimum=1, maximum=steps)
-    else:
-        if engine == "batched":
-            raise ValueError("engine='batched' replays fixed batches: use sampler='fixed'")
-        tau = 1  # not used: Opacus' Poisson sampler decides when the canary is seen
-    the_bug = get_bug(bug)
-    if the_bug is not None and the_bug.misreports_accounting and sampler != "fixed":
-        raise ValueError("bug 'sampling_rate_misreport' misreports fixed batches as Poisson: "
-                         "use sampler='fixed'")
-    if sampler == "poisson" and canary != "dirac" and canary != "input":
-        raise ValueError("sampler='poisson' supports canary='dirac' or 'input'")
+    cfg = _config(config, options)
+    ex = Executor.coerce(executor)
     _opacus()
-    cfg = DPSGDConfig(batch_size=batch_size, steps=steps, lr=check_positive(lr, "lr"),
-                      clip=max_grad_norm, sigma_dp=float(noise_multiplier))
     root = as_seed_sequence(seed)
+    the_bug = get_bug(cfg.bug)
+    dcfg = DPSGDConfig(batch_size=cfg.batch_size, steps=cfg.steps, lr=cfg.lr,
+                       clip=cfg.max_grad_norm, sigma_dp=cfg.noise_multiplier)
     ss_setup, ss_plan = root.spawn(2)
-    ctx = prepare_opacus_setup(model_fn, train_dataset, cfg=cfg, canary=canary, sampler=sampler,
-                               canaries_per_run=canaries_per_run, dirac_scale=dirac_scale,
-                               n_reference=n_reference, seed=ss_setup)
+    ctx = prepare_opacus_setup(model_fn, train_dataset, cfg=dcfg, canary=cfg.canary,
+                               sampler=cfg.sampler, canaries_per_run=cfg.canaries_per_run,
+                               dirac_scale=cfg.dirac_scale, n_reference=cfg.n_reference,
+                               seed=ss_setup)
     setup = ctx.setup
-    plan = plan_runs(setup, rounds=rounds, tau=tau, seed=ss_plan) if sampler == "fixed" else \
-        _poisson_plan(setup, rounds, ss_plan)
-    caught: list[str] = []
+    if cfg.engine == "opacus":
+        mech: WhiteBoxMechanism = OpacusMechanism(ctx, bug=the_bug)
+    else:
+        mech = WhiteBoxMechanism(setup, bug=the_bug)
+    claims = _claims(cfg, mech, ctx.n_dataset)
+    stats = 4 + len(BASELINES)
+    check_work(f"audit_opacus: {cfg.rounds} runs x {cfg.steps} steps ({cfg.engine})",
+               nbytes=8.0 * cfg.games * (stats + 2),
+               seconds=cfg.rounds * cfg.steps * _SECONDS_PER_STEP[cfg.engine] / max(
+                   1, ex.parallelism),
+               hint="fewer rounds or steps, or more workers (--workers/--scheduler)")
+    if cfg.sampler == "fixed":
+        scorers = (WhiteBoxScorer(mech, cfg.semi),)
+    elif setup.kind == "dirac":
+        scorers = (PoissonDiracScorer(mech),)
+    else:
+        scorers = (WhiteBoxScorer(mech, False),)
     t0 = time.perf_counter()
-    if engine == "opacus":
-        traj = train_opacus(ctx, plan, bug=the_bug, warnings_out=caught)
-    else:
-        from semi_core.sgd.dirac import train_white_box
-
-        with torch.no_grad():
-            traj = train_white_box(setup, plan, bug=the_bug)
+    game = play_white_box(mech, rounds=cfg.rounds, tau=cfg.tau, seed=ss_plan, scorers=scorers,
+                          runs_per_chunk=cfg.runs_per_chunk, executor=ex, progress=progress)
     t1 = time.perf_counter()
-    N = ctx.n_dataset
-    q_user = min(1.0, batch_size / N)
-    if sampler == "fixed":
-        scores = white_box_scores(setup, traj, plan, semi=semi)
-        member = plan.member.reshape(-1)
-        mu = 2.0 / cfg.sigma_dp
-        fac = 1.0 if the_bug is None else the_bug.mu_factor(clip=cfg.clip, n=batch_size,
-                                                             steps=steps)
-        from semi_core.audit.ground_truth import gdp_epsilon
-
-        eps_correct = gdp_epsilon(mu, delta)
-        eps_true = math.inf if math.isinf(fac) else gdp_epsilon(mu * fac, delta)
-        relation = ("replace-one: the canary replaces one slot of batch tau; fixed disjoint "
-                    "batches, each record used in exactly one step (no sub-sampling)")
-        if the_bug is not None and the_bug.misreports_accounting:
-            claimed = opacus_accountant_epsilon(cfg.sigma_dp, q_user, steps, delta)["prv"]
-            claim_source = (f"Opacus PRV accountant told the batches were Poisson-sampled at "
-                            f"q = n/N = {q_user:.4g} (bug)")
-        else:
-            claimed = eps_correct
-            claim_source = "exact epsilon of a correct run (mu = 2/sigma_DP GDP, replace-one)"
-    else:
-        q = plan.info["sample_rate"]
-        scores = _poisson_scores(setup, traj, q, plan.info["expected_batch_size"]) \
-            if setup.kind == "dirac" else white_box_scores(setup, traj, plan, semi=False)
-        member = plan.member[:, 0]
-        eps_true = poisson_pld_epsilon(cfg.sigma_dp, q, steps, delta)
-        if the_bug is not None and not the_bug.misreports_accounting:
-            eps_true = None  # no closed form for the buggy sub-sampled run
-        claimed = opacus_accountant_epsilon(cfg.sigma_dp, q, steps, delta)["prv"]
-        claim_source = "Opacus PRV accountant (add/remove, Poisson rate q, T steps)"
-        relation = ("add/remove: the canary is in the dataset (H1) or not (H0); Opacus' "
-                    "DPDataLoader samples every record with probability q at every step")
+    member = game.member
     n1 = int(member.sum())
     if min(n1, member.size - n1) < 2:
-        raise ValueError(f"rounds = {rounds} gave {n1} member and {member.size - n1} non-member "
-                         "games; every bound needs >= 2 of each: increase rounds")
-    game = GameResult(member=member, tau=np.full(member.shape, tau), stats=scores,
-                      seed=int(root.entropy) if isinstance(root.entropy, int) else None,
-                      metadata={"engine": engine, "sampler": sampler, "canary": canary,
-                                "bug": bug})
-    bounds, eps_lb = _certify(game, delta=delta, failure_prob=failure_prob, seed=ss_plan)
-    valid = sampler == "fixed" and setup.kind == "dirac" and bool(
+        raise ValueError(f"rounds = {cfg.rounds} gave {n1} member and {member.size - n1} "
+                         "non-member games; every bound needs >= 2 of each: increase rounds")
+    game.seed = int(root.entropy) if isinstance(root.entropy, int) else None
+    game.metadata.update(engine=cfg.engine, sampler=cfg.sampler, canary=cfg.canary, bug=cfg.bug)
+    bounds, eps_lb = _certify(game, delta=cfg.delta, failure_prob=cfg.failure_prob, seed=ss_plan)
+    valid = cfg.sampler == "fixed" and setup.kind == "dirac" and bool(
         setup.info.get("dirac_isolated", False))
     why = ("" if valid else "the Gaussian-score route needs a Dirac canary on an isolated "
            "coordinate and fixed batches (exactly Gaussian scores)")
-    refutation = _refute(game, claimed, delta=delta, failure_prob=failure_prob, seed=ss_plan,
-                         gaussian_valid=valid, reason=why)
+    refutation = _refute(game, claims["claimed"], delta=cfg.delta, failure_prob=cfg.failure_prob,
+                         seed=ss_plan, gaussian_valid=valid, reason=why)
     t2 = time.perf_counter()
-    eps_acc = opacus_accountant_epsilon(cfg.sigma_dp, q_user, steps, delta, warnings_out=caught)
-    msgs = sorted(set(caught))
+    msgs = sorted(set(claims["warnings"]) | getattr(mech, "warnings_seen", set()))
     notes = []
     if any("Secure RNG" in m for m in msgs):
         notes.append("Opacus: secure RNG is off (secure_mode=False) -- needed for seeded, "
                      "reproducible noise; a production run should use secure_mode=True")
-    if sampler == "fixed" and engine == "opacus":
+    if cfg.sampler == "fixed" and cfg.engine == "opacus":
         notes.append("Opacus ran with poisson_sampling=False on the Crafter's fixed batches: "
                      "its accountant's Poisson assumption does not hold for this run")
     if setup.kind == "dirac" and not setup.info.get("dirac_isolated", False):
         notes.append("the Dirac coordinates are not isolated (natural gradients reach them): "
-                     "the Dirac score is not exactly Gaussian and the audit is less tight")
+                     "the Dirac score is not exactly Gaussian, the games of one run are not "
+                     "independent and the audit is less tight")
+    q_user = claims["q_user"]
     return OpacusAuditReport(
         epsilon_lower_bound=eps_lb,
-        epsilon_accountant=eps_acc,
-        epsilon_true=eps_true, epsilon_claimed=float(claimed),
+        epsilon_accountant=claims["epsilon_accountant"],
+        epsilon_true=claims["epsilon_true"], epsilon_claimed=claims["claimed"],
         claim_refuted=refutation["nonparametric"]["refuted"],
         claim_refuted_gdp=refutation["gdp"]["refuted"], refutation=refutation,
-        neighbouring_relation=relation,
+        neighbouring_relation=claims["relation"],
         accountant_relation=("epsilon_accountant: Opacus RDP/PRV, add/remove, Poisson rate "
-                             f"q = batch_size/N = {q_user:.4g}, {steps} steps; claim under "
-                             f"test: {claim_source}"),
+                             f"q = batch_size/N = {q_user:.4g}, {cfg.steps} steps; claim under "
+                             f"test: {claims['claim_source']}"),
         warnings=notes + msgs,
-        config={"noise_multiplier": cfg.sigma_dp, "max_grad_norm": cfg.clip,
-                "batch_size": batch_size, "steps": steps, "lr": cfg.lr, "tau": tau,
-                "rounds": rounds, "games": int(member.size), "delta": delta,
-                "failure_prob": failure_prob, "canary": canary, "sampler": sampler,
-                "bug": bug, "engine": engine, "canaries_per_run": setup.k},
+        config={"noise_multiplier": cfg.noise_multiplier, "max_grad_norm": cfg.max_grad_norm,
+                "batch_size": cfg.batch_size, "steps": cfg.steps, "lr": cfg.lr, "tau": cfg.tau,
+                "rounds": cfg.rounds, "games": int(member.size), "delta": cfg.delta,
+                "failure_prob": cfg.failure_prob, "canary": cfg.canary, "sampler": cfg.sampler,
+                "bug": cfg.bug, "engine": cfg.engine, "canaries_per_run": mech.k,
+                "runs_per_chunk": cfg.runs_per_chunk, "executor": ex.name},
         setup=setup.info,
-        timing={"train_seconds": t1 - t0, "score_seconds": t2 - t1,
+        timing={"game_seconds": t1 - t0, "certify_seconds": t2 - t1,
                 "total_seconds": time.perf_counter() - t_start},
         bounds=bounds, game=game)
-
-
-def _poisson_plan(setup: WhiteBoxSetup, rounds: int, seed) -> RunPlan:
-    """Poisson sampling: one bit and one seed per run (Opacus' sampler draws the batches).
-
-    The pool is trimmed so that both worlds (``N`` and ``N + 1`` records) get the same
-    sample rate and expected batch size from Opacus."""
-    n = setup.cfg.batch_size
-    N = setup.pool_x.shape[0]
-    while math.ceil(N / n) != math.ceil((N + 1) / n) or int(N / math.ceil(N / n)) != int(
-            (N + 1) / math.ceil((N + 1) / n)):
-        N -= 1
-    setup.pool_x, setup.pool_y = setup.pool_x[:N], setup.pool_y[:N]
-    steps_per_epoch = math.ceil(N / n)
-    q = 1.0 / steps_per_epoch
-    ss_bits, ss_runs = as_seed_sequence(seed).spawn(2)
-    bits = np.random.Generator(np.random.PCG64(ss_bits)).integers(0, 2, (rounds, 1)).astype(bool)
-    seeds = np.array([int(s.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
-                      for s in ss_runs.spawn(rounds)], dtype=np.int64)
-    return RunPlan(draws=[None] * rounds, slots=np.zeros((rounds, 1), np.int64), member=bits,
-                   tau=1, seeds=seeds,
-                   info={"sample_rate": q, "expected_batch_size": int(N * q), "pool": N})
 
 
 def digits_example(*, seed=0, model: str = "logreg", pretrain_epochs: int = 60):
@@ -800,37 +1061,42 @@ def digits_example(*, seed=0, model: str = "logreg", pretrain_epochs: int = 60):
 
 def time_engines(model_fn, train_dataset, *, noise_multiplier: float, rounds: int = 1000,
                  max_grad_norm: float = 1.0, batch_size: int = 64, steps: int = 10,
-                 tau: int = 5, delta: float = 1e-5, seed=0, opacus_rounds: int | None = None
-                 ) -> dict:
-    """Seconds to train ``rounds`` Dirac games at one ``tau`` through Opacus (one
-    ``make_private`` per run) and through the batched trainer, on the same plan.
+                 tau: int = 5, delta: float = 1e-5, seed=0, opacus_rounds: int | None = None,
+                 runs_per_chunk: int = 128) -> dict:
+    """Seconds to train ``rounds`` Dirac games at one ``tau`` through Opacus
+    (:class:`OpacusMechanism`, one ``make_private`` per run) and through the batched trainer
+    (:class:`~semi_core.sgd.dirac.WhiteBoxMechanism`), on the same Crafter draws, in chunks of
+    ``runs_per_chunk`` runs as the runner plays them.
 
-    ``opacus_rounds`` (default ``rounds``) times Opacus on a prefix of the plan and scales the
+    ``opacus_rounds`` (default ``rounds``) times Opacus on a prefix of the runs and scales the
     time linearly to ``rounds`` (runs are independent and equally costly); the payload says so.
     Returns seconds, the ratio and where the time goes in each path.
     """
     del delta
-    from semi_core.sgd.dirac import train_white_box
-
+    rounds = check_int(rounds, "rounds", minimum=1)
+    runs_per_chunk = check_int(runs_per_chunk, "runs_per_chunk", minimum=1)
     cfg = DPSGDConfig(batch_size=batch_size, steps=steps, lr=0.5, clip=max_grad_norm,
                       sigma_dp=float(noise_multiplier))
     ss_setup, ss_plan = as_seed_sequence(seed).spawn(2)
     ctx = prepare_opacus_setup(model_fn, train_dataset, cfg=cfg, canary="dirac", seed=ss_setup)
+    rng = np.random.Generator(np.random.PCG64(ss_plan))
+    member = rng.random(rounds) < 0.5
     t0 = time.perf_counter()
-    plan = plan_runs(ctx.setup, rounds=rounds, tau=tau, seed=ss_plan)
+    runs = draw_runs(ctx.setup, member, tau, rng)
     t_plan = time.perf_counter() - t0
     k = rounds if opacus_rounds is None else min(rounds, check_int(opacus_rounds,
                                                                     "opacus_rounds", minimum=1))
-    sub = RunPlan(draws=plan.draws[:k], slots=plan.slots[:k], member=plan.member[:k],
-                  tau=plan.tau, seeds=plan.seeds[:k])
     split_o: dict = {}
-    t0 = time.perf_counter()
-    train_opacus(ctx, sub, timings=split_o)
-    t_o = (time.perf_counter() - t0) * rounds / k
     split_b: dict = {}
+    mech_o = OpacusMechanism(ctx, timings=split_o)
+    mech_b = WhiteBoxMechanism(ctx.setup, timings=split_b)
     t0 = time.perf_counter()
-    with torch.no_grad():
-        train_white_box(ctx.setup, plan, timings=split_b)
+    for lo in range(0, k, runs_per_chunk):
+        mech_o.train_runs(runs.take(slice(lo, min(k, lo + runs_per_chunk))))
+    t_o = (time.perf_counter() - t0) * rounds / k
+    t0 = time.perf_counter()
+    for lo in range(0, rounds, runs_per_chunk):
+        mech_b.train_runs(runs.take(slice(lo, min(rounds, lo + runs_per_chunk))))
     t_b = time.perf_counter() - t0
     return {"rounds": rounds, "opacus_rounds_timed": k, "opacus_seconds": t_o,
             "batched_seconds": t_b, "ratio": t_o / t_b, "plan_seconds": t_plan,

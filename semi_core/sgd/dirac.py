@@ -44,6 +44,36 @@ reused across steps (bug ``noise_reused`` of :mod:`semi_core.sgd.bugs`).
 :func:`~semi_core.sgd.batched.batched_dpsgd_log_lr`), SeMI-max and the loss baselines.
 Because :math:`H_0`'s record is a natural one, :math:`\mu_{\mathrm{obs}}\approx 1/\sigma_{DP}`:
 half the run's :math:`\mu`.
+
+**The game on the runner.** :class:`WhiteBoxMechanism` is the white-box game as a
+:class:`~semi_core.mechanisms.base.Mechanism`, played by :func:`semi_core.game.play.play`
+(:func:`play_white_box`): a *round* is one canary game, its bit :math:`B` the sign of a Dirac
+canary (or the presence of the input canary), its release the trajectory
+:math:`\theta_1..\theta_T` of the run that carried the canary and the canary's index in that run
+(``(T, d + 1)``: the last column). ``log_lr_steps`` is the optimal per-step Dirac log-LR at the
+round's own coordinate (SeMI* is then the ``dirac`` score; for input canaries the per-step
+SeMI-SGD log-LR), and :class:`WhiteBoxScorer` gives the named scores of the audit (``dirac``,
+``dirac_contrast``, ``semi_sgd``, ``semi_max``, the loss baselines).
+
+With ``k`` canaries per run, ``release`` packs consecutive rounds ``r = i k + c`` into run ``i``
+(canary ``c``, coordinate ``coords[c]``, its own bit and insertion time); the runner's chunk
+size is then a multiple of ``k`` so that a run never straddles two chunks. Why :func:`play` and
+not :func:`~semi_core.game.play.play_pool`: the rounds of one run are independent games -- not
+merely rounds sharing a model -- exactly when the coordinates are isolated (:math:`m_j = v_j = 0`:
+orthogonal coordinates, independent noise coordinates, no natural gradient touches them), the
+condition under which the Dirac score is exactly Gaussian and that the audit reports
+(``dirac_isolated``; a warning otherwise). Then every round's law is that of a one-canary run
+and the rounds are i.i.d., as :func:`play` requires; the certified bounds treat them so, as the
+hand-written loop this replaced did. ``k = 1`` (the default) needs no assumption. The bug
+``batch_clip`` couples the canaries of a run through the batch-mean norm; its audits use
+``k = 1`` where independence matters (the report's bug zoo does). :func:`play_sweep
+<semi_core.game.play.play_sweep>` does not apply: a Dirac :math:`H_0` round holds
+:math:`g^-` at step :math:`\tau`, so it depends on :math:`\tau`.
+
+Randomness: each ``release`` call draws one 63-bit key per run from its ``rng``; run ``i``'s
+batches, canary slots, Gaussian noise and (for engines that draw their own noise, such as
+Opacus' ``noise_generator``) its noise seed come from ``SeedSequence(key_i)``
+(:func:`draw_runs`), so two engines given the same ``rng`` state train the same batches.
 """
 
 from __future__ import annotations
@@ -54,18 +84,21 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from semi_core._rng import as_seed_sequence
-from semi_core._validation import check_int, check_positive, check_tau
+from semi_core._validation import check_int, check_positive
+from semi_core.game.play import play
+from semi_core.game.result import GameResult
+from semi_core.mechanisms.base import GroundTruthUnknown, MechanismBase
+from semi_core.stats.gdp import gdp_epsilon
 from semi_core.stats.update_combination import BASELINES
 
 from .batched import batched_dpsgd_log_lr, ghost_log_lr
 from .bugs import Bug, privatize
-from .dpsgd import DPSGDConfig, GameDraw, draw_game
+from .dpsgd import DPSGDConfig
 from .ghost import ghost_clipped_mean
 from .grads import FunctionalModel, clip_rows
 
-__all__ = ["WhiteBoxSetup", "RunPlan", "dirac_coordinates", "plan_runs", "train_white_box",
-           "white_box_scores", "dirac_log_lr", "play_white_box", "dirac_rows",
+__all__ = ["WhiteBoxSetup", "WhiteBoxMechanism", "WhiteBoxScorer", "Runs", "draw_runs",
+           "train_batched", "dirac_coordinates", "dirac_log_lr", "play_white_box", "dirac_rows",
            "CANARY_KINDS"]
 
 CANARY_KINDS = ("dirac", "input")
@@ -130,124 +163,166 @@ def dirac_coordinates(ref_grads: torch.Tensor, k: int = 1) -> tuple[np.ndarray, 
     return order.astype(np.int64), mom[order]
 
 
+
+
+# ----------------------------------------------------------------------------- the Crafter
 @dataclass
-class RunPlan:
-    """The Crafter's draws for ``R`` runs at one :math:`\\tau`: batches and noise per run
-    (:class:`~semi_core.sgd.dpsgd.GameDraw`), the canary slots ``(R, k)`` of batch
-    :math:`\\tau` and the bits ``(R, k)``; ``seeds`` are per-run 63-bit integers for engines
-    that draw their own noise (Opacus' ``noise_generator``)."""
+class Runs:
+    """The Crafter's draws for the ``m`` runs of one release call (``k`` canary places each).
 
-    draws: list[GameDraw]
+    Attributes
+    ----------
+    batches : ndarray of int, (m, T, n)
+        Disjoint batches of pool indices (each record used once per run).
+    slots : ndarray of int, (m, k)
+        Distinct batch slots of the canaries (canary ``c`` sits in slot ``slots[i, c]`` of
+        batch ``tau[i, c]``).
+    noise : ndarray, (m, T, d)
+        Standard-normal noise of the batched trainer.
+    member, tau, present : ndarray, (m, k)
+        Bit, insertion time and presence of each canary place (the last run of a call may
+        carry fewer than ``k`` canaries).
+    seeds : ndarray of int64, (m,)
+        Per-run 63-bit seeds for engines that draw their own noise.
+    """
+
+    batches: np.ndarray
     slots: np.ndarray
+    noise: np.ndarray
     member: np.ndarray
-    tau: int
+    tau: np.ndarray
+    present: np.ndarray
     seeds: np.ndarray
-    info: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.member.shape[0])
+
+    def take(self, sel) -> Runs:
+        """The runs ``sel`` (a slice or index array) of these draws."""
+        return Runs(**{f: getattr(self, f)[sel] for f in ("batches", "slots", "noise", "member",
+                                                          "tau", "present", "seeds")})
 
 
-def plan_runs(setup: WhiteBoxSetup, *, rounds: int, tau: int, seed) -> RunPlan:
-    """Draw ``rounds`` runs: every run has its canary slots at step ``tau`` (a Dirac run
-    always holds :math:`g^+` or :math:`g^-`; an input run holds :math:`z^*` only when its bit
-    is 1). Bits are i.i.d. Bernoulli(1/2), independent of everything else."""
-    rounds = check_int(rounds, "rounds", minimum=2)
-    T, n = setup.cfg.steps, setup.cfg.batch_size
-    tau = check_tau(tau, T)
-    k = setup.k
-    if k > n:
-        raise ValueError(f"canaries_per_run = {k} exceeds the batch size {n}")
-    root = as_seed_sequence(seed)
-    ss_bits, ss_runs = root.spawn(2)
-    bits = np.random.Generator(np.random.PCG64(ss_bits)).integers(0, 2, (rounds, k)).astype(bool)
-    draws, slots, seeds = [], np.empty((rounds, k), dtype=np.int64), np.empty(rounds, np.int64)
-    for r, ss in enumerate(ss_runs.spawn(rounds)):
-        dr = draw_game(ss, pool_size=setup.pool_x.shape[0], cfg=setup.cfg, d=setup.fm.d, tau=tau)
-        extra = np.random.Generator(np.random.PCG64(ss.spawn(1)[0]))
-        others = np.setdiff1d(np.arange(n), [dr.slot])
-        slots[r] = np.concatenate([[dr.slot], extra.choice(others, k - 1, replace=False)])
-        seeds[r] = int(ss.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
-        draws.append(dr)
-    return RunPlan(draws=draws, slots=slots, member=bits, tau=tau, seeds=seeds)
+def _pack(member, tau, k: int, T: int):
+    """Rounds ``r = i k + c`` -> (run ``i``, canary ``c``) arrays ``(m, k)``."""
+    member = np.asarray(member, dtype=bool).reshape(-1)
+    tau = np.broadcast_to(np.asarray(tau, dtype=np.int64), member.shape)
+    if member.size and (tau.min() < 1 or tau.max() > T):
+        raise ValueError(f"tau must be in 1..{T}, got values in {tau.min()}..{tau.max()}")
+    R = member.size
+    m = -(-R // k)
+    present = (np.arange(m * k) < R).reshape(m, k)
+    mem = np.zeros(m * k, dtype=bool)
+    mem[:R] = member
+    tt = np.ones(m * k, dtype=np.int64)
+    tt[:R] = tau
+    return mem.reshape(m, k), tt.reshape(m, k), present
 
 
-def _batches(setup: WhiteBoxSetup, plan: RunPlan, sel: slice):
-    draws = plan.draws[sel]
-    idx = torch.as_tensor(np.stack([d.batches for d in draws]))
-    xb, yb = setup.pool_x[idx].clone(), setup.pool_y[idx].clone()        # (R, T, n, ...)
-    if setup.kind == "input":
-        t = plan.tau - 1
-        for r, (mem, sl) in enumerate(zip(plan.member[sel, 0], plan.slots[sel, 0], strict=True)):
-            if mem:
-                xb[r, t, sl] = setup.canary_x
-                yb[r, t, sl] = setup.canary_y
-    return xb, yb
+def draw_runs(setup: WhiteBoxSetup, member, tau, rng: np.random.Generator) -> Runs:
+    """The Crafter's draws for ``len(member)`` rounds (module docstring: ``k`` rounds per run).
+
+    Bits and insertion times are the runner's; everything else comes from one 63-bit key per
+    run drawn from ``rng``: batches (``T`` disjoint batches of the pool), ``k`` distinct canary
+    slots, noise ``(T, d)`` and the seed of engines that draw their own noise.
+    """
+    cfg, k = setup.cfg, setup.k
+    T, n, d = cfg.steps, cfg.batch_size, setup.fm.d
+    mem, tau, present = _pack(member, tau, k, T)
+    m = mem.shape[0]
+    pool = int(setup.pool_x.shape[0])
+    if pool < T * n:
+        raise ValueError(f"private pool has {pool} records, T*n = {T * n} are needed "
+                         "(each record is used in exactly one step)")
+    keys = rng.integers(0, 2**63 - 1, size=m)
+    batches = np.empty((m, T, n), dtype=np.int64)
+    slots = np.empty((m, k), dtype=np.int64)
+    noise = np.empty((m, T, d))
+    seeds = np.empty(m, dtype=np.int64)
+    for i, key in enumerate(keys.tolist()):
+        g = np.random.Generator(np.random.PCG64(np.random.SeedSequence(key)))
+        batches[i] = g.choice(pool, size=T * n, replace=False).reshape(T, n)
+        slots[i] = g.choice(n, size=k, replace=False)
+        noise[i] = g.standard_normal((T, d))
+        seeds[i] = g.integers(0, 2**63 - 1)
+    return Runs(batches=batches, slots=slots, noise=noise, member=mem, tau=tau,
+                present=present, seeds=seeds)
 
 
 def dirac_rows(setup: WhiteBoxSetup, member: np.ndarray, dtype) -> torch.Tensor:
-    """The canaries' raw gradients :math:`\\pm M e_{j_i}`, ``(R, k, d)``."""
+    """The canaries' raw gradients :math:`\\pm M e_{j_c}`, ``(R, k, d)`` for bits ``(R, k)``."""
     R, k = member.shape
     rows = torch.zeros(R, k, setup.fm.d, dtype=dtype)
     sign = torch.as_tensor(np.where(member, 1.0, -1.0), dtype=dtype)
     M = setup.scale * setup.cfg.clip
-    rows[:, torch.arange(k), torch.as_tensor(setup.coords)] = M * sign
+    rows[:, torch.arange(k), torch.as_tensor(setup.coords[:k])] = M * sign
     return rows
 
 
-def train_white_box(setup: WhiteBoxSetup, plan: RunPlan, *, bug: Bug | None = None,
-                    chunk_size: int = 128, fast: bool = True,
-                    timings: dict | None = None) -> torch.Tensor:
-    """Train every run of ``plan`` as batched replicas; returns :math:`(\\theta_0..\\theta_T)`
-    per run, ``(R, T+1, d)``.
+def _batches(setup: WhiteBoxSetup, runs: Runs):
+    idx = torch.as_tensor(runs.batches)
+    xb, yb = setup.pool_x[idx].clone(), setup.pool_y[idx].clone()        # (m, T, n, ...)
+    if setup.kind == "input":
+        for i in np.flatnonzero(runs.member[:, 0] & runs.present[:, 0]).tolist():
+            t, sl = int(runs.tau[i, 0]) - 1, int(runs.slots[i, 0])
+            xb[i, t, sl] = setup.canary_x
+            yb[i, t, sl] = setup.canary_y
+    return xb, yb
+
+
+def train_batched(setup: WhiteBoxSetup, runs: Runs, *, bug: Bug | None = None,
+                  fast: bool = True, timings: dict | None = None) -> torch.Tensor:
+    """Train the runs of ``runs`` as batched replicas; returns :math:`(\\theta_0..\\theta_T)`
+    per run, ``(m, T+1, d)``.
 
     For stacks of linear layers (and ``fast``) every step uses the ghost clipped mean
-    (:func:`~semi_core.sgd.ghost.ghost_clipped_mean`); at a Dirac canary's step only the ``k``
-    canary slots get per-sample gradients, to swap their natural records for the canaries'
-    rows. Other models use per-sample gradients (``torch.func``) with the Dirac rows
+    (:func:`~semi_core.sgd.ghost.ghost_clipped_mean`); at a step where Dirac canaries sit only
+    the ``k`` canary slots get per-sample gradients, to swap their natural records for the
+    canaries' rows. Other models use per-sample gradients (``torch.func``) with the Dirac rows
     overwriting the slots before :func:`~semi_core.sgd.bugs.privatize` (the reference the
     fast path is tested against). ``timings`` (a dict) receives seconds spent on
     ``batches`` (gathering data), ``canary_step`` and ``other_steps``.
     """
-    tm = {"batches": 0.0, "canary_step": 0.0, "other_steps": 0.0} if timings is None else timings
+    tm = {} if timings is None else timings
     for key in ("batches", "canary_step", "other_steps"):
         tm.setdefault(key, 0.0)
-    chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
     cfg, fm = setup.cfg, setup.fm
     stack = fm.linear_stack() if fast else None
-    R = len(plan.draws)
-    out = torch.empty(R, cfg.steps + 1, fm.d, dtype=setup.theta0.dtype)
-    for s in range(0, R, chunk_size):
-        sel = slice(s, min(R, s + chunk_size))
+    t0 = time.perf_counter()
+    xb, yb = _batches(setup, runs)
+    noise = torch.as_tensor(runs.noise, dtype=setup.theta0.dtype)
+    B = xb.shape[0]
+    theta = setup.theta0.expand(B, -1).clone()
+    out = torch.empty(B, cfg.steps + 1, fm.d, dtype=setup.theta0.dtype)
+    out[:, 0] = theta
+    dirac = setup.kind == "dirac"
+    rows = dirac_rows(setup, runs.member, setup.theta0.dtype) if dirac else None
+    sl = torch.as_tensor(runs.slots)
+    rr = torch.arange(B)[:, None]
+    tm["batches"] += time.perf_counter() - t0
+    for t in range(cfg.steps):
         t0 = time.perf_counter()
-        xb, yb = _batches(setup, plan, sel)
-        noise = torch.as_tensor(np.stack([d.noise for d in plan.draws[sel]]),
-                                dtype=setup.theta0.dtype)
-        B = xb.shape[0]
-        theta = setup.theta0.expand(B, -1).clone()
-        out[sel, 0] = theta
-        tm["batches"] += time.perf_counter() - t0
-        for t in range(cfg.steps):
-            t0 = time.perf_counter()
-            x_t, y_t = xb[:, t], yb[:, t]
-            canary_step = setup.kind == "dirac" and t == plan.tau - 1
-            if stack is not None:
-                swap = None
-                if canary_step:
-                    sl = torch.as_tensor(plan.slots[sel])
-                    rr = torch.arange(B)[:, None]
-                    nat = fm.per_sample_grads_batched(theta, x_t[rr, sl], y_t[rr, sl])
-                    swap = (nat, dirac_rows(setup, plan.member[sel], nat.dtype))
-                g = _ghost_step(stack, theta, x_t, y_t, noise[:, t], noise[:, 0], cfg, bug,
-                                swap=swap)
-            else:
-                grads = fm.per_sample_grads_batched(theta, x_t, y_t)
-                if canary_step:
-                    sl = torch.as_tensor(plan.slots[sel])
-                    grads[torch.arange(B)[:, None], sl] = dirac_rows(setup, plan.member[sel],
-                                                                     grads.dtype)
-                g = privatize(grads, noise[:, t], clip=cfg.clip, sigma_dp=cfg.sigma_dp, bug=bug,
-                              first_noise=noise[:, 0])
-            theta = theta - cfg.lr * g
-            out[sel, t + 1] = theta
-            tm["canary_step" if t == plan.tau - 1 else "other_steps"] += time.perf_counter() - t0
+        x_t, y_t = xb[:, t], yb[:, t]
+        active = runs.present & (runs.tau == t + 1) if dirac else None
+        canary_step = dirac and bool(active.any())
+        if stack is not None:
+            swap = None
+            if canary_step:
+                nat = fm.per_sample_grads_batched(theta, x_t[rr, sl], y_t[rr, sl])
+                on = torch.as_tensor(active, dtype=nat.dtype)[..., None]
+                swap = (nat, rows, on)
+            g = _ghost_step(stack, theta, x_t, y_t, noise[:, t], noise[:, 0], cfg, bug,
+                            swap=swap)
+        else:
+            grads = fm.per_sample_grads_batched(theta, x_t, y_t)
+            if canary_step:
+                on = torch.as_tensor(active)[..., None]
+                grads[rr, sl] = torch.where(on, rows.to(grads.dtype), grads[rr, sl])
+            g = privatize(grads, noise[:, t], clip=cfg.clip, sigma_dp=cfg.sigma_dp, bug=bug,
+                          first_noise=noise[:, 0])
+        theta = theta - cfg.lr * g
+        out[:, t + 1] = theta
+        tm["canary_step" if canary_step else "other_steps"] += time.perf_counter() - t0
     return out
 
 
@@ -276,19 +351,20 @@ def _ghost_step(stack, theta, x, y, noise, noise0, cfg: DPSGDConfig, bug: Bug | 
                 swap=None):
     r""":func:`~semi_core.sgd.bugs.privatize` without per-sample gradient tensors.
 
-    ``swap = (natural, canary)``, each ``(R, k, d)``: per-sample gradients of the slots'
-    natural records and the canaries' rows; the clipped mean over the batch is corrected by
-    :math:`\frac1n\sum_i(\mathrm{clip}(g^{\mathrm{canary}}_i) - \mathrm{clip}(g^{\mathrm{nat}}_i))`
+    ``swap = (natural, canary, on)``: ``(R, k, d)`` per-sample gradients of the slots'
+    natural records and the canaries' rows, and ``(R, k, 1)`` weights (1 where the canary sits
+    at this step); the clipped mean over the batch is corrected by
+    :math:`\frac1n\sum_i on_i(\mathrm{clip}(g^{\mathrm{canary}}_i) - \mathrm{clip}(g^{\mathrm{nat}}_i))`
     (only the ``k`` slots need per-sample gradients).
     """
     n = x.shape[1]
     c = _per_sample_clip(cfg, bug)
     mean = ghost_clipped_mean(stack, theta, x, y, clip=1e300 if c is None else c)
     if swap is not None:
-        nat, can = swap
+        nat, can, on = swap
         if c is not None:
             nat, can = clip_rows(nat, c), clip_rows(can, c)
-        mean = mean + (can - nat).sum(1) / n
+        mean = mean + ((can - nat) * on).sum(1) / n
     return _finish(mean, noise, noise0, cfg, bug, n)
 
 
@@ -301,10 +377,13 @@ def dirac_log_lr(s, *, a, var) -> np.ndarray:
     return 2.0 * (np.asarray(s, dtype=float) - a) / var
 
 
+
+
 def _natural_moments(setup: WhiteBoxSetup):
     """Mean and variance of clipped reference gradients at :math:`\\theta_0` (``(d,)`` each)."""
-    ref = clip_rows(setup.fm.per_sample_grads(setup.theta0, setup.ref_x, setup.ref_y),
-                    setup.cfg.clip)
+    with torch.no_grad():
+        ref = clip_rows(setup.fm.per_sample_grads(setup.theta0, setup.ref_x, setup.ref_y),
+                        setup.cfg.clip)
     return ref.mean(0).numpy(), ref.var(0).numpy()
 
 
@@ -329,92 +408,260 @@ def _semi_lrs(setup: WhiteBoxSetup, traj: torch.Tensor, targets, steps):
     return out
 
 
-def white_box_scores(setup: WhiteBoxSetup, traj: torch.Tensor, plan: RunPlan, *,
-                     semi: bool | str = True, chunk_size: int = 256) -> dict[str, np.ndarray]:
-    """Scores (higher = member) of every game: ``(R*k,)`` per test, games ordered run-major.
+# ----------------------------------------------------------------------------- mechanism
+class WhiteBoxMechanism(MechanismBase):
+    r"""The white-box DP-SGD game of a :class:`WhiteBoxSetup` as a mechanism (module docstring).
 
-    Dirac canaries: ``dirac`` (the optimal log-LR at :math:`\\tau`), ``dirac_contrast``,
-    and with ``semi`` ``semi_sgd`` / ``semi_max`` (SeMI-SGD with target gradient
-    :math:`C e_j`). Input canaries: ``semi_sgd``, ``semi_max`` and the four loss baselines
-    of :mod:`semi_core.stats.update_combination`. ``semi="tau"`` computes SeMI-SGD at
-    :math:`\tau` only (no SeMI-max: ``T`` times cheaper).
+    A round is one canary game; ``release(member, tau, rng)`` trains ``ceil(R / k)`` runs
+    (:func:`draw_runs`, :func:`train_batched`) and returns ``(R, T, d + 1)``: the trajectory
+    :math:`\theta_1..\theta_T` of the round's run (the common, public :math:`\theta_0` is not
+    repeated) and, in the last column, the round's canary index ``c`` in its run.
+    ``log_lr_steps`` is :math:`2(s_t - a_c)/\varsigma_c^2` for a Dirac canary (the optimal
+    log-LR of :math:`\pm 1` at step ``t``; at :math:`\tau` the ``dirac`` score) and the per-step
+    SeMI-SGD log-LR for an input canary.
+
+    Parameters
+    ----------
+    setup : WhiteBoxSetup
+    bug : Bug or None
+        A bug of :mod:`semi_core.sgd.bugs` in the trainer.
+    fast : bool
+        Ghost clipped means for stacks of linear layers (else per-sample gradients).
+    timings : dict, optional
+        Receives the trainer's time split (:func:`train_batched`; in-process runs only).
     """
-    if semi not in (True, False, "tau"):
-        raise ValueError(f"semi must be True, False or 'tau', got {semi!r}")
-    only_tau = semi == "tau"
-    cfg, fm = setup.cfg, setup.fm
-    tau, T = plan.tau, cfg.steps
-    R = traj.shape[0]
-    scores: dict[str, np.ndarray] = {}
-    with torch.no_grad():
+
+    def __init__(self, setup: WhiteBoxSetup, *, bug: Bug | None = None, fast: bool = True,
+                 timings: dict | None = None):
+        if not isinstance(setup, WhiteBoxSetup):
+            raise TypeError(f"setup must be a WhiteBoxSetup, got {type(setup).__name__}")
+        if bug is not None and not isinstance(bug, Bug):
+            raise TypeError(f"bug must be a Bug of semi_core.sgd.bugs or None, got "
+                            f"{type(bug).__name__}")
+        self.setup = setup
+        self.bug = bug
+        self.fast = bool(fast)
+        self.timings = timings
+        self.T = int(setup.cfg.steps)
+        self.k = int(setup.k)
+        if self.k > setup.cfg.batch_size:
+            raise ValueError(f"canaries_per_run = {self.k} exceeds the batch size "
+                             f"{setup.cfg.batch_size}")
+        self.tests = ("semi-star",) if self.T == 1 else ("semi-star", "semi-unif", "semi-max")
+        self._a = self._var = None
         if setup.kind == "dirac":
-            coords = torch.as_tensor(setup.coords)
-            upd = (traj[:, 1:] - traj[:, :-1])[:, :, coords]                 # (R, T, k)
-            s = (-cfg.batch_size / (cfg.lr * cfg.clip) * upd).numpy()
             m, v = _natural_moments(setup)
-            n = cfg.batch_size
-            a = (n - 1) * m[setup.coords] / cfg.clip
-            var = cfg.sigma_dp ** 2 + (n - 1) * v[setup.coords] / cfg.clip ** 2
-            scores["dirac"] = dirac_log_lr(s[:, tau - 1], a=a, var=var).reshape(-1)
-            if T >= 2:
-                rest = np.delete(s, tau - 1, axis=1).mean(1)
-                scores["dirac_contrast"] = (s[:, tau - 1] - rest).reshape(-1)
-            if semi:
-                k = setup.k
-                semi_t = np.empty((R, k))
-                semi_m = np.empty((R, k))
-                for i, j in enumerate(setup.coords):
-                    def target(prev, j=j):
-                        g = torch.zeros_like(prev)
-                        g[:, j] = cfg.clip
-                        return g
-                    for c in range(0, R, chunk_size):
-                        sel = slice(c, min(R, c + chunk_size))
-                        if only_tau:
-                            semi_t[sel, i] = _semi_lrs(setup, traj[sel], target, [tau])[:, 0]
-                            continue
-                        lrs = _semi_lrs(setup, traj[sel], target, range(1, T + 1))
-                        semi_t[sel, i] = lrs[:, tau - 1]
-                        semi_m[sel, i] = lrs.max(1)
-                scores["semi_sgd"] = semi_t.reshape(-1)
-                if not only_tau:
-                    scores["semi_max"] = semi_m.reshape(-1)
-            return scores
-        cx, cy = setup.canary_x.unsqueeze(0), setup.canary_y.reshape(1)
+            cfg, n = setup.cfg, setup.cfg.batch_size
+            self._a = (n - 1) * m[setup.coords] / cfg.clip
+            self._var = cfg.sigma_dp ** 2 + (n - 1) * v[setup.coords] / cfg.clip ** 2
 
-        def target(prev):
-            return clip_rows(fm.per_sample_grads_batched(prev, cx, cy, shared=True)[:, 0],
-                             cfg.clip)
-        losses = np.empty((R, T + 1))
-        semi_t, semi_m = np.empty(R), np.empty(R)
-        for c in range(0, R, chunk_size):
-            sel = slice(c, min(R, c + chunk_size))
-            tr = traj[sel]
-            B = tr.shape[0]
-            losses[sel] = fm.losses_batched(tr.reshape(B * (T + 1), -1), cx, cy).reshape(
-                B, T + 1).numpy()
-            if only_tau:
-                semi_t[sel] = _semi_lrs(setup, tr, target, [tau])[:, 0]
-            elif semi:
-                lrs = _semi_lrs(setup, tr, target, range(1, T + 1))
-                semi_t[sel], semi_m[sel] = lrs[:, tau - 1], lrs.max(1)
-        if semi:
-            scores["semi_sgd"] = semi_t
-        if semi and not only_tau:
-            scores["semi_max"] = semi_m
-        for name, fn in BASELINES.items():
-            scores[name] = fn(losses)
-    return scores
+    # -- releases -------------------------------------------------------------------------
+    def train_runs(self, runs: Runs) -> torch.Tensor:
+        """Train ``runs`` (:func:`draw_runs`): :math:`(\\theta_0..\\theta_T)` ``(m, T+1, d)``."""
+        with torch.no_grad():
+            return train_batched(self.setup, runs, bug=self.bug, fast=self.fast,
+                                 timings=self.timings)
+
+    def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
+        """Releases ``(R, T, d + 1)`` of ``R`` rounds packed ``k`` per run (class docstring)."""
+        member = np.asarray(member, dtype=bool).reshape(-1)
+        runs = draw_runs(self.setup, member, tau, rng)
+        traj = self.train_runs(runs)
+        return self.pack_releases(traj, member.size)
+
+    def pack_releases(self, traj: torch.Tensor, rounds: int) -> np.ndarray:
+        """Trajectories ``(m, T+1, d)`` of the runs -> releases ``(rounds, T, d + 1)``."""
+        r = np.arange(rounds)
+        d = self.setup.fm.d
+        out = np.empty((rounds, self.T, d + 1))
+        out[:, :, :d] = traj[torch.as_tensor(r // self.k), 1:].detach().numpy()
+        out[:, :, d] = (r % self.k)[:, None]
+        return out
+
+    def trajectories(self, releases) -> tuple[torch.Tensor, np.ndarray]:
+        """:math:`\\theta_0..\\theta_T` ``(R, T+1, d)`` and the canary indices ``(R,)``."""
+        d = self.setup.fm.d
+        rel = np.asarray(releases, dtype=float)
+        if rel.ndim != 3 or rel.shape[1:] != (self.T, d + 1):
+            raise ValueError(f"releases must have shape (R, {self.T}, {d + 1}), got "
+                             f"{rel.shape}")
+        if not np.isfinite(rel).all():
+            raise ValueError("releases contain NaN or infinite parameters")
+        idx = rel[:, 0, d].astype(np.int64)
+        if idx.size and (idx.min() < 0 or idx.max() >= self.k):
+            raise ValueError(f"canary indices must be in 0..{self.k - 1}")
+        t = torch.as_tensor(rel[:, :, :d], dtype=self.setup.theta0.dtype)
+        theta0 = self.setup.theta0.reshape(1, 1, -1).expand(t.shape[0], 1, -1)
+        return torch.cat([theta0, t], dim=1), idx
+
+    def standardised(self, traj: torch.Tensor, idx: np.ndarray) -> np.ndarray:
+        """:math:`s_t = -\\frac{n}{\\eta C}\\Delta_{t,j}` at each round's coordinate, ``(R, T)``."""
+        cfg = self.setup.cfg
+        j = torch.as_tensor(self.setup.coords[idx])
+        rows = torch.arange(traj.shape[0])
+        upd = traj[rows, 1:, :][rows, :, j] - traj[rows, :-1, :][rows, :, j]
+        return (-cfg.batch_size / (cfg.lr * cfg.clip) * upd).numpy()
+
+    def log_lr_steps(self, releases) -> np.ndarray:
+        """Per-step log-LRs ``(R, T)`` (class docstring)."""
+        traj, idx = self.trajectories(releases)
+        with torch.no_grad():
+            if self.setup.kind == "dirac":
+                return dirac_log_lr(self.standardised(traj, idx), a=self._a[idx, None],
+                                    var=self._var[idx, None])
+            return _semi_lrs(self.setup, traj, _input_target(self.setup),
+                             range(1, self.T + 1))
+
+    # -- ground truth ---------------------------------------------------------------------
+    def mu(self, tau: int = 1) -> float:
+        """GDP parameter of the audited run: :math:`2/\\sigma_{DP}` times the bug's factor
+        (:meth:`semi_core.sgd.bugs.Bug.mu_factor`; ``inf``: no privacy)."""
+        cfg = self.setup.cfg
+        if cfg.sigma_dp == 0:
+            raise GroundTruthUnknown("plain SGD (sigma_dp = 0) is not differentially private")
+        fac = 1.0 if self.bug is None else self.bug.mu_factor(clip=cfg.clip, n=cfg.batch_size,
+                                                              steps=cfg.steps)
+        return 2.0 / cfg.sigma_dp * fac
+
+    def epsilon(self, delta: float, tau: int = 1) -> float:
+        """Exact :math:`\\varepsilon(\\delta)` of the run (replace-one, :math:`\\mu`-GDP)."""
+        mu = self.mu(tau)
+        return float("inf") if np.isinf(mu) else gdp_epsilon(mu, delta)
+
+    def params(self) -> dict:
+        """Configuration (JSON metadata)."""
+        s, c = self.setup, self.setup.cfg
+        out = {"mechanism": "white-box-dp-sgd", "T": self.T, "canary": s.kind,
+               "canaries_per_run": self.k, "batch_size": c.batch_size, "lr": c.lr,
+               "clip": c.clip, "sigma_dp": c.sigma_dp, "d": int(s.fm.d),
+               "bug": None if self.bug is None else self.bug.name, "fast": self.fast}
+        if s.kind == "dirac":
+            out.update(coords=[int(j) for j in s.coords], scale=float(s.scale))
+        return out
 
 
-def play_white_box(setup: WhiteBoxSetup, *, rounds: int, tau: int, seed, bug: Bug | None = None,
-                   semi: bool = True, chunk_size: int = 128, fast: bool = True):
-    """Plan, train (batched) and score: returns ``(plan, traj, scores, seconds)`` where
-    ``seconds`` splits ``train`` and ``score`` time."""
-    plan = plan_runs(setup, rounds=rounds, tau=tau, seed=seed)
-    t0 = time.perf_counter()
-    with torch.no_grad():
-        traj = train_white_box(setup, plan, bug=bug, chunk_size=chunk_size, fast=fast)
-    t1 = time.perf_counter()
-    scores = white_box_scores(setup, traj, plan, semi=semi)
-    return plan, traj, scores, {"train": t1 - t0, "score": time.perf_counter() - t1}
+def _input_target(setup: WhiteBoxSetup):
+    cx, cy = setup.canary_x.unsqueeze(0), setup.canary_y.reshape(1)
+
+    def target(prev):
+        return clip_rows(setup.fm.per_sample_grads_batched(prev, cx, cy, shared=True)[:, 0],
+                         setup.cfg.clip)
+    return target
+
+
+def _dirac_target(setup: WhiteBoxSetup, j: np.ndarray):
+    jj = torch.as_tensor(j)
+
+    def target(prev):
+        g = torch.zeros_like(prev)
+        g[torch.arange(prev.shape[0]), jj] = setup.cfg.clip
+        return g
+    return target
+
+
+# ----------------------------------------------------------------------------- scorers
+#: Rows scored at once by SeMI-SGD (memory of the reference statistics).
+_SCORE_ROWS = 256
+
+
+@dataclass(frozen=True)
+class WhiteBoxScorer:
+    """The named scores of the white-box audit (higher = member), a runner scorer.
+
+    Dirac canaries: ``dirac`` (the optimal log-LR at :math:`\\tau`), ``dirac_contrast``
+    (``T >= 2``) and with ``semi`` ``semi_sgd`` / ``semi_max`` (SeMI-SGD with target gradient
+    :math:`C e_j`). Input canaries: ``semi_sgd``, ``semi_max`` (with ``semi``) and the four loss
+    baselines of :mod:`semi_core.stats.update_combination`. ``semi="tau"`` computes SeMI-SGD at
+    :math:`\\tau` only (no SeMI-max: ``T`` times cheaper).
+    """
+
+    mech: WhiteBoxMechanism
+    semi: bool | str = True
+    tau_free = False
+
+    def __post_init__(self):
+        if self.semi is not True and self.semi is not False and self.semi != "tau":
+            raise ValueError(f"semi must be True, False or 'tau', got {self.semi!r}")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        semi = (("semi_sgd",) if self.semi else ()) + (("semi_max",) if self.semi is True
+                                                         else ())
+        if self.mech.setup.kind == "dirac":
+            return ("dirac", *(("dirac_contrast",) if self.mech.T >= 2 else ()), *semi)
+        return (*semi, *BASELINES)
+
+    def __call__(self, releases, tau, rng=None) -> dict[str, np.ndarray]:
+        mech = self.mech
+        setup, T = mech.setup, mech.T
+        traj, idx = mech.trajectories(releases)
+        R = traj.shape[0]
+        tau = np.broadcast_to(np.asarray(tau, dtype=np.int64), (R,))
+        rows = np.arange(R)
+        out: dict[str, np.ndarray] = {}
+        with torch.no_grad():
+            if setup.kind == "dirac":
+                s = mech.standardised(traj, idx)
+                out["dirac"] = dirac_log_lr(s[rows, tau - 1], a=mech._a[idx], var=mech._var[idx])
+                if T >= 2:
+                    rest = (s.sum(1) - s[rows, tau - 1]) / (T - 1)
+                    out["dirac_contrast"] = s[rows, tau - 1] - rest
+            if self.semi:
+                semi_t, semi_m = np.empty(R), np.empty(R)
+                for lo in range(0, R, _SCORE_ROWS):
+                    sel = slice(lo, min(R, lo + _SCORE_ROWS))
+                    tgt = (_dirac_target(setup, setup.coords[idx[sel]])
+                           if setup.kind == "dirac" else _input_target(setup))
+                    if self.semi == "tau":
+                        for t in np.unique(tau[sel]).tolist():
+                            hit = np.flatnonzero(tau[sel] == t)
+                            sub = (_dirac_target(setup, setup.coords[idx[sel][hit]])
+                                   if setup.kind == "dirac" else tgt)
+                            semi_t[lo + hit] = _semi_lrs(setup, traj[sel][hit], sub, [t])[:, 0]
+                        continue
+                    lrs = _semi_lrs(setup, traj[sel], tgt, range(1, T + 1))
+                    semi_t[sel] = lrs[np.arange(lrs.shape[0]), tau[sel] - 1]
+                    semi_m[sel] = lrs.max(1)
+                out["semi_sgd"] = semi_t
+                if self.semi is True:
+                    out["semi_max"] = semi_m
+            if setup.kind == "input":
+                cx, cy = setup.canary_x.unsqueeze(0), setup.canary_y.reshape(1)
+                losses = setup.fm.losses_batched(traj.reshape(R * (T + 1), -1), cx, cy)
+                losses = losses.reshape(R, T + 1).numpy()
+                for name, fn in BASELINES.items():
+                    out[name] = fn(losses)
+        return {k: out[k] for k in self.names}
+
+
+# ----------------------------------------------------------------------------- the game
+def play_white_box(mech, *, rounds: int, tau: int, seed, semi: bool | str = True,
+                   scorers=None, bug: Bug | None = None, fast: bool = True,
+                   runs_per_chunk: int = 128, executor=None, progress=False,
+                   on_interrupt: str = "raise") -> GameResult:
+    """Play ``rounds`` runs of the white-box game at insertion time ``tau`` on the runner.
+
+    ``mech`` is a :class:`WhiteBoxMechanism` (or a subclass, such as the Opacus adapter's) or a
+    :class:`WhiteBoxSetup` (then ``bug`` and ``fast`` build the mechanism). Each run carries
+    ``k`` canary games, so the result has ``rounds * k`` games, run-major; chunk ``i`` of the
+    runner holds ``runs_per_chunk`` runs (its seed stream is
+    :func:`~semi_core._rng.child_seed` ``(seed, i)``; the result depends on ``runs_per_chunk``,
+    never on ``executor``). Scores: ``scorers`` (default :class:`WhiteBoxScorer` with
+    ``semi``); no LR test statistics beside them (their names would duplicate ``dirac``).
+
+    Returns
+    -------
+    GameResult
+    """
+    if isinstance(mech, WhiteBoxSetup):
+        mech = WhiteBoxMechanism(mech, bug=bug, fast=fast)
+    elif not isinstance(mech, WhiteBoxMechanism):
+        raise TypeError(f"mech must be a WhiteBoxMechanism or a WhiteBoxSetup, got "
+                        f"{type(mech).__name__}")
+    rounds = check_int(rounds, "rounds", minimum=1)
+    runs_per_chunk = check_int(runs_per_chunk, "runs_per_chunk", minimum=1)
+    if scorers is None:
+        scorers = (WhiteBoxScorer(mech, semi),)
+    return play(mech, rounds * mech.k, seed, tau=tau, tests=(), scorers=scorers,
+                chunk_size=runs_per_chunk * mech.k, executor=executor, progress=progress,
+                on_interrupt=on_interrupt)

@@ -13,13 +13,14 @@ torch = pytest.importorskip("torch")
 
 from semi_core.sgd.bugs import BUGS, get_bug, privatize  # noqa: E402
 from semi_core.sgd.dirac import (  # noqa: E402
+    WhiteBoxMechanism,
+    WhiteBoxScorer,
     WhiteBoxSetup,
     dirac_coordinates,
-    plan_runs,
-    train_white_box,
-    white_box_scores,
+    draw_runs,
+    train_batched,
 )
-from semi_core.sgd.dpsgd import DPSGDConfig, train_dpsgd_batched  # noqa: E402
+from semi_core.sgd.dpsgd import DPSGDConfig, GameDraw, train_dpsgd_batched  # noqa: E402
 from semi_core.sgd.grads import FunctionalModel, clip_rows  # noqa: E402
 
 MC = 4.5
@@ -39,6 +40,24 @@ def wb_setup(problem, *, sigma=2.0, clip=1.0, steps=3, n=16, kind="dirac", k=1, 
     return WhiteBoxSetup(fm=fm, theta0=theta0, pool_x=pool_x, pool_y=pool_y, ref_x=ref_x,
                          ref_y=ref_y, cfg=cfg, kind="input", canary_x=x[0] * 3,
                          canary_y=(y[0] + 1) % 3), None
+
+
+def plan_runs(setup, *, rounds, tau, seed):
+    """``rounds`` runs (``k`` canaries each, bits i.i.d. Bernoulli(1/2)) at insertion time tau."""
+    rng = np.random.default_rng(seed)
+    member = rng.random(rounds * setup.k) < 0.5
+    return draw_runs(setup, member, tau, rng)
+
+
+def train_white_box(setup, runs, *, bug=None, fast=True):
+    return train_batched(setup, runs, bug=bug, fast=fast)
+
+
+def white_box_scores(setup, traj, runs, *, semi=True):
+    """Scores of every game, run-major (the runner's scorer on the packed releases)."""
+    mech = WhiteBoxMechanism(setup)
+    rel = mech.pack_releases(traj, len(runs) * setup.k)
+    return WhiteBoxScorer(mech, semi)(rel, runs.tau.reshape(-1))
 
 
 def standardised(setup, traj, tau):
@@ -81,9 +100,9 @@ def test_input_canary_trainer_matches_dpsgd_trainer(problem):
     with torch.no_grad():
         ours = train_white_box(setup, plan)
     draws = []
-    for dr, mem in zip(plan.draws, plan.member[:, 0], strict=True):
-        draws.append(type(dr)(batches=dr.batches, tau=dr.tau if mem else None,
-                              slot=dr.slot if mem else None, noise=dr.noise))
+    for i, mem in enumerate(plan.member[:, 0]):
+        draws.append(GameDraw(batches=plan.batches[i], tau=int(plan.tau[i, 0]) if mem else None,
+                              slot=int(plan.slots[i, 0]) if mem else None, noise=plan.noise[i]))
     with torch.no_grad():
         ref = train_dpsgd_batched(setup.fm, setup.theta0, draws, setup.pool_x, setup.pool_y,
                                   (setup.canary_x, setup.canary_y), setup.cfg)
@@ -94,8 +113,6 @@ def test_input_canary_trainer_matches_dpsgd_trainer(problem):
     at_tau = white_box_scores(setup, ours, plan, semi="tau")
     assert "semi_max" not in at_tau
     np.testing.assert_allclose(at_tau["semi_sgd"], scores["semi_sgd"], rtol=1e-12)
-    with pytest.raises(ValueError, match="semi"):
-        white_box_scores(setup, ours, plan, semi="yes")
 
 
 # (bug, clip, predicted shift of s_tau per world, predicted sd of s_tau)
@@ -159,6 +176,8 @@ def test_setup_rejects_bad_canary(problem):
         plan_runs(setup, rounds=4, tau=0, seed=0)
     with pytest.raises(ValueError, match="tau"):
         plan_runs(setup, rounds=4, tau=setup.cfg.steps + 1, seed=0)
+    with pytest.raises(ValueError, match="semi"):
+        WhiteBoxScorer(WhiteBoxMechanism(setup), semi="yes")
 
 
 @pytest.mark.parametrize("bug", [None, *BUGS])

@@ -12,14 +12,14 @@ pytest.importorskip("opacus")
 torch = pytest.importorskip("torch")
 
 from semi_core.integrations.opacus import (  # noqa: E402
+    OpacusMechanism,
     audit_opacus,
     opacus_accountant_epsilon,
     poisson_pld_epsilon,
     prepare_opacus_setup,
-    train_opacus,
 )
 from semi_core.sgd.bugs import BUGS, get_bug  # noqa: E402
-from semi_core.sgd.dirac import plan_runs, train_white_box  # noqa: E402
+from semi_core.sgd.dirac import WhiteBoxMechanism, draw_runs  # noqa: E402
 from semi_core.sgd.dpsgd import DPSGDConfig  # noqa: E402
 
 MC = 4.5
@@ -35,6 +35,20 @@ def _one_thread():
 
 def cfg(sigma, clip=1.0, steps=3, n=16):
     return DPSGDConfig(batch_size=n, steps=steps, lr=0.5, clip=clip, sigma_dp=sigma)
+
+
+def plan_runs(setup, *, rounds, tau, seed):
+    """The Crafter's draws of ``rounds`` runs (bits i.i.d. Bernoulli(1/2))."""
+    rng = np.random.default_rng(seed)
+    return draw_runs(setup, rng.random(rounds * setup.k) < 0.5, tau, rng)
+
+
+def train_white_box(setup, runs, *, bug=None):
+    return WhiteBoxMechanism(setup, bug=bug).train_runs(runs)
+
+
+def train_opacus(ctx, runs, *, bug=None):
+    return OpacusMechanism(ctx, bug=bug).train_runs(runs)
 
 
 def s_tau(ctx, traj, tau):
