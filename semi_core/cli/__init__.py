@@ -2,9 +2,14 @@
 
 A subcommand module defines ``register(subparsers)``; its handler returns a
 :class:`~semi_core.cli._common.Result`, printed as exactly one JSON object under ``--json``.
-Subcommands are discovered: every public module of this package is one (a new system adds a
-command by adding a module, without editing this file); :data:`ORDER` fixes the ``--help`` order
-of the first ones, the rest follow alphabetically.
+Subcommands are discovered (every public module of this package is one) and listed, with their
+one-line help and ``--help`` order, in :data:`semi_core.cli._commands.COMMANDS`.
+
+Start-up is lazy: the top-level parser is built from that table without importing any command
+module (``semi-core --help`` imports ``argparse`` and nothing of NumPy, SciPy, SymPy, Numba or
+torch), and only the chosen command's module is imported and registered, so a command that
+needs no torch runs (and shows its ``--help``) where torch is not installed. This module and
+:mod:`~semi_core.cli._commands` must stay free of heavy imports (``tests/cli/test_startup.py``).
 """
 
 from __future__ import annotations
@@ -17,33 +22,67 @@ import pkgutil
 import signal
 import sys
 import threading
+from collections.abc import Iterable
 
-from ._common import Terminated, classify_error, emit
-from ._options import SemiCoreParser
+from ._commands import COMMANDS
 
-#: Order of the first commands in --help (discovered commands not listed follow alphabetically).
-ORDER = ["power", "simulate", "derive", "audit", "epsilon", "audit_game", "audit_dpsgd",
-         "verify", "reproduce"]
+_PACKAGE = __name__
 
 
 def _discover() -> list[str]:
+    """Module names (with ``_``) of the subcommands: the table's order, then any public module
+    of this package missing from the table (alphabetically; registered eagerly)."""
     found = {m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")}
-    return [n for n in ORDER if n in found] + sorted(found - set(ORDER))
+    listed = [mod.rsplit(".", 1)[1] for mod, _ in COMMANDS.values()]
+    return [n for n in listed if n in found] + sorted(found - set(listed))
 
 
 #: Every subcommand module (name with ``_``; the command is spelled with ``-``).
 COMMAND_MODULES = _discover()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with every subcommand registered."""
-    parser = SemiCoreParser(
+class _TopParser(argparse.ArgumentParser):
+    """The top-level parser when no command is named (``semi-core``, ``semi-core --help``):
+    argparse only. Its usage errors are :class:`~semi_core.cli._common.UsageError`, as those of
+    :class:`~semi_core.cli._options.SemiCoreParser` (imported on the error path only)."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        from ._common import UsageError
+
+        raise UsageError(f"{message} (see {self.prog} --help)", self.prog)
+
+
+def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentParser:
+    """The top-level parser.
+
+    Parameters
+    ----------
+    commands : iterable of str, optional
+        Commands (spelled with ``-``) whose modules are imported and registered with their
+        full options; every other command gets a bare entry (its one-line help from
+        :data:`~semi_core.cli._commands.COMMANDS`), enough for the top-level ``--help`` and for
+        argparse to recognise the name. ``None`` (default): every command in full.
+    """
+    full = None if commands is None else set(commands)
+    if full is None or full:
+        from ._options import SemiCoreParser
+
+        parser_class: type[argparse.ArgumentParser] = SemiCoreParser
+    else:
+        parser_class = _TopParser
+    parser = parser_class(
         prog="semi-core",
         description="Sequential membership inference and privacy auditing.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
-        importlib.import_module(f"semi_core.cli.{name}").register(sub)
+        cmd = name.replace("_", "-")
+        row = COMMANDS.get(cmd)
+        if row is None or full is None or cmd in full:
+            module = row[0] if row is not None else f"{_PACKAGE}.{name}"
+            importlib.import_module(module).register(sub)
+        else:
+            sub.add_parser(cmd, help=row[1], add_help=False)
     return parser
 
 
@@ -79,6 +118,8 @@ class _Signals:
         if self.emitting:
             return
         if signum == signal.SIGTERM:
+            from ._common import Terminated
+
             self.terminated = True
             # a second SIGTERM during the clean-up ends the process at once
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -131,17 +172,22 @@ def main(argv: list[str] | None = None) -> int:
     signals = _Signals()
     with signals.installed():
         try:
-            parser = build_parser()
+            known = {name.replace("_", "-") for name in COMMAND_MODULES}
+            parser = build_parser([command] if command in known else [])
             args = parser.parse_args(argv)
             command = getattr(args, "command", command) or command
             as_json = bool(getattr(args, "json", as_json))
             result = args.func(args)
+            from ._common import emit
+
             with signals.deferred():
                 emit(result, as_json=as_json)
                 sys.stdout.flush()
         except SystemExit:  # --help / --version
             raise
         except BaseException as exc:  # noqa: BLE001 - the contract covers every failure
+            from ._common import Terminated, classify_error, emit
+
             with signals.deferred():
                 kind, code = classify_error(exc)
                 if signals.terminated and isinstance(exc, KeyboardInterrupt):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 
+from semi_core._validation import ResourceLimitError
 from semi_core.cli._common import Result
 from semi_core.cli._options import (
     add_delta,
@@ -98,13 +99,22 @@ _FLAGS = {"max_grad_norm": "--clip", "batch_size": "--batch-size", "steps": "--s
 
 
 def _flag_error(exc: Exception, *names: str) -> Exception:
-    """The library's error, prefixed with the flag of the first argument its message names."""
+    """The library's error, prefixed with the flags of the arguments its message is about (those
+    named before its first verb, else the first one it names)."""
+    if isinstance(exc, ResourceLimitError):  # names the work and what would fit instead
+        return exc
     msg = str(exc)
-    found = [(m.start(), name) for name in (names or _FLAGS)
-             for m in [re.search(rf"(?<![\w-]){name}(?![\w-])", msg)] if m]
+    head = re.split(r" must| =|=| is |:| needs| gave", msg, maxsplit=1)[0]
+
+    def named(text):
+        hits = [(m.start(), name) for name in (names or _FLAGS)
+                for m in [re.search(rf"(?<![\w-]){name}(?![\w-])", text)] if m]
+        return [name for _, name in sorted(hits)]
+
+    found = named(head) or named(msg)[:1]
     if not found:
         return exc
-    return type(exc)(f"{_FLAGS.get(min(found)[1], min(found)[1])}: {msg}")
+    return type(exc)(f"{', '.join(_FLAGS.get(n, n) for n in found)}: {msg}")
 
 
 def handler(args) -> Result:
