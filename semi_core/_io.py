@@ -53,6 +53,9 @@ __all__ = [
     "atomic_output",
     "atomic_output_dir",
     "read_scores_csv",
+    "read_scores_file",
+    "labels_to_bool",
+    "SCORE_SUFFIXES",
     "MAX_CSV_BYTES",
     "CSV_CHUNK_BYTES",
     "MEMBER_TRUE",
@@ -386,8 +389,11 @@ def _fast_rows(text: str, ncols: int, i_s: int, i_m: int):
     return scores, is_true
 
 
-def read_scores_csv(path, *, name: str = "--scores") -> tuple[np.ndarray, np.ndarray]:
+def read_scores_csv(path, *, name: str = "--scores", score_col: str = "score",
+                    label_col: str = "member") -> tuple[np.ndarray, np.ndarray]:
     r"""Read ``score,member`` rows; return ``(member scores, non-member scores)``.
+
+    ``score_col`` / ``label_col`` name the two columns read (other columns are ignored).
 
     ``path`` ``-`` reads standard input. The header is matched case- and space-insensitively;
     a UTF-8 byte-order mark is ignored; a repeated column (``member`` twice) is an error, not
@@ -405,17 +411,18 @@ def read_scores_csv(path, *, name: str = "--scores") -> tuple[np.ndarray, np.nda
     if str(path) == "-":
         stream = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else \
             io.BytesIO(sys.stdin.read(MAX_CSV_BYTES + 1).encode())
-        return _read_stream(stream, name)
+        return _read_stream(stream, name, score_col, label_col)
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"{name}: no such file {path}")
     if p.stat().st_size > MAX_CSV_BYTES:
         raise ValueError(f"{name}: {path} is larger than {MAX_CSV_BYTES >> 30} GiB")
     with open(p, "rb") as fh:
-        return _read_stream(fh, name)
+        return _read_stream(fh, name, score_col, label_col)
 
 
-def _read_stream(stream, name: str) -> tuple[np.ndarray, np.ndarray]:
+def _read_stream(stream, name: str, score_col: str = "score", label_col: str = "member"
+                 ) -> tuple[np.ndarray, np.ndarray]:
     head = b""
     while b"\n" not in head:  # the header line
         block = stream.read(65536)
@@ -435,14 +442,17 @@ def _read_stream(stream, name: str) -> tuple[np.ndarray, np.ndarray]:
     header_text = _decode(header_bytes, name, offset)
     header = next(csv.reader(io.StringIO(header_text, newline="")), None)
     cols = [c.strip().lower() for c in (header or [])]
-    if "score" not in cols or "member" not in cols:
-        raise ValueError(f"{name}: CSV header must contain columns 'score' and 'member', "
-                         f"got {header}")
-    for col in ("score", "member"):
+    want = (str(score_col).strip().lower(), str(label_col).strip().lower())
+    if want[0] == want[1]:
+        raise ValueError(f"the score and label columns must differ, both are {score_col!r}")
+    if want[0] not in cols or want[1] not in cols:
+        raise ValueError(f"{name}: CSV header must contain columns {want[0]!r} (scores) and "
+                         f"{want[1]!r} (membership labels), got {header}")
+    for col in want:
         if cols.count(col) > 1:
             raise ValueError(f"{name}: column {col!r} appears {cols.count(col)} times in "
                              f"the header {header}")
-    ncols, i_s, i_m = len(cols), cols.index("score"), cols.index("member")
+    ncols, i_s, i_m = len(cols), cols.index(want[0]), cols.index(want[1])
     mem_parts, non_parts = [], []
     line = 2
     offset += len(header_bytes)
@@ -461,3 +471,106 @@ def _read_stream(stream, name: str) -> tuple[np.ndarray, np.ndarray]:
     mem_parts.clear()
     non = np.concatenate(non_parts) if non_parts else np.empty(0)
     return mem, non
+
+
+# --------------------------------------------------------------------------- array inputs
+#: File types of :func:`read_scores_file` (anything else is read as CSV).
+SCORE_SUFFIXES = (".csv", ".npy", ".npz", ".parquet", ".pq")
+
+
+def labels_to_bool(values, name: str) -> np.ndarray:
+    """Membership labels as ``bool``: booleans, the numbers 0/1, or the spellings of
+    :data:`MEMBER_TRUE` / :data:`MEMBER_FALSE`; anything else is refused, naming ``name``."""
+    a = np.asarray(values)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {a.shape}")
+    if a.dtype == bool:
+        return a
+    if a.dtype.kind in "iuf":
+        ok = (a == 0) | (a == 1)
+        if not ok.all():
+            bad = a[~ok][:3].tolist()
+            raise ValueError(f"{name} must hold 0/1 (or true/false), got {bad}")
+        return a == 1
+    if a.dtype.kind in "USO":
+        low = np.char.lower(np.char.strip(a.astype(str)))
+        is_true = np.isin(low, _TRUE_ARR)
+        ok = is_true | np.isin(low, _FALSE_ARR)
+        if not ok.all():
+            raise ValueError(f"{name} must be 1/0 or true/false, got {a[~ok][:3].tolist()}")
+        return is_true
+    raise TypeError(f"{name} has dtype {a.dtype}, not membership labels")
+
+
+def _split(scores, labels, name: str, score_col: str, label_col: str):
+    sc = np.asarray(scores)
+    if sc.ndim != 1 or sc.dtype.kind not in "iuf":
+        raise ValueError(f"{name}: column {score_col!r} must be a 1-D array of real numbers, got "
+                         f"shape {sc.shape} dtype {sc.dtype}")
+    lab = labels_to_bool(labels, f"{name}: column {label_col!r}")
+    if lab.shape != sc.shape:
+        raise ValueError(f"{name}: {sc.size} scores but {lab.size} labels")
+    sc = sc.astype(float)
+    return sc[lab], sc[~lab]
+
+
+def read_scores_file(path, *, name: str = "--scores", score_col: str = "score",
+                     label_col: str = "member") -> tuple[np.ndarray, np.ndarray]:
+    r"""Scores and membership labels from a file; ``(member scores, non-member scores)``.
+
+    By suffix: ``.npz`` (arrays named ``score_col`` and ``label_col``), ``.npy`` (a
+    structured array with those fields, or a plain ``(n, 2)`` array of ``[score, label]``
+    rows), ``.parquet``/``.pq`` (those columns; needs pandas with pyarrow), anything else
+    (``-`` included) a CSV with a header (:func:`read_scores_csv`). Files are read with
+    ``allow_pickle=False``. Labels: :func:`labels_to_bool`.
+    """
+    if path is None or not str(path).strip():
+        raise ValueError(f"{name} must be a file path or '-' (standard input)")
+    suffix = Path(str(path)).suffix.lower()
+    if str(path) == "-" or suffix not in (".npy", ".npz", ".parquet", ".pq"):
+        return read_scores_csv(path, name=name, score_col=score_col, label_col=label_col)
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"{name}: no such file {path}")
+    if p.stat().st_size > MAX_CSV_BYTES:
+        raise ValueError(f"{name}: {path} is larger than {MAX_CSV_BYTES >> 30} GiB")
+    if suffix == ".npz":
+        try:
+            with np.load(p, allow_pickle=False) as z:
+                missing = [c for c in (score_col, label_col) if c not in z.files]
+                if missing:
+                    raise ValueError(f"{name}: {path} has no array {missing[0]!r} (arrays: "
+                                     f"{z.files}); name them with --score-col / --label-col")
+                return _split(z[score_col], z[label_col], name, score_col, label_col)
+        except (OSError, EOFError) as exc:
+            raise ValueError(f"{name}: {path} is not a readable .npz archive ({exc})") from None
+    if suffix == ".npy":
+        try:
+            a = np.load(p, allow_pickle=False)
+        except (OSError, EOFError, ValueError) as exc:
+            raise ValueError(f"{name}: {path} is not a readable .npy array without objects "
+                             f"({exc})") from None
+        if a.dtype.names:
+            missing = [c for c in (score_col, label_col) if c not in a.dtype.names]
+            if missing:
+                raise ValueError(f"{name}: {path} has no field {missing[0]!r} (fields: "
+                                 f"{list(a.dtype.names)})")
+            return _split(a[score_col], a[label_col], name, score_col, label_col)
+        if a.ndim != 2 or a.shape[1] != 2:
+            raise ValueError(f"{name}: a plain .npy must have shape (n, 2) with rows [score, "
+                             f"label], got {a.shape}")
+        return _split(a[:, 0], a[:, 1], name, "column 0", "column 1")
+    try:
+        import pandas as pd  # lazy: optional dependency
+        frame = pd.read_parquet(p, columns=[score_col, label_col])
+    except ImportError as exc:
+        raise ImportError(f"{name}: reading parquet needs pandas and pyarrow (pip install "
+                          f"pandas pyarrow): {exc}") from None
+    except (KeyError, ValueError, OSError) as exc:
+        raise ValueError(f"{name}: cannot read columns {score_col!r}, {label_col!r} of "
+                         f"{path} ({type(exc).__name__}: {exc})") from None
+    scores = frame[score_col]
+    labels = frame[label_col]
+    if scores.isna().any() or labels.isna().any():
+        raise ValueError(f"{name}: {path} has missing values in {score_col!r} or {label_col!r}")
+    return _split(scores.to_numpy(), labels.to_numpy(), name, score_col, label_col)

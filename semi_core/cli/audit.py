@@ -1,34 +1,44 @@
-"""``semi-core audit``: certified lower bound on epsilon from a CSV of MI scores.
+"""``semi-core audit``: certified lower bound on epsilon from member / non-member scores.
 
 Example::
 
     semi-core audit --scores scores.csv --delta 1e-5 --failure-prob 0.05 --method dkw --json
+    semi-core audit --scores run.npz --score-col loss --label-col is_member --lower-is-member
 
-``scores.csv`` has a header with columns ``score`` and ``member`` (1/0 or true/false); by
-default higher scores mean "member" (``--higher-is nonmember`` for losses or distances, where
-lower means member); ``-`` reads standard input; a UTF-8 byte-order mark (spreadsheet exports)
-is accepted. The file is parsed with NumPy in bounded chunks
-(:func:`semi_core._io.read_scores_csv`). ``--failure-prob`` is the failure probability of the
-bound (in (0, 0.5]; ``--alpha`` is its deprecated alias).
+Inputs (:func:`semi_core._io.read_scores_file`): a CSV with a header (columns ``score`` and
+``member`` by default, others named with ``--score-col`` / ``--label-col``; ``-`` reads standard
+input; a UTF-8 byte-order mark is accepted; parsed with NumPy in bounded chunks), ``.npz``
+(arrays of those names), ``.npy`` (a structured array with those fields, or ``(n, 2)`` rows of
+``[score, label]``) or ``.parquet`` (needs pandas and pyarrow). Labels: 1/0 or true/false.
+**Direction**: by default higher scores mean "member" (likelihood ratios, confidences);
+``--higher-is nonmember`` (alias ``--lower-is-member``) for losses or distances.
+``--failure-prob`` is the failure probability of the bound (in (0, 0.5]; ``--alpha`` is its
+deprecated alias).
 Output keys: ``epsilon_lower_bound``, ``threshold``, ``tpr``, ``fpr``, the confidence bounds, the
-``assumption`` the bound rests on (:class:`semi_core.audit.AuditResult`) and ``higher_is``;
-``threshold`` is on the scale of the file (with ``--higher-is nonmember`` the test is
-``score < threshold``).
+``assumption`` the bound rests on (:class:`semi_core.audit.AuditResult`), ``higher_is``,
+``epsilon_max_certifiable`` (the largest bound these numbers of scores could give with the same
+method, :meth:`semi_core.audit.ScoreAuditor.max_certifiable_epsilon`) and ``tpr_at_fpr``
+(TPR at FPR 1 % and 0.1 % with exact Clopper-Pearson intervals at the threshold selected,
+:meth:`semi_core.audit.ScoreAuditor.roc`); ``threshold`` is on the scale of the file (with
+``--higher-is nonmember`` the test is ``score < threshold``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from semi_core._io import MAX_CSV_BYTES, read_scores_csv
-from semi_core.audit import epsilon_lower_bound
+from semi_core._io import MAX_CSV_BYTES, read_scores_csv, read_scores_file
+from semi_core.audit.score_auditor import ScoreAuditor
 from semi_core.cli._common import Result
 from semi_core.cli._options import add_delta, add_failure_prob, add_json, add_method, add_seed
 
-__all__ = ["register", "handler", "read_scores_csv", "orient_scores", "MAX_CSV_BYTES"]
+__all__ = ["register", "handler", "read_scores_csv", "read_scores_file", "orient_scores",
+           "MAX_CSV_BYTES"]
 
 #: ``--higher-is``: which class the larger scores point to.
 HIGHER_IS = ("member", "nonmember")
+#: FPR levels of the TPR-at-FPR report.
+FPR_LEVELS = (0.01, 0.001)
 
 
 def orient_scores(member: np.ndarray, nonmember: np.ndarray, higher_is: str
@@ -48,17 +58,33 @@ def orient_scores(member: np.ndarray, nonmember: np.ndarray, higher_is: str
 def register(subparsers) -> None:
     """Add the ``audit`` subcommand."""
     p = subparsers.add_parser(
-        "audit", help="certified epsilon lower bound from member/non-member scores (CSV)",
+        "audit", help="certified epsilon lower bound from member/non-member scores "
+                      "(CSV, npy, npz, parquet)",
         description="High-probability lower bound on epsilon (SeMI seed Lemma 2.1 and §5.1) "
-                    "from a CSV with columns score,member. Methods: dkw (uniform DKW bands, "
-                    "all thresholds), cp (Clopper-Pearson; split or pre-registered thresholds), "
-                    "gdp (mu-GDP fit, converted to epsilon(delta); assumes a GDP mechanism).")
-    p.add_argument("--scores", required=True, metavar="FILE.csv",
-                   help="CSV with header columns score,member (member: 1/0 or true/false); "
-                        "'-' reads standard input")
-    p.add_argument("--higher-is", choices=HIGHER_IS, default="member",
-                   help="which class larger scores point to: member (default: likelihood "
-                        "ratios, confidences) or nonmember (losses, distances: lower = member)")
+                    "from scores with membership labels; also TPR at FPR 1% and 0.1% with "
+                    "Clopper-Pearson intervals and the largest epsilon the sample could "
+                    "certify. By default HIGHER scores mean MEMBER; pass --lower-is-member for "
+                    "losses. Methods: band, dkw (uniform DKW bands, all thresholds), cp "
+                    "(Clopper-Pearson; split or pre-registered thresholds), gdp (mu-GDP fit, "
+                    "converted to epsilon(delta); assumes a GDP mechanism).")
+    p.add_argument("--scores", required=True, metavar="FILE",
+                   help="scores with labels: CSV with a header (columns --score-col, "
+                        "--label-col; '-' reads standard input), .npz (arrays of those names), "
+                        ".npy (structured with those fields, or (n, 2) rows [score, label]) or "
+                        ".parquet (needs pandas and pyarrow); labels 1/0 or true/false")
+    p.add_argument("--score-col", default="score", metavar="NAME",
+                   help="column / array holding the scores (default: score)")
+    p.add_argument("--label-col", default="member", metavar="NAME",
+                   help="column / array holding the membership labels (default: member)")
+    direction = p.add_mutually_exclusive_group()
+    direction.add_argument("--higher-is", choices=HIGHER_IS, default="member",
+                           help="which class larger scores point to: member (default: "
+                                "likelihood ratios, confidences) or nonmember (losses, "
+                                "distances: lower = member)")
+    direction.add_argument("--lower-is-member", dest="higher_is", action="store_const",
+                           const="nonmember",
+                           help="lower scores mean member (losses); same as --higher-is "
+                                "nonmember")
     add_delta(p, required=True)
     add_failure_prob(p, alpha_alias=True)
     add_method(p)
@@ -85,15 +111,27 @@ def handler(args) -> Result:
     if args.method != "cp" and args.threshold:
         raise ValueError(f"--threshold applies to --method cp only, got --method {args.method}")
     higher_is = args.higher_is
-    mem, non = orient_scores(*read_scores_csv(args.scores), higher_is)
+    mem, non = orient_scores(*read_scores_file(args.scores, score_col=args.score_col,
+                                               label_col=args.label_col), higher_is)
     sign = 1.0 if higher_is == "member" else -1.0
     thresholds = None if not args.threshold else [sign * t for t in args.threshold]
-    res = epsilon_lower_bound(mem, non, delta=args.delta, failure_prob=args.failure_prob,
-                              method=args.method, sides=args.sides, thresholds=thresholds,
-                              seed=args.seed, gdp_fit=args.gdp_fit or "tradeoff")
+    auditor = ScoreAuditor(mem, non)
+    res = auditor.epsilon_lower_bound(delta=args.delta, failure_prob=args.failure_prob,
+                                      method=args.method, sides=args.sides,
+                                      thresholds=thresholds, seed=args.seed,
+                                      gdp_fit=args.gdp_fit or "tradeoff")
     payload = res.to_dict()
     payload["threshold"] = sign * res.threshold + 0.0  # back on the file's scale (no -0.0)
     payload["higher_is"] = higher_is
+    eps_max = auditor.max_certifiable_epsilon(delta=args.delta, failure_prob=args.failure_prob,
+                                              method=args.method)
+    payload["epsilon_max_certifiable"] = eps_max
+    roc = auditor.roc(fpr=FPR_LEVELS, interval="binomial")
+    payload["tpr_at_fpr"] = [{"fpr": f, "tpr": t, "interval": list(ci),
+                              "confidence": roc.confidence}
+                             for f, t, ci in zip(roc.fpr_levels, roc.tpr_at_fpr,
+                                                 roc.tpr_at_fpr_interval, strict=True)]
+    payload["auc"] = roc.auc
     test = (f"score > {payload['threshold']:.6g}" if higher_is == "member"
             else f"score < {payload['threshold']:.6g} (lower = member)")
     text = (f"epsilon >= {res.epsilon_lower_bound:.6g} with probability >= {1 - res.failure_prob:g}"
@@ -101,7 +139,13 @@ def handler(args) -> Result:
             f"  test: {test} ({res.direction})\n"
             f"  TPR {res.tpr:.4g} (lower bound {res.tpr_lower:.4g}), "
             f"FPR {res.fpr:.4g} (upper bound {res.fpr_upper:.4g})\n"
-            f"  {res.n_member} member / {res.n_nonmember} non-member scores")
+            f"  {res.n_member} member / {res.n_nonmember} non-member scores: the largest "
+            f"epsilon they could certify (method {res.method}) is {eps_max:.4g}")
+    for row in payload["tpr_at_fpr"]:
+        lo, hi = row["interval"]
+        text += (f"\n  TPR at FPR {100 * row['fpr']:g}%: {row['tpr']:.4g} "
+                 f"[{lo:.4g}, {hi:.4g}] ({100 * row['confidence']:g}% Clopper-Pearson)")
+    text += f"\n  AUC {roc.auc:.4g}"
     if res.mu_lower is not None:
         text += f"\n  mu >= {res.mu_lower:.4g} (fit {res.mu_hat:.4g})"
     text += f"\n  assumes: {res.assumption_text} [{res.assumption}]"

@@ -106,3 +106,90 @@ def test_main_reports_errors_as_one_json_object(scores_csv, capsys):
 def test_bad_args(capsys, argv, match):
     with pytest.raises(ValueError, match=match):
         _run(argv, capsys)
+
+
+# ---- inputs a user already has: named columns, npy / npz / parquet, losses ------------------
+def _scores(n=300, seed=5):
+    rng = np.random.default_rng(seed)
+    return np.r_[rng.normal(1.5, 1, n), rng.normal(0, 1, n)], np.r_[np.ones(n), np.zeros(n)]
+
+
+def _audit(path, capsys, *extra):
+    return _run(["audit", "--scores", str(path), "--delta", "1e-5", "--method", "dkw", "--json",
+                 *extra], capsys)
+
+
+def test_audit_named_columns_and_array_formats_agree(tmp_path, capsys):
+    s, m = _scores()
+    csv_path = tmp_path / "s.csv"
+    csv_path.write_text("id,logit,is_member\n" + "".join(
+        f"{i},{float(a)!r},{'true' if b else 'false'}\n" for i, (a, b) in enumerate(zip(s, m))))
+    ref = _audit(csv_path, capsys, "--score-col", "logit", "--label-col", "is_member")
+    np.savez(tmp_path / "s.npz", logit=s, is_member=m.astype(bool))
+    rec = np.zeros(s.size, dtype=[("logit", "f8"), ("is_member", "i8")])
+    rec["logit"], rec["is_member"] = s, m
+    np.save(tmp_path / "rec.npy", rec)
+    np.save(tmp_path / "plain.npy", np.c_[s, m])
+    cols = ("--score-col", "logit", "--label-col", "is_member")
+    for out in (_audit(tmp_path / "s.npz", capsys, *cols), _audit(tmp_path / "rec.npy", capsys,
+                                                                   *cols),
+                _audit(tmp_path / "plain.npy", capsys)):
+        assert out["epsilon_lower_bound"] == ref["epsilon_lower_bound"]
+        assert out["n_member"] == out["n_nonmember"] == 300
+
+
+def test_audit_losses_lower_is_member(tmp_path, capsys):
+    s, m = _scores()
+    np.savez(tmp_path / "l.npz", score=-s, member=m)
+    high = _audit(tmp_path / "l.npz", capsys)
+    low = _audit(tmp_path / "l.npz", capsys, "--lower-is-member")
+    same = _audit(tmp_path / "l.npz", capsys, "--higher-is", "nonmember")
+    assert high["epsilon_lower_bound"] == 0.0 < low["epsilon_lower_bound"]
+    assert low == same and low["higher_is"] == "nonmember"
+
+
+def test_audit_reports_tpr_intervals_and_max_certifiable(tmp_path, capsys):
+    s, m = _scores()
+    np.savez(tmp_path / "s.npz", score=s, member=m)
+    out = _audit(tmp_path / "s.npz", capsys)
+    assert [r["fpr"] for r in out["tpr_at_fpr"]] == [0.01, 0.001]
+    for r in out["tpr_at_fpr"]:
+        lo, hi = r["interval"]
+        assert 0 <= lo <= r["tpr"] <= hi <= 1
+    assert out["epsilon_lower_bound"] <= out["epsilon_max_certifiable"] < 10
+    text = _run(["audit", "--scores", str(tmp_path / "s.npz"), "--delta", "1e-5"], capsys)
+    assert "largest epsilon they could certify" in text
+    assert "TPR at FPR 0.1%" in text and "Clopper-Pearson" in text
+
+
+def test_audit_parquet(tmp_path, capsys):
+    pd = pytest.importorskip("pandas")
+    s, m = _scores()
+    path = tmp_path / "s.parquet"
+    try:
+        pd.DataFrame({"score": s, "member": m.astype(int)}).to_parquet(path)
+    except ImportError:  # no parquet engine: the audit must say what to install
+        path.write_bytes(b"PAR1")
+        with pytest.raises(ImportError, match="pandas and pyarrow"):
+            _audit(path, capsys)
+        return
+    ref = _audit(path, capsys)
+    assert ref["n_member"] == 300
+
+
+def test_audit_input_errors_name_the_problem(tmp_path, capsys):
+    s, m = _scores(10)
+    np.savez(tmp_path / "s.npz", score=s, member=m)
+    with pytest.raises(ValueError, match="no array 'loss'"):
+        _audit(tmp_path / "s.npz", capsys, "--score-col", "loss")
+    np.savez(tmp_path / "bad.npz", score=s, member=m * 2)
+    with pytest.raises(ValueError, match="0/1"):
+        _audit(tmp_path / "bad.npz", capsys)
+    (tmp_path / "c.csv").write_text("score,member\n1,1\n0,0\n")
+    with pytest.raises(ValueError, match="'logit'"):
+        _audit(tmp_path / "c.csv", capsys, "--score-col", "logit")
+    np.save(tmp_path / "three.npy", np.zeros((4, 3)))
+    with pytest.raises(ValueError, match=r"\(n, 2\)"):
+        _audit(tmp_path / "three.npy", capsys)
+    with pytest.raises(SystemExit):
+        _audit(tmp_path / "s.npz", capsys, "--higher-is", "nonmember", "--lower-is-member")
