@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import math
 
-from semi_core.stats.gdp import gdp_delta, gdp_epsilon
 from semi_core.cli._common import Result
 from semi_core.cli._options import DeprecatedAlias, add_delta, add_json
+from semi_core.stats.gdp import gdp_delta, gdp_epsilon
 
 __all__ = ["register", "handler"]
 
