@@ -77,6 +77,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy.special import ndtri
 
+from semi_core._rng import as_seed_sequence
 from semi_core._validation import (
     as_score_array,
     check_delta,
@@ -86,9 +87,15 @@ from semi_core._validation import (
     check_scores,
 )
 from semi_core.audit.bands import band_candidates, count_grid, rank_threshold_counts
+from semi_core.audit.one_run import (
+    check_inclusion_balance,
+    guess_family,
+    one_run_counts,
+    one_run_epsilon,
+)
 from semi_core.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
 from semi_core.stats.gdp import gdp_epsilon
-from semi_core.stats.ranking import count_at_or_below, pooled_threshold_counts
+from semi_core.stats.ranking import count_at_or_below, mann_whitney_auc, pooled_threshold_counts
 
 __all__ = [
     "AuditResult",
@@ -352,6 +359,7 @@ def _gaussian_mu_lower(member, nonmember, xi):
     :math:`N_1+N_0-2` degrees of freedom and noncentrality :math:`\mu/\sqrt{1/N_1+1/N_0}`;
     :math:`\underline\mu` solves :math:`P_{\underline\mu}(T\ge t)=\xi` (vectorised bisection).
     """
+    # lazy: scipy.stats is a heavy import, loaded only when this runs
     from scipy.stats import nct
 
     n1, n0 = member.shape[1], nonmember.shape[1]
@@ -452,7 +460,6 @@ def _batch_cp_split(member, nonmember, delta, xi, sides, rng, select_fraction):
 def _as_generator(seed):
     if isinstance(seed, np.random.Generator):
         return seed
-    from semi_core._rng import as_seed_sequence
 
     return np.random.Generator(np.random.PCG64(as_seed_sequence(seed)))
 
@@ -492,12 +499,6 @@ def audit_batch(member, nonmember, *, delta, failure_prob=0.05, method=DEFAULT_M
 
 def _batch_one_run(member, nonmember, delta, xi, guesses, seed):
     """One-run audit (Steinke et al. 2023) of each row; Bonferroni over the guess family."""
-    from semi_core.audit.one_run import (
-        check_inclusion_balance,
-        guess_family,
-        one_run_counts,
-        one_run_epsilon,
-    )
 
     n1, n0 = member.shape[1], nonmember.shape[1]
     m = n1 + n0
@@ -715,7 +716,6 @@ def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
 
 def _binormal_mu_hat(member, nonmember) -> float:
     r"""Equal-variance binormal fit :math:`\hat\mu=\sqrt2\,\Phi^{-1}(\mathrm{AUC})` (clipped)."""
-    from semi_core.stats.ranking import mann_whitney_auc
 
     a = mann_whitney_auc(member, nonmember)[0]
     a = min(max(a, 0.5 / (member.size * nonmember.size)), 1 - 0.5 / (member.size * nonmember.size))

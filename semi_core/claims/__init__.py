@@ -14,6 +14,11 @@ One module per seed (``semi_sequential_mi``, ``per_datum_leakage``, ``sequential
 from __future__ import annotations
 
 import importlib
+import pkgutil
+import re
+from pathlib import Path
+
+from semi_core._io import atomic_write_text
 
 from ._core import (
     FAILS,
@@ -54,9 +59,6 @@ def _discover() -> dict[str, tuple[str, ...]]:
     """Seed name -> claim modules. Every public module of this package holds ``CLAIMS``; its
     seed is its ``SEED`` attribute, read from the source (default: the module name), so a
     system adds claims for a seed in a module of its own."""
-    import pkgutil
-    import re
-    from pathlib import Path
 
     out: dict[str, list[str]] = {}
     for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
@@ -146,7 +148,6 @@ def write_errata(path, results: list[ClaimResult] | None = None) -> str:
     The file is written atomically and never through a link
     (:func:`semi_core._io.atomic_write_text`).
     """
-    from semi_core._io import atomic_write_text
 
     results = verify() if results is None else results
     text = errata_markdown(results)

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from semi_core.symbolic import Phi, Phinv, numeric_lambdify
+from semi_core.symbolic import Phi, Phinv, get_derivation, numeric_lambdify
 from semi_core.symbolic._display import display_latex, replace_symbols
 
 __all__ = [
@@ -295,7 +295,6 @@ def derived_form(name: str, subs: Mapping | None = None, *, display: bool = Fals
         Return the display form (the form a person writes, for the LaTeX of a corrected
         claim) instead of the derived tree; both are proven equal in the symbolic tests.
     """
-    from semi_core.symbolic import get_derivation
 
     der = get_derivation(name)
     expr = der.display if display and der.display is not None else der.expr

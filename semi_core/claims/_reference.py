@@ -15,6 +15,8 @@ import numpy as np
 from scipy import integrate, optimize, stats
 from scipy.special import logsumexp
 
+from semi_core.symbolic import get_derivation
+
 __all__ = [
     "linear_gaussian_joint",
     "releases_joint",
@@ -89,7 +91,6 @@ def mixture_loglr(r, n_t, mu_t, var_t, pmf, z: float) -> float:
 
 def _derived(name: str):
     # Our derivation lives in the symbolic layer; evaluated through its lambdified form.
-    from semi_core.symbolic import get_derivation
 
     return get_derivation(name).lambdify()
 

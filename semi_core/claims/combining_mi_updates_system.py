@@ -39,8 +39,10 @@ from __future__ import annotations
 
 import numpy as np
 import sympy as sp
+from scipy.special import ndtr
 
 from semi_core.mechanisms.empirical_mean import EmpiricalMean
+from semi_core.stats import errors
 from semi_core.symbolic import updates as U
 
 from ._core import (
@@ -138,7 +140,6 @@ def _check_b3_statement(forms, ctx):
 
     Exact accuracy at a = ||v - mu|| (from the laws of ``B3.laws``):
     (Phi(a/(2 sigma sqrt(n1-1))) + Phi(a/(2 sigma sqrt n1)))/2, increasing in a."""
-    from scipy.special import ndtr
 
     rng = ctx.rng("b3stmt")
     f = lambdify(forms["bound"], [d, n1])
@@ -163,7 +164,6 @@ def _check_b3_statement(forms, ctx):
 def _check_b2(forms, ctx):
     """Lemma B.2: exact Bayes accuracy of the no-update adversary at ||v-mu||^2 = 5 d sigma^2
     (the largest on the lemma's event; stats.errors) <= the stated bound."""
-    from semi_core.stats import errors
 
     f = lambdify(forms["acc_upper"], [n, d])
     rng = ctx.rng("b2")
@@ -191,9 +191,7 @@ def _check_b1(forms, ctx):
     exact Bayes accuracy of every no-update adversary, for every v on the lemmas' event
     (update: worst case at ||v-mu||^2 = d sigma^2/2; no update: best case at 5 d sigma^2, the
     Bayes test log LR > 0 of the batch-of-n law, stats.errors)."""
-    from scipy.special import ndtr
 
-    from semi_core.stats import errors
 
     syms = [n0, n1, d]
     lhs = lambdify(forms["lhs"], syms)

@@ -34,6 +34,10 @@ import numpy as np
 import sympy as sp
 from scipy import integrate, stats
 
+from semi_core.audit.roc import tpr_at_fpr_se
+from semi_core.mechanisms.per_datum import PerDatumMean, ProductLaw, seed_bernoulli, seed_targets
+from semi_core.symbolic import leakage as S
+
 from ._core import Claim, Phi, Phinv, lambdify, mc_outcome, numeric_outcome
 
 SEED = "per_datum_leakage"
@@ -107,7 +111,6 @@ def _eq10_step():
     th_prev, X = sp.symbols("theta_prev X", real=True)
     theta = th_prev - eta * X                 # theta_t = theta_{t-1} - eta (gbar + xi/B)
     scale = sp.solve(sp.Eq(sp.Symbol("s") * (th_prev - theta), X), sp.Symbol("s"))[0]
-    from semi_core.symbolic import leakage as S
 
     mean0 = S.pdl_eq10_mean0().expr            # -delta^2 / (2 n v): quadratic coefficient 1/(2n)
     coef = sp.simplify(-mean0 * 2 * S.n * (S.sig2 + S.gam2) / S.delta**2 / (2 * S.n))
@@ -148,8 +151,8 @@ def _check_quad(forms, ctx):
 # ----------------------------------------------------------------------------- Fig. 2(f)
 
 def _check_fig2f(forms, ctx):
+    # lazy: torch is a heavy import, loaded only when this runs
     from semi_core.attacks.leakage import simulate_leakage, summarize_leakage
-    from semi_core.mechanisms.per_datum import PerDatumMean, seed_bernoulli, seed_targets
 
     n_, d_, R = (200, 1000, 6000) if ctx.quick else (1000, 5000, 20000)
     law = seed_bernoulli(d_, seed=ctx.seed)
@@ -173,9 +176,8 @@ def _check_fig2f(forms, ctx):
 
 def _check_scalar(forms, ctx):
     """Power of the scalar-product test vs the LR power with C = sigma^2 I (Gaussian data)."""
+    # lazy: torch is a heavy import, loaded only when this runs
     from semi_core.attacks.leakage import scalar_product
-    from semi_core.audit.roc import tpr_at_fpr_se
-    from semi_core.mechanisms.per_datum import PerDatumMean, ProductLaw
 
     rng = ctx.rng("pdl.sys.scal")
     n_, d_ = 50, 200

@@ -28,6 +28,11 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from semi_core.audit.roc import tpr_at_fpr_se
+from semi_core.game.engine import simulate
+from semi_core.mechanisms.empirical_mean import EmpiricalMean
+from semi_core.stats import errors as E
+
 from ._core import Claim, Outcome, mc_outcome
 
 SEED = "semi_sequential_mi"
@@ -41,14 +46,10 @@ T_FIG2A = (1, 2, 3, 5, 7, 10, 15, 20)                  # Fig. 2(a) axis (distanc
 
 
 def _mech(T_, dist, d_=1):
-    from semi_core.mechanisms.empirical_mean import EmpiricalMean
-
     return EmpiricalMean.isotropic(10, int(T_), distance=float(dist), d=d_)
 
 
 def _tpr(T_, dist, test, fpr=FPR, tau=None):
-    from semi_core.stats import errors as E
-
     mech = _mech(T_, dist)
     return float(E.tpr_at_fpr(mech, fpr, test, tau=min(5, int(T_)) if tau is None else tau))
 
@@ -92,7 +93,6 @@ def _check_isolation(forms, ctx):
     :math:`E_1-E_0=\frac{n}{n-1}\big(\frac mn-\frac m{2n^2}+\frac d{2n^2}\big)
     =\frac{m(2n-1)+d}{2n(n-1)}`; Final Observation is the same form with :math:`n\to N_t=nt`.
     Independent games per horizon t (engine, sufficient mode) estimate both separations."""
-    from semi_core.game.engine import simulate
 
     rng_seed = ctx.rng("q-isolation").integers(2**31)
     R = 60_000 if ctx.quick else 400_000
@@ -153,16 +153,12 @@ def _check_T_scaling(forms, ctx):
 
 
 def _unif_mc(ctx, T_, dist, R, salt, tau=None, unif=None):
-    from semi_core.game.engine import simulate
-
     seed = int(ctx.rng(salt).integers(2**31))
     return simulate(_mech(T_, dist), R, seed, tau=min(5, T_) if tau is None else tau,
                     unif_pmf=unif, mode="sufficient")
 
 
 def _tpr_mc(res, test, fpr=FPR):
-    from semi_core.audit.roc import tpr_at_fpr_se
-
     t = tpr_at_fpr_se(*res.scores(test), fpr)
     return float(t["tpr"][0]), float(t["se"][0])
 
@@ -281,6 +277,7 @@ def _check_delta_tau(forms, ctx):
     """App. H.2 / Fig. 7(b): the Delta statistic's power falls as tau grows (TPR at 5 % FPR,
     linear-regression SGD, d = 5, T = 10, n = 50, eta = 0.05): TPR(tau=1) - TPR(tau=10) must
     exceed min_drop by 4 SE."""
+    # lazy: torch is a heavy import, loaded only when this runs
     from semi_core.sgd.linreg import H2Config, simulate_h2
 
     g0 = _margin(forms, "min_drop")

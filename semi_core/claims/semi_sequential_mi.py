@@ -18,6 +18,9 @@ from scipy import stats
 from scipy.special import logsumexp
 from sympy.utilities.lambdify import implemented_function
 
+from semi_core.stats.errors import tpr_quadratic
+from semi_core.symbolic import get_derivation
+
 from . import _reference as ref
 from ._core import (
     Claim,
@@ -141,7 +144,6 @@ def _transition_loglr_expr():
 
 def _derived_fn(name):
     """Lambdified derivation from the symbolic layer (arguments in its ``symbols`` order)."""
-    from semi_core.symbolic import get_derivation
 
     return get_derivation(name).lambdify()
 
@@ -769,8 +771,6 @@ def _check_A5_roots(forms, ctx):
 # ----------------------------------------------------------------------------- App. H.3
 
 def _tpr_d(d_, n_, m_, a_):
-    from semi_core.stats.errors import tpr_quadratic
-
     return float(tpr_quadratic(a_, n_, m_, int(d_)))
 
 

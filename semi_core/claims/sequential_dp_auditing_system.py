@@ -26,6 +26,10 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from semi_core.audit.sequential import sampler_source, sequential_grid
+from semi_core.audit.sequential.ons import OnlineNewtonStep
+from semi_core.kernels.witness import witness_values
+
 from ._core import Claim, Outcome, mc_outcome, numeric_outcome, symbolic_outcome
 
 SEED = "sequential_dp_auditing"
@@ -75,7 +79,6 @@ def _log_up_and_max(E: np.ndarray) -> tuple[float, float]:
 def _ons_regret(a: np.ndarray, low: float, high: float, L: float) -> tuple[float, float, float]:
     """Run seed Alg. 3 on l_t(lambda) = -log(1 + lambda a_t); return (sum of the algorithm's
     losses, min and max over lambda in [low, high] of the comparator's total loss)."""
-    from semi_core.audit.sequential.ons import OnlineNewtonStep
 
     ons = OnlineNewtonStep(low, high, L)
     alg = 0.0
@@ -237,7 +240,6 @@ def _check_gamma_index(forms, ctx):
         X, Y = rng.normal(size=25), rng.normal(1.5, 1, size=25)
         vt, vf = _oga_v(X, Y, 1.0, forms["index"])
         # also against the compiled witness (same recursion, independent implementation)
-        from semi_core.kernels.witness import witness_values
 
         vk, _ = witness_values(X, Y, 1.0, backend="numpy")
         if np.max(np.abs(vk - vt)) > 1e-10:
@@ -307,7 +309,6 @@ def _check_deviation_event(forms, ctx):
 
 def _check_grid_reading(forms, ctx):
     """Monte Carlo: how often the reported epsilon is >= the true epsilon (must be <= alpha)."""
-    from semi_core.audit.sequential import sampler_source, sequential_grid
 
     off = int(round(float(forms["offset"])))
     e_true, al = 1.0, 0.1

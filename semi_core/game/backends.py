@@ -224,6 +224,7 @@ def run_local(fn: Callable, tasks: Sequence, *, threads: int = 1, progress: bool
 def _connect(scheduler: str, timeout: float, worker_timeout: float = DEFAULT_WORKER_TIMEOUT):
     """A ``distributed.Client`` to ``scheduler`` that has at least one worker, or a clear error
     within ``timeout`` s (connecting) plus ``worker_timeout`` s (waiting for a worker)."""
+    # lazy: dask is a heavy import, loaded only when this runs
     from distributed import Client
 
     if "://" not in scheduler:
@@ -338,6 +339,7 @@ def run_dask(fn: Callable, tasks: Sequence, *, workers: int | None = None,
         Seconds to wait for ``scheduler`` to have a worker before raising ``TimeoutError``.
     """
     try:
+        # lazy: dask is a heavy import, loaded only when this runs
         from distributed import Client, LocalCluster
         from distributed import wait as dask_wait
     except ImportError:  # pragma: no cover - depends on the environment

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from semi_core._validation import check_covariance, check_finite_array
+from semi_core.kernels import quadform_cholsolve
 
 __all__ = ["GaussianPairLogLR"]
 
@@ -77,7 +78,6 @@ class GaussianPairLogLR:
     def _quad(self, f, flat):
         if isinstance(f, _Structured):
             return f.quad(flat)
-        from semi_core.kernels import quadform_cholsolve
 
         return quadform_cholsolve(flat, f.L, np.zeros(self.d), 0.0, 1.0)
 

@@ -66,6 +66,7 @@ from semi_core._validation import (
 )
 from semi_core.mechanisms.base import MechanismBase
 from semi_core.mechanisms.gaussian import GaussianPairLogLR
+from semi_core.stats.gdp import gdp_epsilon
 
 __all__ = ["NoisyMean", "clipped_normal_moments"]
 
@@ -184,7 +185,6 @@ class NoisyMean(MechanismBase):
 
     def epsilon(self, delta: float, tau: int = 1) -> float:
         r"""Exact :math:`\varepsilon(\delta)` of the release sequence (:math:`\mu_\tau`-GDP)."""
-        from semi_core.stats.gdp import gdp_epsilon
 
         return gdp_epsilon(self.mu(tau), delta)
 

@@ -45,6 +45,7 @@ from scipy.special import gammaln
 
 from semi_core._validation import check_finite_array, check_int, check_memory, check_probability
 from semi_core.mechanisms.base import MechanismBase
+from semi_core.stats import leakage as L
 
 __all__ = ["ProductLaw", "PerDatumMean", "seed_bernoulli", "seed_targets", "TESTS"]
 
@@ -429,7 +430,6 @@ class PerDatumMean(MechanismBase):
         mixed log-LR), ``advantage`` (= leakage), and with sub-sampling ``paper`` (the seed's
         :math:`\rho m^*` per-coordinate approximation).
         """
-        from semi_core.stats import leakage as L
 
         a = float(alpha)
         m = self.m_star

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from semi_core._io import atomic_output_dir
 from semi_core._json import to_jsonable
 
 __all__ = ["ReportContext", "Section", "SECTION_MODULES", "COMPLETION_MARKERS", "build_report"]
@@ -73,9 +74,9 @@ def build_report(out_dir, *, quick: bool = True, seed: int = 0, sections=None,
     ``report.md`` always holds a complete report. Links planted at output names are replaced,
     never followed.
     """
+    # lazy: tqdm is a heavy import, loaded only when this runs
     from tqdm.auto import tqdm
 
-    from semi_core._io import atomic_output_dir
 
     modules = list(sections or SECTION_MODULES)
     with atomic_output_dir(out_dir, name="out_dir", last=COMPLETION_MARKERS) as tmp:

@@ -31,7 +31,10 @@ def run_setting(dataset: str, model: str, seed_col: str, *, quick: bool, seed: i
                 **overrides) -> dict:
     """One setting: the main table, exact vs CG, damping sweep, ablation, LOO fraction and
     agreement, with Markdown beside the seed's numbers."""
+    # lazy: torch is a heavy import, loaded only when this runs
     from semi_core.attacks.whitebox import AttackConfig, run_attacks
+
+    # lazy: torch is a heavy import, loaded only when this runs
     from semi_core.attacks.whitebox.tables import (
         agreement_tables,
         damping_sweep,
@@ -94,8 +97,10 @@ def build(ctx: ReportContext) -> Section:
     """Run both settings and return the tables beside the seed's numbers and ROC figures."""
     title = "White-box vs reference-model attacks: IHA and the LiRA family (iha seed Tables 2-5, 8, 9)"
     try:
+        # lazy: torch is a heavy import, loaded only when this runs
         import torch
 
+        # lazy: torch is a heavy import, loaded only when this runs
         from semi_core.attacks.whitebox.tables import plot_roc
     except ImportError as exc:
         return Section(title=title, markdown=f"Skipped: the torch extra is not installed ({exc}).")

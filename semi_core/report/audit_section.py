@@ -10,6 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from semi_core._rng import as_seed_sequence
+from semi_core.audit import audit_batch, gdp_epsilon
+from semi_core.audit.bounds import ASSUMPTIONS, assumption_of
+from semi_core.audit.games import noisy_mean_audit_table as run_table
+from semi_core.audit.selection import select_and_certify
+from semi_core.game.play import play
+from semi_core.mechanisms.noisy_mean import NoisyMean
 from semi_core.report import ReportContext, Section
 
 #: Position of this section in the report (smaller first).
@@ -45,7 +52,6 @@ SOUNDNESS_METHODS = (("band", "band", {}), ("dkw", "dkw", {}), ("cp (split)", "c
 
 def _family_scores(family: str, rng, audits: int, n: int, delta: float):
     """(member, non-member, null member, null non-member, true eps(delta), mu-GDP?)."""
-    from semi_core.audit import gdp_epsilon
 
     if family.startswith("gaussian"):
         mu = 1.0
@@ -65,8 +71,6 @@ def _family_scores(family: str, rng, audits: int, n: int, delta: float):
 
 def _soundness(ctx: ReportContext, audits: int, n: int) -> dict:
     """Over-claim rate of every method on every family, assumption violations included."""
-    from semi_core.audit import audit_batch
-    from semi_core.audit.bounds import ASSUMPTIONS, assumption_of
 
     delta, xi = 0.1, 0.1
     rng = np.random.default_rng(np.random.SeedSequence([ctx.seed, 4242]))
@@ -109,12 +113,13 @@ def soundness_table(sound: dict) -> str:
 
 def build(ctx: ReportContext) -> Section:
     """Audit-game table at three noise levels (quick: 2000 games each) and soundness rates."""
+    # lazy: matplotlib is a heavy import, loaded only when this runs
     import matplotlib
 
     matplotlib.use("Agg")
+    # lazy: matplotlib is a heavy import, loaded only when this runs
     import matplotlib.pyplot as plt
 
-    from semi_core.audit.games import noisy_mean_audit_table as run_table
 
     rounds = 2000 if ctx.quick else 20_000
     rows = run_table(rounds=rounds, seed=ctx.seed, method="dkw", progress=ctx.progress)
@@ -177,10 +182,6 @@ def build(ctx: ReportContext) -> Section:
 
 def _tau_choice(ctx: ReportContext, rounds: int) -> dict:
     """Post-hoc best tau vs Bonferroni vs pilot/certify on the noisy mean (mu = 2)."""
-    from semi_core._rng import as_seed_sequence
-    from semi_core.audit.selection import select_and_certify
-    from semi_core.game.play import play
-    from semi_core.mechanisms.noisy_mean import NoisyMean
 
     ctx.progress("tau choice")
     base = NoisyMean(10, 10, noise=1.0, clip=1.0, data_mean=-1.0, data_std=0.1)

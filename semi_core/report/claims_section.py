@@ -7,6 +7,7 @@ summarises the verdict counts per seed with links to both.
 
 from __future__ import annotations
 
+from semi_core.claims import errata_markdown, summary, verify
 from semi_core.report import ReportContext, Section
 
 #: Position of this section in the report (smaller first).
@@ -17,9 +18,11 @@ FIGURE_NAME = "claims_verdicts.png"
 
 
 def _figure(summ: dict, path) -> None:
+    # lazy: matplotlib is a heavy import, loaded only when this runs
     import matplotlib
 
     matplotlib.use("Agg")
+    # lazy: matplotlib is a heavy import, loaded only when this runs
     import matplotlib.pyplot as plt
 
     seeds = list(summ["per_seed"])
@@ -39,7 +42,6 @@ def _figure(summ: dict, path) -> None:
 
 def build(ctx: ReportContext) -> Section:
     """Check every claim (quick Monte Carlo sizes in quick mode) and summarise the verdicts."""
-    from semi_core.claims import errata_markdown, summary, verify
 
     results = verify(quick=ctx.quick, rng_seed=ctx.seed, progress=ctx.progress)
     summ = summary(results)

@@ -23,8 +23,10 @@ def build(ctx: ReportContext) -> Section:
     """Run the audit and return the Fig. 3 analogue table, the eps plot and ROC curves."""
     title = "DP-SGD fine-tuning audit (seed Fig. 3, H.4, H.5)"
     try:
+        # lazy: torch is a heavy import, loaded only when this runs
         import torch
 
+        # lazy: torch is a heavy import, loaded only when this runs
         from semi_core.sgd.experiments import (
             LABELS,
             fig3_experiment,

@@ -18,8 +18,12 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from scipy import stats
 
+from semi_core.audit.roc import roc_curve
+from semi_core.mechanisms.per_datum import PerDatumMean, seed_bernoulli, seed_targets
 from semi_core.report import ReportContext, Section
+from semi_core.stats import leakage as L
 
 #: Position of this section in the report (smaller first).
 ORDER = 70
@@ -40,9 +44,8 @@ def _ss(seed, *key):
 def run_experiments(*, quick: bool = True, seed: int = 0, progress=lambda m: None,
                     n: int | None = None, rounds: int | None = None) -> dict:
     """Every number of the section (JSON-ready), with run times."""
+    # lazy: torch is a heavy import, loaded only when this runs
     from semi_core.attacks.leakage import power_loss_curve, simulate_leakage, summarize_leakage
-    from semi_core.mechanisms.per_datum import PerDatumMean, seed_bernoulli, seed_targets
-    from semi_core.stats import leakage as L
 
     n = n or (200 if quick else 1000)
     d = 5 * n
@@ -178,14 +181,13 @@ def tables(data: dict) -> str:
 
 def make_figures(data: dict, out_dir) -> list[str]:
     """Fig. 2a-f analogues as PNG files under ``out_dir``; returns their names."""
+    # lazy: matplotlib is a heavy import, loaded only when this runs
     import matplotlib
 
     matplotlib.use("Agg")
+    # lazy: matplotlib is a heavy import, loaded only when this runs
     import matplotlib.pyplot as plt
-    from scipy import stats
 
-    from semi_core.audit.roc import roc_curve
-    from semi_core.stats import leakage as L
 
     fig, axes = plt.subplots(2, 3, figsize=(13, 7.5))
     for ax, name in zip(axes[0, :2], ("easy", "hard"), strict=True):

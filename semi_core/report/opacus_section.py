@@ -42,7 +42,10 @@ def tightness_rows(model_fn, data, *, epsilons=EPSILONS, canary="dirac", rounds=
                    progress=lambda m: None) -> list[dict]:
     """One row per target eps: eps_true, Opacus' eps, eps_LB of the canary's primary test per
     bound, the ratios eps_LB / eps_true, and seconds."""
+    # lazy: torch is a heavy import, loaded only when this runs
     from semi_core.integrations.opacus import audit_opacus
+
+    # lazy: torch is a heavy import, loaded only when this runs
     from semi_core.sgd.accounting import calibrate_sigma
 
     rows = []
@@ -76,8 +79,13 @@ def bug_zoo_rows(model_fn, data, *, epsilon=2.0, rounds_grid=(250, 500, 1000, 20
 
     The clip norm is C = 4 for every row so that ``noise_unscaled`` (noise sigma instead of
     sigma*C) matters (at C = 1 it is harmless, and the audit correctly finds nothing)."""
+    # lazy: torch is a heavy import, loaded only when this runs
     from semi_core.integrations.opacus import audit_opacus
+
+    # lazy: torch is a heavy import, loaded only when this runs
     from semi_core.sgd.accounting import calibrate_sigma
+
+    # lazy: torch is a heavy import, loaded only when this runs
     from semi_core.sgd.bugs import BUGS
 
     sigma = calibrate_sigma(epsilon, DELTA)
@@ -108,7 +116,10 @@ def bug_zoo_rows(model_fn, data, *, epsilon=2.0, rounds_grid=(250, 500, 1000, 20
 def timing_row(model_fn, data, *, rounds=1000, seed=0, epsilon=4.0) -> dict:
     """Seconds to train ``rounds`` games at one tau: Opacus' loop vs the batched trainer (same
     plan, one thread), and the split of the batched time."""
+    # lazy: torch is a heavy import, loaded only when this runs
     from semi_core.integrations.opacus import time_engines
+
+    # lazy: torch is a heavy import, loaded only when this runs
     from semi_core.sgd.accounting import calibrate_sigma
 
     return time_engines(model_fn, data, noise_multiplier=calibrate_sigma(epsilon, DELTA),
@@ -156,8 +167,10 @@ def build(ctx: ReportContext) -> Section:
     """Tightness table, bug-zoo table and timing table (see the module docstring)."""
     title = "Auditing Opacus DP-SGD: white-box canaries, bug zoo, speed"
     try:
+        # lazy: torch is a heavy import, loaded only when this runs
         import torch
 
+        # lazy: torch is a heavy import, loaded only when this runs
         from semi_core.integrations.opacus import digits_example
         _ = __import__("opacus")
     except ImportError as exc:

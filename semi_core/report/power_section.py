@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from semi_core._names import test_label
 from semi_core._params import FIG2_DISTANCE_GRID, FIG2_T_GRID, SEED_FIG2, SEED_ROUNDS
+from semi_core.audit.roc import tpr_at_fpr_se
+from semi_core.game.play import play
 from semi_core.mechanisms.empirical_mean import EmpiricalMean
 from semi_core.report import ReportContext, Section
 from semi_core.stats import errors as E
@@ -21,9 +23,6 @@ FPR = 0.01
 
 
 def _point(mech, tau: int, rounds: int, seed: int) -> dict:
-    from semi_core.audit.roc import tpr_at_fpr_se
-    from semi_core.game.play import play
-
     res = play(mech, rounds, seed=seed, tau=tau)
     out = {}
     for test in TEST_NAMES:
@@ -50,9 +49,11 @@ def _plot(ax, xs, rows, xlabel):
 
 def build(ctx: ReportContext) -> Section:
     """Power vs T (tau = min(5, T)) and power vs distance (T = 5, tau = 3); n = 10, N(0, 1)."""
+    # lazy: matplotlib is a heavy import, loaded only when this runs
     import matplotlib
 
     matplotlib.use("Agg")
+    # lazy: matplotlib is a heavy import, loaded only when this runs
     import matplotlib.pyplot as plt
 
     rounds = 20_000 if ctx.quick else SEED_ROUNDS

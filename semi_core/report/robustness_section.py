@@ -10,6 +10,8 @@ misspecified, and compares it with the Gaussian-theory prediction of
 
 from __future__ import annotations
 
+import numpy as np
+
 from semi_core._names import test_label
 from semi_core._params import SEED_FIG2
 from semi_core.audit.roc import tpr_at_fpr_se
@@ -50,11 +52,12 @@ def robustness_table(rounds: int, seed: int = 0, progress=lambda msg: None) -> d
 
 def build(ctx: ReportContext) -> Section:
     """Robustness table and a bar chart (measured vs Gaussian theory)."""
+    # lazy: matplotlib is a heavy import, loaded only when this runs
     import matplotlib
 
     matplotlib.use("Agg")
+    # lazy: matplotlib is a heavy import, loaded only when this runs
     import matplotlib.pyplot as plt
-    import numpy as np
 
     rounds = 40_000 if ctx.quick else 400_000
     data = robustness_table(rounds, ctx.seed, ctx.progress)

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from semi_core.audit.sequential import experiments as ex
 from semi_core.report import ReportContext, Section
 
 #: Position of this section in the report.
@@ -153,9 +154,11 @@ def render_markdown(results: dict) -> str:
 
 
 def _paths_figure(path, paths_by_label: dict, alpha: float) -> None:
+    # lazy: matplotlib is a heavy import, loaded only when this runs
     import matplotlib
 
     matplotlib.use("Agg")
+    # lazy: matplotlib is a heavy import, loaded only when this runs
     import matplotlib.pyplot as plt
 
     n = len(paths_by_label)
@@ -178,7 +181,6 @@ def _paths_figure(path, paths_by_label: dict, alpha: float) -> None:
 
 def build(ctx: ReportContext) -> Section:
     """Quick: Tables 1-2 with 3 runs on a subset, Table 3 with 2 runs, small App. F, Type I."""
-    from semi_core.audit.sequential import experiments as ex
 
     q = ctx.quick
     res = {}

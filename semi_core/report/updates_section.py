@@ -52,9 +52,13 @@ def build(ctx: ReportContext) -> Section:
     """Run the studies and return the tables."""
     title = "Combining model updates (Jagielski et al.): Table 2, Q1-Q3, heuristic vs optimal"
     try:
+        # lazy: torch is a heavy import, loaded only when this runs
         import torch
 
+        # lazy: torch is a heavy import, loaded only when this runs
         from semi_core.attacks.updates.gap import UpdateMeanGame, gap_table, multi_update_game
+
+        # lazy: torch is a heavy import, loaded only when this runs
         from semi_core.attacks.updates.studies import SEED_NUMBERS, q1_curve, q2_curve, table2
     except ImportError as exc:
         return Section(title=title, markdown=f"Skipped: the torch extra is not installed ({exc}).")
@@ -149,9 +153,11 @@ def _plot(q1: dict, q2: dict, out_dir) -> list[str]:
     """Q1 (accuracy vs n_up) and Q2 (entry accuracy / random vs k) curves; [] without
     matplotlib."""
     try:
+        # lazy: matplotlib is a heavy import, loaded only when this runs
         import matplotlib
 
         matplotlib.use("Agg")
+        # lazy: matplotlib is a heavy import, loaded only when this runs
         import matplotlib.pyplot as plt
     except ImportError:
         return []

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import sympy as sp
+from scipy.special import log_ndtr, ndtr, ndtri
 from sympy.codegen.cfunctions import log1p
 
 from ._display import display_latex, plain
@@ -128,32 +129,31 @@ class NcChi2PPF(sp.Function):
 
 
 def _ncx2_cdf(x, k, lam):
+    # lazy: scipy.stats is a heavy import, loaded only when this runs
     from scipy.stats import ncx2
 
     return ncx2.cdf(x, k, lam)  # 0 for x < 0 (gamma above gamma_max)
 
 
 def _ncx2_sf(x, k, lam):
+    # lazy: scipy.stats is a heavy import, loaded only when this runs
     from scipy.stats import ncx2
 
     return ncx2.sf(x, k, lam)  # 1 for x < 0
 
 
 def _ncx2_ppf(p, k, lam):
+    # lazy: scipy.stats is a heavy import, loaded only when this runs
     from scipy.stats import ncx2
 
     return ncx2.ppf(p, k, lam)
 
 
 def _ndtr(x):
-    from scipy.special import ndtr
-
     return ndtr(x)
 
 
 def _ndtri(p):
-    from scipy.special import ndtri
-
     return ndtri(p)
 
 
@@ -162,7 +162,6 @@ def _phi_diff(x, y):
 
     Uses log_ndtr and expm1, so interval masses deep in a tail keep full relative accuracy.
     """
-    from scipy.special import log_ndtr, ndtr
 
     x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
     hi, lo = np.maximum(x, y), np.minimum(x, y)

@@ -25,6 +25,8 @@ import functools
 
 import sympy as sp
 
+from semi_core.symbolic._core import is_zero, tidy
+
 from . import _symbols as S
 from ._core import Derivation, NcChi2CDF, NcChi2PPF, NcChi2SF, Phi, group_log_ratio, register
 from ._display import add, dev, frac, mul, neg, root, sq
@@ -119,8 +121,6 @@ def _gamma_max_expr():
 
 
 def _tidy_gmax(expr):
-    from ._core import tidy
-
     return tidy(expr, [S.m])
 
 
@@ -226,7 +226,6 @@ def em_threshold() -> Derivation:
     # Display as gamma_max + coef * quantile, proven equal to the solved form.
     coef = sp.factor(sp.diff(sol[0], Q))
     expr = _gamma_max_expr() + coef * NcChi2PPF(S.p, S.d, lam0)
-    from ._core import is_zero
 
     if not is_zero(expr - solved):
         raise AssertionError("threshold display form differs from the solved threshold")
@@ -266,7 +265,6 @@ def interval_errors_1d(llr, x, center, law0, law1):
     -------
     dict with ``lo``, ``hi`` (roots minus center), ``gamma_max``, ``alpha``, ``beta``.
     """
-    from ._core import is_zero, tidy
 
     t = sp.Symbol("t_dev", real=True)
     poly = sp.Poly(sp.expand(llr.subs(x, center + t)), t)
@@ -386,8 +384,6 @@ def em_gamma_max_1d() -> Derivation:
 
 
 def _tidy_1d(expr):
-    from ._core import tidy
-
     return tidy(sp.expand(sp.expand_log(expr, force=True)), [S.z], center={S.z: S.mu})
 
 
@@ -443,8 +439,6 @@ def fo_gamma_max_1d() -> Derivation:
 
 
 def _tidy_fo(expr):
-    from ._core import tidy
-
     return tidy(sp.expand(sp.expand_log(expr, force=True)), [S.z], center={S.z: S.mu})
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 import sympy as sp
+from scipy.linalg import solve_triangular
 from sympy.stats import MultivariateNormal, Normal, density
 
 from .._validation import check_covariance, check_finite_array
@@ -148,7 +149,6 @@ def gaussian_log_lr(x, mean0, cov0, mean1, cov1) -> np.ndarray:
     -------
     ndarray, shape (...)
     """
-    from scipy.linalg import solve_triangular
 
     mean0 = np.atleast_1d(check_finite_array(mean0, "mean0", ndim=(0, 1)))
     d = mean0.size

@@ -29,6 +29,10 @@ import functools
 
 import numpy as np
 import sympy as sp
+from scipy.linalg import solve_triangular
+
+from semi_core._validation import check_covariance
+from semi_core.symbolic._core import NUMERIC_MODULES, _stable_logs, is_zero
 
 from .._validation import check_batch_size, check_finite_array, check_positive
 from . import _symbols as S
@@ -122,7 +126,6 @@ def dp_sgd_log_lr_coord() -> Derivation:
     derived, (var0, var1, shift) = _dp_coord_expr()
     expr = (-sp.log(sp.factor(var1 / var0)) / 2 + w**2 / (2 * var0)
             - (w - shift) ** 2 / (2 * var1))
-    from ._core import is_zero
 
     if not is_zero(expr - derived):
         raise AssertionError("display form of the DP-SGD coordinate log-LR is not equal")
@@ -194,9 +197,7 @@ def sgd_log_lr(N, delta_g, Sigma_g, n, eta_value) -> np.ndarray:
     -------
     ndarray, shape (...)
     """
-    from scipy.linalg import solve_triangular
 
-    from .._validation import check_covariance
 
     N, delta_g, Sigma_g, d = _check_common(N, delta_g, Sigma_g)
     n = check_batch_size(n)
@@ -252,8 +253,6 @@ def dp_sgd_coefficients(eigvals, n, eta_value, sigma_dp_value, clip_value) -> di
 
 @functools.cache
 def _coefficient_functions():
-    from ._core import NUMERIC_MODULES, _stable_logs
-
     expr = sp.expand(dp_sgd_log_lr_coord().expr)
     poly = sp.Poly(expr, w, dg)
     parts = {"quad": poly.coeff_monomial(w**2), "cross": poly.coeff_monomial(w * dg),
