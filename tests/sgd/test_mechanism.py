@@ -24,9 +24,10 @@ def test_protocol_game_and_reproducibility(small_setup):
                                   np.maximum.reduce([a.stats["semi-star"], a.stats["semi-max"]]))
 
 
-def test_log_lr_steps_are_rowwise_and_equal_the_dense_statistic(small_setup):
+def test_log_lr_steps_are_rowwise_and_equal_the_numpy_statistic(small_setup):
     """The batched auditor side scores each run on its own: a chunk's log-LRs equal those of
-    its runs scored one at a time, and step 1 equals the dense NumPy DP-SGD log-LR."""
+    its runs scored one at a time, and step 1 equals the NumPy DP-SGD log-LR (an independent
+    implementation: SciPy Woodbury on the low-rank-plus-diagonal covariance)."""
     from semi_core.sgd.grads import clip_rows
     from semi_core.sgd.gradstats import gradient_statistics
     from semi_core.sgd.lr import dpsgd_log_lr
@@ -42,7 +43,7 @@ def test_log_lr_steps_are_rowwise_and_equal_the_dense_statistic(small_setup):
     ref = clip_rows(s.fm.per_sample_grads(s.theta0, s.ref_x, s.ref_y), cfg.clip).numpy()
     tgt = clip_rows(s.fm.per_sample_grads(s.theta0, s.canary_x[None], s.canary_y.reshape(1)),
                     cfg.clip).numpy()[0]
-    st = gradient_statistics(ref, shrinkage=s.shrinkage, ridge=s.ridge, form="dense")
+    st = gradient_statistics(ref, shrinkage=s.shrinkage, ridge=s.ridge, form="lowrank")
     for k in range(4):
         want = dpsgd_log_lr(rel[k, 0] - s.theta0.numpy(), cfg.lr, st.mean, st.cov, tgt,
                             cfg.batch_size, sigma_dp=cfg.sigma_dp, clip=cfg.clip)
