@@ -27,9 +27,14 @@ from semi_core.cli._options import (
     resolve_tau,
 )
 
-__all__ = ["register", "handler", "run_table"]
+__all__ = ["register", "handler", "run_table", "SCALE_RANGE", "MU_RANGE"]
 
-
+#: --clip, and --data-std / |--data-mean| relative to it (outside, the clipped-data moments
+#: under- or overflow).
+SCALE_RANGE = (1e-6, 1e6)
+#: GDP level of the release (--mu-levels, or Delta_1 / --noise): past 1e6 epsilon(delta) ~
+#: mu^2/2 ~ 5e11 means nothing; below 1e-6 the game cannot tell the hypotheses apart.
+MU_RANGE = (1e-6, 1e6)
 
 def register(subparsers) -> None:
     """Add the ``audit-game`` subcommand."""
@@ -76,8 +81,9 @@ def run_table(*, n=10, T=10, tau=1, clip=1.0, data_mean=-1.0, data_std=0.1, targ
         check_delta,
         check_failure_prob,
         check_int,
-        check_memory,
         check_positive,
+        check_real,
+        check_work,
     )
     from semi_core.audit.games import noisy_mean_audit_table
 
@@ -86,20 +92,47 @@ def run_table(*, n=10, T=10, tau=1, clip=1.0, data_mean=-1.0, data_std=0.1, targ
     n = check_batch_size(n, "--n")
     T = check_int(T, "--T", minimum=1)
     rounds = check_int(rounds, "--rounds", minimum=1)
-    check_positive(clip, "--clip")
-    check_positive(data_std, "--data-std")
+    lo, hi = SCALE_RANGE
+    clip = check_positive(clip, "--clip")
+    if not lo <= clip <= hi:
+        raise ValueError(f"--clip must be in [{lo:g}, {hi:g}], got {clip:g}")
+    data_std = check_positive(data_std, "--data-std")
+    if not lo * clip <= data_std <= hi * clip:
+        raise ValueError(f"--data-std must be in [{lo:g}, {hi:g}] x C = [{lo * clip:g}, "
+                         f"{hi * clip:g}], got {data_std:g}")
+    data_mean = check_real(data_mean, "--data-mean")
+    if abs(data_mean) > hi * clip:
+        raise ValueError(f"--data-mean must be in [-{hi:g}, {hi:g}] x C, got {data_mean:g}")
+    if target is not None:
+        target = check_real(target, "--target")
+        if abs(target) > clip:
+            raise ValueError(f"--target must be in [-C, C] = [{-clip:g}, {clip:g}], got "
+                             f"{target}")
+    levels = len(noise) if noise is not None else len(mu_levels)
+    # every datum of every game is drawn: rounds x n x T x 8 bytes, ~3 live copies; time
+    # ~ 2e-8 s per datum (measured ~5e-9 on one core, rounded up)
+    data = float(rounds) * n * T
+    check_work(f"audit-game ({levels} level(s) x --rounds {rounds} games of --T {T} "
+               f"releases with batches of --n {n})",
+               nbytes=3.0 * data * 8 + 2.0 * rounds * T * 8, seconds=2e-8 * data * levels,
+               hint="use fewer --rounds, a smaller --n or --T, or fewer levels")
+    # the GDP level of each release: mu = Delta_1 / s, with Delta_1 = 2C (sum_t N_t^-2)^(1/2)
+    delta1 = 2.0 * clip * float(np.sqrt(np.sum(1.0 / (n * np.arange(1.0, T + 1)) ** 2)))
+    mlo, mhi = MU_RANGE
     if noise is not None:
         noise = [check_positive(s, "--noise") for s in noise]
+        for s in noise:
+            if not mlo <= delta1 / s <= mhi:
+                raise ValueError(
+                    f"--noise {s:g} gives the release a GDP level mu = Delta_1/s = "
+                    f"{delta1 / s:.3g}; mu must be in [{mlo:g}, {mhi:g}], i.e. --noise in "
+                    f"[{delta1 / mhi:.3g}, {delta1 / mlo:.3g}] here (Delta_1 = {delta1:.3g})")
     else:
         mu_levels = [check_positive(m, "--mu-levels") for m in mu_levels]
-    if target is not None and not (np.isfinite(target) and abs(target) <= clip):
-        raise ValueError(f"--target must be in [-C, C] = [{-clip:g}, {clip:g}], got {target}")
-    if not np.isfinite(data_mean):
-        raise ValueError(f"--data-mean must be finite, got {data_mean}")
-    # every datum of every game is drawn: rounds x n x 8 bytes per step, ~3 live copies
-    check_memory(3.0 * rounds * n * 8 + 2.0 * rounds * T * 8,
-                 f"{rounds} games with batches of n = {n}",
-                 hint="use fewer --rounds or a smaller --n")
+        for m in mu_levels:
+            if not mlo <= m <= mhi:
+                raise ValueError(f"--mu-levels must be in [{mlo:g}, {mhi:g}] (epsilon(delta) "
+                                 f"~ mu^2/2 beyond), got {m:g}")
     return noisy_mean_audit_table(n=n, T=T, tau=tau, clip=clip, data_mean=data_mean,
                                   data_std=data_std, target=target, noise=noise,
                                   mu_levels=mu_levels, rounds=rounds, delta=delta,

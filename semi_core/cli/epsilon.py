@@ -36,8 +36,8 @@ def register(subparsers) -> None:
     p.add_argument("--noise", dest="noise", type=float, default=None,
                    help="Gaussian noise standard deviation (> 0)")
     p.add_argument("--sigma", dest="noise", type=float, action=DeprecatedAlias, new="--noise")
-    p.add_argument("--sensitivity", type=float, default=1.0,
-                   help="L2 sensitivity with --noise (default 1)")
+    p.add_argument("--sensitivity", type=float, default=None,
+                   help="L2 sensitivity with --noise (default 1; --noise only)")
     add_delta(p, required=True)
     add_json(p)
     p.set_defaults(func=handler)
@@ -51,15 +51,21 @@ def handler(args) -> Result:
         raise ValueError("give exactly one of --gdp-mu or --noise")
     delta = check_delta(args.delta, "--delta")
     if args.gdp_mu is not None:
+        if args.sensitivity is not None:
+            raise ValueError("--sensitivity does not apply to --gdp-mu (mu already includes "
+                             "it; it is used with --noise only); remove it")
         mu = check_real(args.gdp_mu, "--gdp-mu")
         if mu < 0:
             raise ValueError(f"--gdp-mu must be >= 0, got {mu}")
+        src = "--gdp-mu"
     else:
-        mu = check_positive(args.sensitivity, "--sensitivity") / check_positive(args.noise,
-                                                                                  "--noise")
+        sens = 1.0 if args.sensitivity is None else args.sensitivity
+        mu = check_positive(sens, "--sensitivity") / check_positive(args.noise, "--noise")
+        src = "--sensitivity / --noise"
     if not mu <= MAX_GDP_MU:
-        raise ValueError(f"mu = {mu:.3g} exceeds {MAX_GDP_MU:g}: epsilon(delta) ~ mu^2/2 is "
-                         "beyond any meaningful privacy level and beyond the solver's range")
+        raise ValueError(f"{src} gives mu = {mu:.3g}; mu must be in [0, {MAX_GDP_MU:g}]: "
+                         "epsilon(delta) ~ mu^2/2 is beyond any meaningful privacy level and "
+                         "beyond the solver's range")
     eps = gdp_epsilon(mu, delta)
     check = float(gdp_delta(eps, mu)) if (mu > 0 and eps != math.inf) else 0.0
     payload = {"epsilon": eps, "mu": mu, "delta": delta, "delta_at_epsilon": check}

@@ -69,3 +69,41 @@ def test_reproduce_power_section(tmp_path, capsys, monkeypatch):
     # T = 1: all four tests coincide, in closed form and in Monte Carlo
     assert row["final"]["closed_form"] == pytest.approx(row["semi-star"]["closed_form"])
     assert row["semi-unif"]["mc"] == pytest.approx(row["semi-star"]["mc"])
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["--mu-levels", "1e300"], "--mu-levels"),
+    (["--mu-levels", "1e-300"], "--mu-levels"),
+    (["--noise", "1e-300"], "--noise"),
+    (["--noise", "1e300"], "--noise"),
+    (["--noise", "1", "1e-300"], "--noise"),
+    (["--clip", "1e-300"], "--clip"),
+    (["--data-std", "1e300"], "--data-std"),
+    (["--data-mean", "1e300"], "--data-mean"),
+    (["--target", "nan"], "--target"),
+    (["--T", "100000000"], "--T"),
+])
+def test_audit_game_extremes_are_clean_errors(capsys, argv, flag):
+    """Extremes never reach the GDP solver or the game: one JSON error naming the flag."""
+    rc, out = run_json(capsys, ["audit-game", "--rounds", "40", "--T", "2", *argv, "--json"])
+    assert rc == 2 and out["kind"] in ("invalid_argument", "resource") and flag in out["error"]
+
+
+@pytest.mark.parametrize("mu", ["1e-6", "1e6"])
+def test_audit_game_range_ends_compute(capsys, mu):
+    """The ends of the accepted mu range give a finite result, each bound below the truth."""
+    rc, out = run_json(capsys, ["audit-game", "--rounds", "60", "--T", "2", "--mu-levels", mu,
+                                "--json"])
+    assert rc == 0
+    row = out["rows"][0]
+    assert np.isfinite(row["epsilon_true"])
+    for r in row["tests"].values():
+        assert 0 <= r["epsilon_lower_bound"] <= row["epsilon_true_tau"]
+
+
+def test_epsilon_sensitivity_needs_noise(capsys):
+    rc, out = run_json(capsys, ["epsilon", "--gdp-mu", "1", "--sensitivity", "2", "--delta",
+                                "1e-5", "--json"])
+    assert rc == 2 and "--sensitivity" in out["error"]
+    rc, out = run_json(capsys, ["epsilon", "--noise", "1e-300", "--delta", "1e-5", "--json"])
+    assert rc == 2 and "--noise" in out["error"] and "1e+06" in out["error"]
