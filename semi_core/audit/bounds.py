@@ -48,6 +48,11 @@ Methods
     Steinke, Nasr & Jagielski (2023): the scores are those of ``m`` canaries of *one* run, each
     included independently with probability 1/2 (members = included); see
     :mod:`semi_core.audit.one_run`.
+``one-run-fdp``
+    Mahloujifar, Melis & Chaudhuri (2024): the same one-run design, the f-DP hypothesis read
+    through its whole trade-off curve (``tradeoff="gdp"``: Gaussian curve, default;
+    ``"eps-delta"``: the exact :math:`(\varepsilon,\delta)` curve); see
+    :mod:`semi_core.audit.one_run_fdp`.
 ``band`` (default)
     Tail-adaptive simultaneous bands (:mod:`semi_core.audit.bands`): on both error CDFs, the
     exact binomial (Clopper-Pearson) bound at one calibrated *local* level at every count of a
@@ -88,11 +93,13 @@ from semi_core._validation import (
 )
 from semi_core.audit.bands import band_candidates, count_grid, rank_threshold_counts
 from semi_core.audit.one_run import (
+    check_guesses,
     check_inclusion_balance,
     guess_family,
     one_run_counts,
     one_run_epsilon,
 )
+from semi_core.audit.one_run_fdp import batch_one_run_fdp
 from semi_core.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
 from semi_core.stats.gdp import gdp_epsilon
 from semi_core.stats.ranking import count_at_or_below, mann_whitney_auc, pooled_threshold_counts
@@ -111,7 +118,7 @@ __all__ = [
     "assumption_of",
 ]
 
-METHODS = ("band", "dkw", "cp", "gdp", "one-run")
+METHODS = ("band", "dkw", "cp", "gdp", "one-run", "one-run-fdp")
 #: The default: the tightest distribution-free method whose validity tests pass.
 DEFAULT_METHOD = "band"
 #: Methods of :func:`epsilon_lower_bound_from_counts` (one pre-registered test).
@@ -139,11 +146,22 @@ ASSUMPTIONS = {
                               "function of the run's output only, their counts fixed before "
                               "the inclusion bits were seen (Steinke, Nasr & Jagielski 2023); "
                               "class sizes incompatible with Bernoulli(1/2) are refused",
+    "one-run-bernoulli-half+mu-gdp": "each canary was included independently with probability "
+                                     "1/2 and the guesses are a function of the run's output "
+                                     "only, their counts fixed in advance (as one-run), and the "
+                                     "mechanism is mu-GDP: its trade-off curve is Gaussian (true "
+                                     "for the Gaussian mechanism, a CLT approximation for "
+                                     "DP-SGD, false e.g. for randomised response); eps from "
+                                     "eps_GDP(mu_lower, delta)",
 }
 
 
-def assumption_of(method: str, *, gdp_fit: str = "tradeoff", thresholds=None) -> str:
+def assumption_of(method: str, *, gdp_fit: str = "tradeoff", thresholds=None,
+                  tradeoff=None) -> str:
     """The :data:`ASSUMPTIONS` key a bound of ``method`` rests on."""
+    if method == "one-run-fdp":
+        return ("one-run-bernoulli-half" if tradeoff == "eps-delta"
+                else "one-run-bernoulli-half+mu-gdp")
     if method == "gdp":
         return "gaussian-scores" if gdp_fit == "gaussian" else "mu-gdp"
     if method == "one-run":
@@ -177,14 +195,14 @@ class AuditResult:
     local_level_member, local_level_nonmember : float or None
         ``band``: the calibrated per-point levels of the two bands.
     n_guesses, n_correct : int or None
-        ``one-run``: guesses made (abstentions excluded) and correct guesses.
+        ``one-run``, ``one-run-fdp``: guesses made (abstentions excluded) and correct guesses.
     inclusion_balance_p_value : float or None
         ``one-run``: two-sided exact binomial p-value of the class sizes under Bernoulli(1/2)
         inclusion (:func:`~semi_core.audit.one_run.inclusion_balance_p_value`).
     assumption : str
         What the bound rests on: a key of :data:`ASSUMPTIONS` (``"iid-games"``,
         ``"iid-games+preregistered"``, ``"mu-gdp"``, ``"gaussian-scores"``,
-        ``"one-run-bernoulli-half"``).
+        ``"one-run-bernoulli-half"``, ``"one-run-bernoulli-half+mu-gdp"``).
     assumption_text : str
         The same in words.
     """
@@ -474,7 +492,7 @@ def _as_rows(scores, name: str) -> np.ndarray:
 def audit_batch(member, nonmember, *, delta, failure_prob=0.05, method=DEFAULT_METHOD,
                 sides="two",
                 thresholds=None, select_fraction=0.5, seed=0,
-                gdp_fit="tradeoff", guesses=None) -> np.ndarray:
+                gdp_fit="tradeoff", guesses=None, tradeoff=None) -> np.ndarray:
     r"""Vectorised :math:`\underline\varepsilon` for ``B`` independent audits (rows).
 
     Same bounds as :func:`epsilon_lower_bound`, applied row by row (used by the soundness
@@ -494,7 +512,7 @@ def audit_batch(member, nonmember, *, delta, failure_prob=0.05, method=DEFAULT_M
                 method=_check_choice(method, "method", METHODS),
                 sides=_check_choice(sides, "sides", SIDES), thresholds=thresholds,
                 select_fraction=select_fraction, seed=seed, gdp_fit=gdp_fit,
-                guesses=guesses)["eps"]
+                guesses=guesses, tradeoff=tradeoff)["eps"]
 
 
 def _batch_one_run(member, nonmember, delta, xi, guesses, seed):
@@ -504,17 +522,7 @@ def _batch_one_run(member, nonmember, delta, xi, guesses, seed):
     m = n1 + n0
     # the theorem needs Bernoulli(1/2) inclusion bits: refuse class sizes that rule it out
     balance_p = check_inclusion_balance(n1, n0)
-    if guesses is None:
-        family = guess_family(m)
-    else:
-        g = np.asarray(guesses)
-        if g.ndim == 1 and g.size == 2:
-            g = g[None, :]
-        if g.ndim != 2 or g.shape[1] != 2 or g.shape[0] == 0 or not np.issubdtype(
-                g.dtype, np.integer) or (g < 0).any() or (g.sum(axis=1) > m).any():
-            raise ValueError(f"guesses must be a pair (k_plus, k_minus) or a list of pairs of "
-                             f"integers >= 0 with k_plus + k_minus <= m = {m}, got {guesses!r}")
-        family = [(int(a), int(b)) for a, b in g]
+    family = guess_family(m) if guesses is None else check_guesses(guesses, m)
     level = xi / len(family)
     rows = {k: [] for k in ("eps", "threshold", "r", "v", "tp", "fp")}
     for i in range(member.shape[0]):
@@ -540,22 +548,26 @@ def _batch_one_run(member, nonmember, delta, xi, guesses, seed):
 
 
 def _run(member, nonmember, *, delta, xi, method, sides, thresholds, select_fraction, seed,
-         gdp_fit="tradeoff", guesses=None):
+         gdp_fit="tradeoff", guesses=None, tradeoff=None):
     if method == "gdp" and delta == 0.0:
         raise ValueError("delta must be > 0 for method='gdp': a mu-GDP mechanism with mu > 0 is "
                          "(eps, 0)-DP for no finite eps, so eps(delta=0) is infinite; pass "
                          "delta > 0 (the delta-free result is mu_lower), or use a "
                          "distribution-free method")
-    if guesses is not None and method != "one-run":
-        raise ValueError("guesses is only used by method='one-run'")
+    if guesses is not None and method not in ("one-run", "one-run-fdp"):
+        raise ValueError("guesses is only used by method='one-run' and 'one-run-fdp'")
+    if tradeoff is not None and method != "one-run-fdp":
+        raise ValueError("tradeoff is only used by method='one-run-fdp'")
     _check_choice(gdp_fit, "gdp_fit", GDP_FITS)  # an unknown fit is an error for every method
-    if method in ("band", "one-run"):
+    if method in ("band", "one-run", "one-run-fdp"):
         if thresholds is not None:
             raise ValueError(f"thresholds is only used by method='cp' ({method} chooses its own "
                              "tests)")
         if method == "band":
             res = _batch_band(member, nonmember, delta, xi, sides)
             res["n1"], res["n0"] = member.shape[1], nonmember.shape[1]
+        elif method == "one-run-fdp":
+            res = batch_one_run_fdp(member, nonmember, delta, xi, guesses, seed, tradeoff)
         else:
             res = _batch_one_run(member, nonmember, delta, xi, guesses, seed)
         res["eps"] = np.maximum(res["crit"], 0.0)
@@ -608,7 +620,8 @@ def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
                         failure_prob: float = 0.05, method: str = DEFAULT_METHOD,
                         sides: str = "two",
                         thresholds=None, select_fraction: float = 0.5,
-                        seed=0, gdp_fit: str = "tradeoff", guesses=None) -> AuditResult:
+                        seed=0, gdp_fit: str = "tradeoff", guesses=None,
+                        tradeoff=None) -> AuditResult:
     r"""High-probability lower bound on :math:`\varepsilon` from MI scores (SeMI seed §2, §5.1).
 
     With probability at least :math:`1-\xi` over the scores (``xi = failure_prob``),
@@ -633,9 +646,10 @@ def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
     failure_prob : float
         :math:`\xi \in (0, 0.5]`, split equally over the bounds on :math:`\alpha` and
         :math:`\beta`.
-    method : {"band", "dkw", "cp", "gdp", "one-run"}
+    method : {"band", "dkw", "cp", "gdp", "one-run", "one-run-fdp"}
         ``"band"``: tail-adaptive simultaneous bands (the tightest distribution-free method
         here). ``"one-run"``: the scores are the included / excluded canaries of one run.
+        ``"one-run-fdp"``: the same, audited through a trade-off curve (``tradeoff``).
     sides : {"two", "one"}
         ``"two"`` uses both inequalities of Lemma 2.1, ``"one"`` only
         :math:`(\mathrm{TPR}-\delta)/\mathrm{FPR}`. The confidence bounds are one-sided in
@@ -659,9 +673,12 @@ def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
         scores are not equal-variance Gaussian. ``sides`` is ignored by ``gdp`` (the GDP
         trade-off curve is symmetric). ``gdp`` needs ``delta > 0``.
     guesses : None, (int, int) or sequence of pairs
-        ``one-run`` only: ``(k_plus, k_minus)`` "in" / "out" guesses, or several pairs
-        (Bonferroni over them); ``None``: the pre-registered family
+        ``one-run`` and ``one-run-fdp`` only: ``(k_plus, k_minus)`` "in" / "out" guesses, or
+        several pairs (Bonferroni over them); ``None``: the pre-registered family
         (:data:`semi_core.audit.one_run.GUESS_FRACTIONS`).
+    tradeoff : None, "gdp" or "eps-delta"
+        ``one-run-fdp`` only (default ``"gdp"``, which needs ``delta > 0`` and reports
+        ``mu_lower``; ``"eps-delta"`` assumes nothing of the curve's shape).
 
     Returns
     -------
@@ -683,7 +700,7 @@ def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
     sides = _check_choice(sides, "sides", SIDES)
     res = _run(m[None, :], nm[None, :], delta=delta, xi=xi, method=method, sides=sides,
                thresholds=thresholds, select_fraction=select_fraction, seed=seed,
-               gdp_fit=gdp_fit, guesses=guesses)
+               gdp_fit=gdp_fit, guesses=guesses, tradeoff=tradeoff)
     eps = float(res["eps"][0])
     a_up, b_up = float(res["alpha_up"][0]), float(res["beta_up"][0])
     extra = {}
@@ -698,11 +715,15 @@ def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
     if method == "band":
         extra["local_level_member"] = float(res["ll1"])
         extra["local_level_nonmember"] = float(res["ll0"])
-    if method == "one-run":
+    if method in ("one-run", "one-run-fdp"):
         extra["n_guesses"] = int(res["r"][0])
         extra["n_correct"] = int(res["v"][0])
         extra["inclusion_balance_p_value"] = float(res["balance_p"])
-    extra["assumption"] = assumption_of(method, gdp_fit=gdp_fit, thresholds=thresholds)
+    if "mu_lower" in res and method == "one-run-fdp":
+        extra["mu_lower"] = float(res["mu_lower"][0])
+        extra["mu_hat"] = _binormal_mu_hat(m, nm)
+    extra["assumption"] = assumption_of(method, gdp_fit=gdp_fit, thresholds=thresholds,
+                                        tradeoff=tradeoff)
     return AuditResult(
         epsilon_lower_bound=eps, threshold=float(res["threshold"][0]),
         tpr=1.0 - float(res["beta_hat"][0]), fpr=float(res["alpha_hat"][0]),

@@ -25,6 +25,7 @@ jax_privacy                                            semi_core
 ``epsilon_clopper_pearson(significance, delta)``       ``epsilon_lower_bound(delta=, failure_prob=, method="cp")``
 ``epsilon_from_gdp(significance, delta)``              ``epsilon_lower_bound(..., method="gdp")`` (assumes GDP)
 ``epsilon_one_run(significance, delta)``               ``epsilon_lower_bound(..., method="one-run")``
+``epsilon_one_run_fdp(significance, delta)``           ``epsilon_lower_bound(..., method="one-run-fdp")`` (assumes GDP)
 (none)                                                 ``epsilon_lower_bound(..., method="band")`` (default)
 ``tpr_at_given_fpr(fpr)``                              ``tpr_at_fpr(fpr)``
 ``attack_auroc()``                                     ``auc()``
@@ -106,7 +107,8 @@ class ScoreAuditor:
                 methods=None) -> Table:
         """One row per certifying method: the bound, what it could certify at best and the
         assumption it rests on (TPR at 1 % / 0.1 % FPR and the AUC in the title)."""
-        methods = [m for m in METHODS if m != "one-run"] if methods is None else list(methods)
+        methods = ([m for m in METHODS if not m.startswith("one-run")] if methods is None
+                   else list(methods))
         rows = []
         for m in methods:
             res = self.epsilon_lower_bound(delta=delta, failure_prob=failure_prob, method=m)
