@@ -3,6 +3,8 @@
 * :mod:`.tau` -- :math:`\\tau(\\varepsilon,\\delta)` (Thm 3.1), the DP-Auditorium bound, the
   success bound :math:`p^*` of a DP guessing game;
 * :mod:`.rbf` -- RBF kernel, median heuristic, closed-form MMDs (oracles);
+* :mod:`.rff` -- the random-Fourier-feature witness (``witness="rff"``: O(N D) per run, the
+  kernel :math:`(1+K_D)/2` keeps Theorem 3.1 exactly valid);
 * :mod:`.ons` -- 1-D Online Newton Step (Alg. 3);
 * :mod:`.tester` -- Alg. 1 (ONS test supermartingale), Alg. 2 (e-process), epsilon grids with
   an anytime-valid lower bound, runs and summaries;
@@ -13,6 +15,7 @@
 from .batch import batch_mmd_test
 from .ons import OnlineNewtonStep
 from .rbf import median_bandwidth, mmd_gaussian_shift, mmd_v_statistic, rbf
+from .rff import WITNESSES, rff_witness_values
 from .semi_stream import SemiStreamResult, semi_stream_audit
 from .tau import success_bound, tau_auditorium, tau_mmd, tv_bound
 from .tester import (
@@ -33,5 +36,5 @@ __all__ = [
     "mmd_gaussian_shift", "mmd_v_statistic", "OnlineNewtonStep", "PairSource",
     "mechanism_source", "stream_source", "sampler_source", "SequentialResult", "GridResult",
     "sequential_test", "sequential_grid", "run_audits", "summarize", "batch_mmd_test",
-    "semi_stream_audit", "SemiStreamResult",
+    "semi_stream_audit", "SemiStreamResult", "WITNESSES", "rff_witness_values",
 ]

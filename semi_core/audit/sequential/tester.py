@@ -29,6 +29,11 @@ stops on :math:`\tilde W_t\ge1/\alpha`.
 
 Warm-up: the first ``warmup`` pairs (20, as the seed) set the median-heuristic bandwidth and
 are discarded; ``stopped_at`` counts test pairs after the warm-up.
+
+Witness: ``witness="exact"`` (the seed's RBF-kernel OGA, :math:`O(N^2 d)` per run) or
+``"rff"`` (:mod:`.rff`: :math:`D` random Fourier features drawn after the bandwidth is fixed,
+:math:`O(N D d)`; the kernel :math:`(1+K_D)/2` keeps Theorem 3.1's :math:`0\le K\le1`, so the
+test stays exactly valid, see :mod:`.rff`). Both see the same pairs under one seed.
 """
 
 from __future__ import annotations
@@ -42,10 +47,18 @@ import numpy as np
 
 from semi_core._rng import as_seed_sequence
 from semi_core._validation import check_delta, check_int, check_work
+from semi_core.kernels.rff_witness import rff_block
 from semi_core.kernels.witness import new_state, witness_block
 
 from .ons import OnlineNewtonStep
 from .rbf import median_bandwidth
+from .rff import (
+    WITNESSES,
+    check_features,
+    new_rff_state,
+    rff_feature_differences,
+    rff_frequencies,
+)
 from .tau import check_alpha, check_epsilon, tau_for
 
 __all__ = ["SequentialResult", "GridResult", "PairSource", "mechanism_source", "stream_source",
@@ -151,13 +164,16 @@ class SequentialResult:
     bound: str
     log_mixture: np.ndarray | None = None
     witness: np.ndarray | None = None
+    witness_kind: str = "exact"
+    features: int | None = None
 
     def to_dict(self, *, paths: bool = True) -> dict:
         d = {"rejected": self.rejected, "stopped_at": self.stopped_at,
              "n_observed": self.n_observed, "epsilon": self.epsilon, "delta": self.delta,
              "failure_prob": self.failure_prob, "tau": self.tau, "algorithm": self.algorithm,
              "bandwidth": self.bandwidth, "bandwidth_note": self.bandwidth_note,
-             "bound": self.bound, "final_log_wealth": float(self.log_wealth[-1])
+             "bound": self.bound, "witness": self.witness_kind, "features": self.features,
+             "final_log_wealth": float(self.log_wealth[-1])
              if self.log_wealth.size else 0.0}
         if paths:
             d["log_wealth"] = self.log_wealth.tolist()
@@ -281,10 +297,13 @@ _EBET_S = 3e-8
 _ONS_S = 2e-6
 #: Median heuristic: seconds per pooled warm-up distance (2 w^2 distances for w pairs).
 _MEDIAN_S = 1.5e-7
+#: RFF witness: seconds per (pair, frequency) (three trigonometric calls, the O(D) step).
+_RFF_S = 1.5e-7
 
 
 def sequential_work(max_obs: int, *, n_eps: int = 1, algorithm: int = 1, warmup: int = 0,
-                    d: int = 1, block: int = 128) -> tuple[float, float]:
+                    d: int = 1, block: int = 128, features: int | None = None
+                    ) -> tuple[float, float]:
     r"""Peak bytes and wall seconds of one :func:`sequential_grid` run, from its arguments.
 
     With :math:`N` test pairs, :math:`m` tested epsilons, :math:`w` warm-up pairs and outputs
@@ -299,11 +318,18 @@ def sequential_work(max_obs: int, *, n_eps: int = 1, algorithm: int = 1, warmup:
         \text{seconds} &\approx c_w N^2 d + m\,(c_2 N K\ \text{or}\ c_1 N)
                          + c_m\,2w^2 (1 + d/8)
 
-    (per-unit costs measured on one core and rounded up; :math:`b` is the block size).
+    (per-unit costs measured on one core and rounded up; :math:`b` is the block size). With
+    ``features`` :math:`=D` (the RFF witness) the witness term :math:`c_wN^2d` becomes
+    :math:`c_r N D (1 + d/8)` and :math:`48\,bD` bytes more.
     """
     N, w = float(max_obs), float(warmup)
     nbytes = 16.0 * N * d + 40.0 * N + 2.0 * w * w * (24.0 + 32.0 * d)
-    seconds = _WITNESS_S * N * N * d + _MEDIAN_S * 2.0 * w * w * (1.0 + d / 8.0)
+    seconds = _MEDIAN_S * 2.0 * w * w * (1.0 + d / 8.0)
+    if features is None:
+        seconds += _WITNESS_S * N * N * d
+    else:
+        seconds += _RFF_S * N * features * (1.0 + d / 8.0)
+        nbytes += 48.0 * min(block, N) * features + 16.0 * features * (d + 1)
     if algorithm == 2:
         K = (N + 2.0) // 2
         nbytes += n_eps * (3.0 * 8.0 * min(block, N) * K + 96.0 * N)
@@ -316,7 +342,7 @@ def sequential_work(max_obs: int, *, n_eps: int = 1, algorithm: int = 1, warmup:
 
 def check_sequential_work(max_obs: int, *, n_eps: int = 1, algorithm: int = 1, warmup: int = 0,
                           d: int = 1, runs: int = 1, extra_bytes: float = 0.0,
-                          names: dict | None = None) -> None:
+                          names: dict | None = None, features: int | None = None) -> None:
     """Refuse up front (:func:`semi_core._validation.check_work`) sequential audits whose
     estimated memory or time (:func:`sequential_work`, times ``runs``) exceeds the limits.
 
@@ -325,7 +351,7 @@ def check_sequential_work(max_obs: int, *, n_eps: int = 1, algorithm: int = 1, w
     """
     nm = {"max_obs": "max_obs", "runs": "runs", "warmup": "warmup", **(names or {})}
     nbytes, seconds = sequential_work(max_obs, n_eps=n_eps, algorithm=algorithm, warmup=warmup,
-                                      d=d)
+                                      d=d, features=features)
     what = (f"the sequential audit ({nm['runs']} = {runs} x {nm['max_obs']} = {max_obs} pairs"
             f", {n_eps} epsilon(s), Alg. {algorithm}, {nm['warmup']} = {warmup}, d = {d})")
     check_work(what, nbytes=nbytes + float(extra_bytes), seconds=runs * seconds,
@@ -352,7 +378,8 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
                     failure_prob: float = 0.05, max_obs: int = 5000, algorithm: int = 1,
                     bandwidth: float | str = "median", warmup: int = 20, bound: str = "new",
                     evalue: str = "max", seed=0, block: int = 128, backend: str = "auto",
-                    keep_witness: bool = False) -> GridResult:
+                    keep_witness: bool = False, witness: str = "exact",
+                    features: int = 256) -> GridResult:
     r"""Sequential tests of :math:`H_0(\varepsilon_i):\mathrm{MMD}\le\tau(\varepsilon_i,\delta)` on
     one stream, and the anytime-valid :math:`\varepsilon` lower bound (see :class:`GridResult`).
 
@@ -382,7 +409,17 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
     block : int
         Pairs drawn per mechanism call (the test still looks at them one at a time).
     backend : {"auto", "numba", "numpy", "python"}
-        Witness kernel (see :func:`semi_core.kernels.witness.witness_block`).
+        Witness kernel (see :func:`semi_core.kernels.witness.witness_block`; the RFF witness
+        takes ``auto``, ``numba`` or ``numpy``).
+    keep_witness : bool
+        Keep the witness values :math:`v_t` in each result.
+    witness : {"exact", "rff"}
+        The RBF-kernel OGA witness (:math:`O(N^2d)`) or the random-Fourier-feature one
+        (:math:`O(NDd)`, :mod:`.rff`; exactly valid, power measured in
+        ``benchmarks/bench_witness.py``).
+    features : int
+        Number of frequencies :math:`D\in[1, 65536]` of the RFF witness (ignored for
+        ``exact``).
 
     Returns
     -------
@@ -390,6 +427,13 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
     """
     delta, alpha, max_obs, warmup = _check_common(delta, failure_prob, max_obs, algorithm, warmup,
                                                   bound, evalue)
+    if witness not in WITNESSES:
+        raise ValueError(f"witness must be one of {WITNESSES}, got {witness!r}")
+    rff = witness == "rff"
+    n_feat = check_features(features) if rff else None
+    if rff and backend not in ("auto", "numba", "numpy"):
+        raise ValueError(f"backend must be auto, numba or numpy with witness='rff', got "
+                         f"{backend!r}")
     eps = np.atleast_1d(np.asarray(epsilons, dtype=float))
     if eps.ndim != 1 or eps.size == 0:
         raise ValueError("epsilons must be a non-empty 1-D sequence")
@@ -410,13 +454,14 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
                          f"bound={bound!r} (e^epsilon overflows); the bound is vacuous (above "
                          "the largest MMD, sqrt 2) from epsilon ~ 0.9: use epsilon <= 700")
     check_sequential_work(max_obs, n_eps=eps.size, algorithm=algorithm,
-                          warmup=warmup if median else 0)
-    rng = np.random.Generator(np.random.PCG64(as_seed_sequence(seed)))
+                          warmup=warmup if median else 0, features=n_feat)
+    root = as_seed_sequence(seed)
+    rng = np.random.Generator(np.random.PCG64(root))
     if median:
         wx, wy = source(warmup, rng)  # discarded after setting the bandwidth
         if wx.shape[1] > 1:  # the dimension is known now: recheck before the distances
             check_sequential_work(max_obs, n_eps=eps.size, algorithm=algorithm,
-                                  warmup=warmup, d=wx.shape[1])
+                                  warmup=warmup, d=wx.shape[1], features=n_feat)
         bw, note = median_bandwidth(wx, wy)
     else:
         bw, note = float(bandwidth), "fixed"
@@ -424,19 +469,28 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
                for t in taus]
     X = Y = None
     buf = None
+    W = None
     t = 0
     lb_path = np.zeros(max_obs)
     while t < max_obs and any(b.stop is None for b in bettors):
         size = min(block, max_obs - t)
         xb, yb = source(size, rng)
-        if X is None:
+        if buf is None:
             d = xb.shape[1]
             if d > 1 and not median:
-                check_sequential_work(max_obs, n_eps=eps.size, algorithm=algorithm, d=d)
-            X, Y = np.zeros((max_obs, d)), np.zeros((max_obs, d))
-            buf = new_state(max_obs, d)
-        X[t:t + size], Y[t:t + size] = xb, yb
-        witness_block(X, Y, t, t + size, bw, buf, backend=backend)
+                check_sequential_work(max_obs, n_eps=eps.size, algorithm=algorithm, d=d,
+                                      features=n_feat)
+            if rff:  # drawn once the bandwidth and d are fixed, before any test pair is used
+                W = rff_frequencies(d, n_feat, bw, root)
+                buf = new_rff_state(max_obs, 2 * n_feat)
+            else:
+                X, Y = np.zeros((max_obs, d)), np.zeros((max_obs, d))
+                buf = new_state(max_obs, d)
+        if rff:
+            rff_block(rff_feature_differences(xb, yb, W, bound=bound), t, buf, backend=backend)
+        else:
+            X[t:t + size], Y[t:t + size] = xb, yb
+            witness_block(X, Y, t, t + size, bw, buf, backend=backend)
         v = buf["v"][t:t + size]
         for b in bettors:
             if b.stop is None:
@@ -451,7 +505,8 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
             log_wealth=np.asarray(b.path), epsilon=float(e), delta=delta, failure_prob=alpha,
             tau=float(tau_i), algorithm=algorithm, bandwidth=bw, bandwidth_note=note,
             bound=bound, log_mixture=mix,
-            witness=buf["v"][:n_obs].copy() if (keep_witness and buf is not None) else None))
+            witness=buf["v"][:n_obs].copy() if (keep_witness and buf is not None) else None,
+            witness_kind=witness, features=n_feat))
         stops.append(np.inf if b.stop is None else b.stop)
     # fixed-sequence lower bound path: largest eps_i with every eps_j <= eps_i rejected by t
     stops = np.asarray(stops, dtype=float)
