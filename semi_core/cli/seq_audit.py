@@ -61,6 +61,13 @@ def register(subparsers) -> None:
                    help="MMD threshold: Thm 3.1 (new, default) or DP-Auditorium; stream mmd only")
     p.add_argument("--bandwidth", default=None,
                    help="'median' (default) or a positive number; stream mmd only")
+    p.add_argument("--witness", choices=("exact", "rff"), default=None,
+                   help="OGA witness: exact RBF kernel (default; O(N^2) per run) or random "
+                        "Fourier features (O(N D); exactly valid, fewer rejections at a given "
+                        "N: see benchmarks/bench_witness.py); stream mmd only")
+    p.add_argument("--features", type=int, default=None,
+                   help="number D of random frequencies of --witness rff (default 256, "
+                        "1..65536)")
     p.add_argument("--warmup", type=int, default=None,
                    help="discarded warm-up pairs for the median bandwidth (default 20, >= 2); "
                         "stream mmd with --bandwidth median only")
@@ -94,7 +101,7 @@ def _bar(args):
 
 #: Options that apply to one stream / algorithm only, with their defaults.
 _DEFAULTS = {"algorithm": 1, "evalue": "max", "bound": "new", "bandwidth": "median",
-             "warmup": 20, "noise": 0.1}
+             "warmup": 20, "noise": 0.1, "witness": "exact", "features": 256}
 #: Accepted range of --noise (outside, the noisy mean's log-LR over- or underflows).
 NOISE_RANGE = (1e-6, 1e6)
 
@@ -108,7 +115,8 @@ def _refuse_inapplicable(args) -> None:
     name (never silently ignored)."""
     given = {k for k in _DEFAULTS if getattr(args, k) is not None}
     if args.stream == "semi":
-        bad = sorted(given & {"algorithm", "evalue", "bound", "bandwidth", "warmup"})
+        bad = sorted(given & {"algorithm", "evalue", "bound", "bandwidth", "warmup", "witness",
+                              "features"})
         why = "--stream semi (they configure the MMD test of --stream mmd)"
         if not bad and "noise" in given and args.mechanism != "noisy-mean":
             bad, why = ["noise"], f"--mechanism {args.mechanism} (noisy-mean only)"
@@ -120,6 +128,8 @@ def _refuse_inapplicable(args) -> None:
             bad, why = ["noise"], "--stream mmd (noisy-mean of --stream semi only)"
         elif "evalue" in given and (args.algorithm or 1) != 2:
             bad, why = ["evalue"], "--algorithm 1 (it is Alg. 2's stopping statistic)"
+        elif "features" in given and args.witness != "rff":
+            bad, why = ["features"], "the exact witness (it sets the RFF witness's size)"
         elif "warmup" in given and args.bandwidth not in (None, "median"):
             bad, why = ["warmup"], ("a fixed --bandwidth (the warm-up only sets the median "
                                     "bandwidth)")
@@ -143,6 +153,7 @@ def _check(args):
     check_int(args.runs, "--runs", minimum=1)
     check_int(args.path_stride, "--path-stride", minimum=1)
     check_int(args.warmup, "--warmup", minimum=2)
+    check_int(args.features, "--features", minimum=1, maximum=65536)
     if args.algorithm not in (1, 2):
         raise ValueError(f"--algorithm must be 1 or 2, got {args.algorithm}")
     if (args.epsilon is None) == (args.epsilon_grid is None):
@@ -275,6 +286,7 @@ def handler(args) -> Result:
     check_sequential_work(args.max_obs, n_eps=len(eps), algorithm=args.algorithm,
                           warmup=args.warmup if bw == "median" else 0, runs=args.runs,
                           extra_bytes=_json_path_bytes(args, len(eps)),
+                          features=args.features if args.witness == "rff" else None,
                           names={"max_obs": "--max-obs", "runs": "--runs",
                                  "warmup": "--warmup"})
     bar, tick = _bar(args)
@@ -284,7 +296,8 @@ def handler(args) -> Result:
         g = sequential_grid(mechanism_source(mech, *SEED_PAIR), eps, delta=args.delta,
                             failure_prob=args.failure_prob, max_obs=args.max_obs,
                             algorithm=args.algorithm, bandwidth=bw, warmup=args.warmup,
-                            bound=args.bound, evalue=args.evalue, seed=ss)
+                            bound=args.bound, evalue=args.evalue, seed=ss,
+                            witness=args.witness, features=args.features)
         # keep the strided paths only (memory: runs x max_obs / stride, as estimated)
         if args.epsilon is not None:
             r = g.results[0]

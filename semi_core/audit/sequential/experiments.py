@@ -67,9 +67,10 @@ def _zoo(name, eps, delta):
 def mechanism_table(*, algorithm: int, epsilons=(0.01, 0.1), runs: int = 20, delta: float = 1e-5,
                     failure_prob: float = 0.05, max_obs: dict | None = None, seed=0,
                     mechanisms=MECH_ORDER, keep_paths: int = 0, bandwidth="median",
-                    progress=None) -> dict:
+                    progress=None, witness: str = "exact", features: int = 256) -> dict:
     """Seed Tables 1 (``algorithm=1``) and 2 (``algorithm=2``): rejection rate and mean
-    stopping time (over rejecting runs) with SEs, ``runs`` runs per cell, S={0}, S'={0,1}."""
+    stopping time (over rejecting runs) with SEs, ``runs`` runs per cell, S={0}, S'={0,1}.
+    ``witness``/``features``: the exact or the RFF witness (:func:`.tester.sequential_grid`)."""
     from semi_core.mechanisms.zoo import SEED_PAIR
 
     max_obs = max_obs or SEED_NMAX
@@ -83,7 +84,7 @@ def mechanism_table(*, algorithm: int, epsilons=(0.01, 0.1), runs: int = 20, del
                              seed=as_seed_sequence(seed).spawn(100 * (mi + 1) + ei + 1)[-1],
                              epsilon=eps, delta=delta, failure_prob=failure_prob,
                              max_obs=max_obs.get(eps, 5000), algorithm=algorithm,
-                             bandwidth=bandwidth)
+                             bandwidth=bandwidth, witness=witness, features=features)
             row = {"mechanism": name, "epsilon": eps, **res.summary,
                    "bandwidth_median": float(np.median([r.bandwidth for r in res.runs])),
                    "seconds": time.perf_counter() - t0,
@@ -95,6 +96,7 @@ def mechanism_table(*, algorithm: int, epsilons=(0.01, 0.1), runs: int = 20, del
                 progress(f"{name} eps={eps}")
     return {"algorithm": algorithm, "runs": runs, "delta": delta, "failure_prob": failure_prob,
             "max_obs": {str(k): v for k, v in max_obs.items()}, "bandwidth": bandwidth,
+            "witness": witness, "features": features if witness == "rff" else None,
             "rows": rows}
 
 

@@ -192,3 +192,21 @@ def test_frequencies_are_seeded_apart_from_the_pairs():
     np.testing.assert_allclose(rff_frequencies(2, 8, 2.0, seed=5), a / 2.0)
     with pytest.raises(ValueError, match="bandwidth"):
         rff_frequencies(2, 8, 0.0, seed=5)
+
+
+def test_seq_audit_cli_witness(capsys):
+    import json
+
+    from semi_core.cli import main
+
+    rc = main(["seq-audit", "--epsilon", "0.01", "--max-obs", "400", "--witness", "rff",
+               "--features", "32", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["runs"][0]["witness"] == "rff" and out["runs"][0]["features"] == 32
+    for argv, flag in ((["--features", "32"], "--features"),
+                       (["--witness", "rff", "--features", "0"], "--features"),
+                       (["--stream", "semi", "--mechanism", "noisy-mean", "--witness", "rff"],
+                        "--witness")):
+        rc = main(["seq-audit", "--epsilon", "0.01", "--max-obs", "10", *argv, "--json"])
+        err = json.loads(capsys.readouterr().out)
+        assert rc == 2 and err["kind"] == "invalid_argument" and flag in err["error"], err
