@@ -79,6 +79,13 @@ Families (:data:`TRADEOFFS`)
     :math:`g^{-1}(y)=\max(0,(y-\delta)e^{-\varepsilon},1-\delta-e^{\varepsilon}(1-y))`. Nothing
     is assumed of the curve (``"one-run-bernoulli-half"``, as Steinke et al.).
 
+Any claimed curve (:func:`one_run_fdp_p_value`)
+    A callable :math:`f` (validated as a trade-off function by :func:`check_tradeoff`: values
+    in [0, 1], below :math:`1-\alpha`, non-increasing, convex; inverted conservatively) or a
+    privacy profile :math:`\{(\varepsilon_j,\delta_j)\}` (e.g. a sub-sampled Gaussian's
+    from a PLD accountant; :func:`profile_blowup_inverse`) is tested as one hypothesis: the
+    p-value is the smallest :math:`\xi` at which the recursion rejects.
+
 Guesses are those of :mod:`.one_run` (top :math:`k_+` "in", bottom :math:`k_-` "out", the
 pre-registered family with Bonferroni), and the same design assumption and class-size check
 (:func:`~semi_core.audit.one_run.check_inclusion_balance`) apply.
@@ -107,6 +114,10 @@ __all__ = [
     "one_run_fdp_bound",
     "one_run_fdp_epsilon",
     "batch_one_run_fdp",
+    "check_tradeoff",
+    "tradeoff_blowup_inverse",
+    "profile_blowup_inverse",
+    "one_run_fdp_p_value",
 ]
 
 #: Trade-off families of the f-DP audit: the Gaussian curve (mu) and the (eps, delta) curve.
@@ -162,10 +173,17 @@ def _ginv(y, th, tradeoff, delta):
 
 
 def _rejects(m, r, v, xi, theta, tradeoff, delta):
-    """Recursion for arrays ``r, v, theta`` (broadcast); True where f_theta is rejected."""
-    r, v, th = (np.array(a, dtype=float) for a in np.broadcast_arrays(r, v, theta))
+    """Recursion for arrays ``r, v, xi, theta`` (broadcast); True where f_theta is rejected.
+    ``tradeoff``: a family name (with ``theta``, ``delta``) or a vectorised ``g^{-1}(y)``."""
+    r, v, xi, th = (np.array(a, dtype=float) for a in np.broadcast_arrays(r, v, xi, theta))
     shape = r.shape
-    r, v, th = r.ravel(), v.ravel(), th.ravel()
+    r, v, xi, th = r.ravel(), v.ravel(), xi.ravel(), th.ravel()
+    if isinstance(tradeoff, str):
+        def ginv(y, t):
+            return _ginv(y, t, tradeoff, delta)
+    else:
+        def ginv(y, t):
+            return tradeoff(y)
     a = xi * v / m
     b = xi * (r - v) / m
     cap = r / m
@@ -178,7 +196,7 @@ def _rejects(m, r, v, xi, theta, tradeoff, delta):
                 break
             continue
         ai, bi = a[idx], b[idx]
-        step = np.maximum(_ginv(np.minimum(ai, 1.0), th[idx], tradeoff, delta) - bi, 0.0)
+        step = np.maximum(ginv(np.minimum(ai, 1.0), th[idx]) - bi, 0.0)
         bi = bi + step
         ai = ai + (i / (r[idx] - i)) * step
         a[idx], b[idx] = ai, bi
@@ -352,3 +370,180 @@ def batch_one_run_fdp(member, nonmember, delta, xi, guesses, seed, tradeoff=None
     if tradeoff == "gdp":
         out["mu_lower"] = th
     return out
+
+
+# --------------------------------------------------------------------------- any claimed curve
+def _alpha_grid(n: int) -> np.ndarray:
+    return np.unique(np.concatenate([[0.0], np.logspace(-15, 0, n), np.linspace(0, 1, n)]))
+
+
+def check_tradeoff(f, *, n_grid: int = 4001, tol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
+    r"""Validate a claimed trade-off function and tabulate it.
+
+    A trade-off function (Dong, Roth & Su 2022, Prop. 2.2) is convex, continuous,
+    non-increasing on :math:`[0,1]` and :math:`f(\alpha)\le1-\alpha`; a callable that is not
+    is refused with the first violation named (checked on a grid of ``2 n_grid`` points,
+    logarithmic near 0 and uniform, with absolute tolerance ``tol`` and relative ``1e-7`` on
+    slopes).
+
+    Parameters
+    ----------
+    f : callable
+        Vectorised :math:`\alpha\mapsto f(\alpha)` (type II error at type I error
+        :math:`\alpha`).
+    n_grid : int
+    tol : float
+
+    Returns
+    -------
+    (alpha, f_alpha) : ndarray
+        The grid and the values.
+    """
+    if not callable(f):
+        raise TypeError(f"tradeoff must be a callable alpha -> f(alpha), got {type(f).__name__}")
+    n_grid = check_int(n_grid, "n_grid", minimum=10)
+    alpha = _alpha_grid(n_grid)
+    try:
+        fa = np.asarray(f(alpha), dtype=float)
+    except Exception as err:  # noqa: BLE001 - any failure means "not a vectorised curve"
+        raise ValueError(f"tradeoff(alpha) failed on an array of alphas: {err}") from err
+    if fa.shape != alpha.shape:
+        raise ValueError(f"tradeoff(alpha) must return one value per alpha (shape "
+                         f"{alpha.shape}), got shape {fa.shape}")
+    if not np.all(np.isfinite(fa)) or (fa < -tol).any() or (fa > 1 + tol).any():
+        raise ValueError("a trade-off function takes values in [0, 1] (no NaN)")
+    bad = fa > 1 - alpha + tol
+    if bad.any():
+        a0 = float(alpha[np.argmax(bad)])
+        raise ValueError(f"not a trade-off function: f(alpha) > 1 - alpha at alpha = {a0:.3g} "
+                         "(a test cannot do worse than random guessing)")
+    if (np.diff(fa) > tol).any():
+        a0 = float(alpha[1:][np.argmax(np.diff(fa) > tol)])
+        raise ValueError(f"not a trade-off function: f increases at alpha = {a0:.3g} (must be "
+                         "non-increasing)")
+    slope = np.diff(fa) / np.diff(alpha)
+    dec = slope[1:] < slope[:-1] - 1e-7 * (1.0 + np.abs(slope[:-1])) - tol / np.diff(alpha)[1:]
+    if dec.any():
+        a0 = float(alpha[1:-1][np.argmax(dec)])
+        raise ValueError(f"not a trade-off function: f is not convex near alpha = {a0:.3g}")
+    return alpha, np.clip(fa, 0.0, 1.0)
+
+
+def tradeoff_blowup_inverse(f, *, n_grid: int = 4001):
+    r"""A conservative :math:`g^{-1}` for a claimed trade-off function ``f`` (validated by
+    :func:`check_tradeoff`).
+
+    With :math:`g_j=1-f(\alpha_j)` on the grid and :math:`g_j<y\le g_{j+1}`, concavity of
+    :math:`g` gives :math:`g(x)\le g_j+s_{j-1}(x-\alpha_j)` for :math:`x\ge\alpha_j`
+    (:math:`s_{j-1}` the secant slope on the left), hence
+
+    .. math::
+
+        g^{-1}(y)\ \ge\ \min\Big(\alpha_{j+1},\ \alpha_j+\frac{y-g_j}{s_{j-1}}\Big),
+
+    a lower bound (the recursion stays valid) that is exact where :math:`g` is linear."""
+    alpha, fa = check_tradeoff(f, n_grid=n_grid)
+    g = np.maximum.accumulate(1.0 - fa)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        left = np.concatenate([[np.inf], np.diff(g) / np.diff(alpha)])  # s_{j-1} at j
+
+    def ginv(y):
+        y = np.asarray(y, dtype=float)
+        idx = np.searchsorted(g, y, side="left") - 1
+        j = np.clip(idx, 0, alpha.size - 2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = np.where(left[j] > 0, (y - g[j]) / left[j], np.inf)
+        x = np.minimum(alpha[j + 1], alpha[j] + np.maximum(step, 0.0))
+        return np.where(idx >= 0, np.where(idx >= alpha.size - 1, alpha[-1], x), 0.0)
+
+    return ginv
+
+
+def profile_blowup_inverse(epsilons, deltas):
+    r""":math:`g^{-1}` of a mechanism given by its privacy profile at some points.
+
+    A mechanism that is :math:`(\varepsilon_j,\delta_j)`-DP for every :math:`j` is
+    :math:`f`-DP with :math:`f=\max_j f_{\varepsilon_j,\delta_j}` (Dong, Roth & Su 2022,
+    Prop. 2.12 / 2.13: the profile determines the curve), hence
+
+    .. math::
+
+        g^{-1}(y)=\max_j\max\big(0,\ (y-\delta_j)e^{-\varepsilon_j},\
+            1-\delta_j-e^{\varepsilon_j}(1-y)\big),
+
+    exact in the limit of a fine grid and conservative (smaller) on any finite one. This is how
+    a curve from a PLD accountant enters (e.g. ``dp_accounting``'s
+    ``PLDAccountant.get_delta(eps)`` on a grid of eps for a sub-sampled Gaussian).
+
+    Parameters
+    ----------
+    epsilons : array_like
+        :math:`\varepsilon_j\ge0` (finite).
+    deltas : array_like
+        :math:`\delta_j\in[0,1]`, same length.
+    """
+    eps = np.asarray(epsilons, dtype=float).ravel()
+    dl = np.asarray(deltas, dtype=float).ravel()
+    if eps.size == 0 or eps.shape != dl.shape:
+        raise ValueError("epsilons and deltas must be non-empty and of the same length")
+    if not (np.all(np.isfinite(eps)) and (eps >= 0).all()):
+        raise ValueError("epsilons must be finite and >= 0")
+    if not (np.all(np.isfinite(dl)) and (dl >= 0).all() and (dl <= 1).all()):
+        raise ValueError("deltas must lie in [0, 1]")
+    ee, en = np.exp(eps)[None, :], np.exp(-eps)[None, :]
+
+    def ginv(y):
+        y = np.asarray(y, dtype=float)[..., None]
+        with np.errstate(over="ignore", invalid="ignore"):
+            b = 1.0 - dl - ee * (1.0 - y)
+        out = np.maximum((y - dl) * en, np.where(np.isnan(b), -np.inf, b)).max(axis=-1)
+        return np.maximum(out, 0.0)
+
+    return ginv
+
+
+def one_run_fdp_p_value(m: int, r: int, v: int, *, tradeoff=None, profile=None) -> float:
+    r"""P-value of a claimed :math:`f`-DP guarantee from one run: the smallest :math:`\xi`
+    at which the recursion refutes it.
+
+    Rejection is monotone in :math:`\xi` (the start :math:`(\xi v,\xi(r-v))/m` grows along
+    the cone of the module docstring), so :math:`P_f[p\le\xi]\le\xi` for every
+    :math:`f`-DP mechanism. Found by bisection on :math:`\log\xi` (relative 1e-9), the
+    returned value is a rejected level (never below the exact p-value).
+
+    Parameters
+    ----------
+    m, r, v : int
+        Canaries, guesses, correct guesses.
+    tradeoff : callable, optional
+        The claimed curve :math:`\alpha\mapsto f(\alpha)` (validated: :func:`check_tradeoff`).
+    profile : (epsilons, deltas), optional
+        The claimed privacy profile instead (:func:`profile_blowup_inverse`).
+
+    Returns
+    -------
+    float
+        In :math:`(0, 1]`; ``1.0`` when not rejected at any level.
+    """
+    m, r, v = _check_mrv(m, check_int(r, "r", minimum=0), check_int(v, "v", minimum=0))
+    if (tradeoff is None) == (profile is None):
+        raise ValueError("pass exactly one of tradeoff (a callable f) and profile "
+                         "((epsilons, deltas))")
+    ginv = (tradeoff_blowup_inverse(tradeoff) if tradeoff is not None
+            else profile_blowup_inverse(*profile))
+
+    def rej(xi):
+        return bool(_rejects(m, r, v, xi, 0.0, ginv, 0.0))
+
+    if not rej(1.0):
+        return 1.0
+    lo, hi = -800.0, 0.0  # log xi: rejected at hi, not at lo
+    if rej(math.exp(lo)):
+        return math.exp(lo)
+    while hi - lo > 1e-9 * max(1.0, abs(hi)):
+        mid = 0.5 * (lo + hi)
+        if rej(math.exp(mid)):
+            hi = mid
+        else:
+            lo = mid
+    return math.exp(hi)

@@ -13,16 +13,25 @@ from statistics import NormalDist
 
 import numpy as np
 import pytest
-from scipy.special import expit, logit
+from scipy.special import expit, logit, ndtr, ndtri
 
-from semi_core.audit import ScoreAuditor, audit_batch, epsilon_lower_bound, gdp_epsilon
+from semi_core.audit import (
+    ScoreAuditor,
+    audit_batch,
+    epsilon_lower_bound,
+    gdp_delta,
+    gdp_epsilon,
+)
 from semi_core.audit.one_run import guess_family, one_run_epsilon
 from semi_core.audit.one_run_fdp import (
     _rejects,
     blowup_inverse,
+    check_tradeoff,
     one_run_fdp_bound,
     one_run_fdp_epsilon,
+    one_run_fdp_p_value,
     one_run_fdp_rejects,
+    profile_blowup_inverse,
 )
 from semi_core.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
 
@@ -285,3 +294,83 @@ def test_log_space_large_mu_is_finite():
     mu = one_run_fdp_bound(100_000, 20_000, 20_000, failure_prob=0.05)
     assert math.isfinite(mu) and mu > 2.5  # measured 2.635 (all 20,000 guesses right)
     assert math.isfinite(gdp_epsilon(mu, 1e-5))
+
+
+# --------------------------------------------------------------------------- any claimed curve
+def _gdp_f(mu):
+    return lambda a: ndtr(ndtri(1 - a) - mu)
+
+
+def test_claimed_curves_agree_with_the_families():
+    # a callable f and a privacy profile give the p-value whose xi-crossing is the family bound
+    m, r, v = 1000, 200, 170
+    mu_lb = one_run_fdp_bound(m, r, v)
+    eg = np.linspace(0.0, 12.0, 400)
+    for mu, below in ((0.999 * mu_lb, True), (1.001 * mu_lb, False)):
+        p_f = one_run_fdp_p_value(m, r, v, tradeoff=_gdp_f(mu))
+        p_prof = one_run_fdp_p_value(m, r, v, profile=(eg, gdp_delta(eg, mu)))
+        assert (p_f <= 0.05) == below and (p_prof <= 0.05) == below
+        assert p_prof == pytest.approx(p_f, rel=0.01)  # both conservative, measured 0.1 %
+    # the (eps, delta) curve as a callable reproduces the eps-delta family's decision
+    e_lb = one_run_fdp_bound(m, r, v, tradeoff="eps-delta", delta=1e-5)
+    for e, below in ((0.995 * e_lb, True), (1.005 * e_lb, False)):
+        def f(a, e=e):
+            return np.maximum(0, np.maximum(1 - 1e-5 - np.exp(e) * a,
+                                            np.exp(-e) * (1 - 1e-5 - a)))
+
+        assert (one_run_fdp_p_value(m, r, v, tradeoff=f) <= 0.05) == below
+
+
+def _not_convex(a):
+    return np.where(a <= 0.5, 0.5 - 0.3 * a, 0.35 * (1 - a) / 0.5)
+
+
+@pytest.mark.parametrize(("f", "match"), [
+    (lambda a: 1 - a / 2, "f\\(alpha\\) > 1 - alpha"),
+    (lambda a: np.minimum(0.1 * a, 1 - a), "increases"),
+    (_not_convex, "not convex"),
+    (lambda a: np.full(a.shape, np.nan), "values in \\[0, 1\\]"),
+    (lambda a: 0.5, "one value per alpha"),
+])
+def test_a_claimed_curve_that_is_not_a_tradeoff_function_is_refused(f, match):
+    with pytest.raises(ValueError, match=match):
+        one_run_fdp_p_value(100, 20, 15, tradeoff=f)
+
+
+def test_claimed_curve_input_errors():
+    with pytest.raises(TypeError, match="callable"):
+        check_tradeoff(0.5)
+    with pytest.raises(ValueError, match="exactly one"):
+        one_run_fdp_p_value(100, 20, 15)
+    with pytest.raises(ValueError, match="deltas must lie"):
+        one_run_fdp_p_value(100, 20, 15, profile=([1.0], [1.5]))
+    with pytest.raises(ValueError, match="same length"):
+        one_run_fdp_p_value(100, 20, 15, profile=([1.0, 2.0], [0.1]))
+    alpha, fa = check_tradeoff(_gdp_f(1.0))
+    assert alpha[0] == 0.0 and alpha[-1] == 1.0 and fa[-1] == pytest.approx(0.0)
+
+
+def test_subsampled_gaussian_pld_curve_validity():
+    # per canary x_i = S_i * Bern(q) + N(0, sigma^2): one Poisson-subsampled Gaussian step
+    # (add/remove), whose curve comes from dp_accounting's PLD accountant as a profile. The
+    # claimed curve is refuted in <= xi of runs; a 4x weaker noise claim is refuted often.
+    pytest.importorskip("dp_accounting")
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    q, sigma, m, k, xi, runs = 0.5, 0.5, 1000, 50, 0.05, 300
+
+    def profile(s):  # add/remove, pessimistic discretisation (an upper bound on delta)
+        dist = pld.from_gaussian_mechanism(s, sampling_prob=q, value_discretization_interval=1e-3)
+        eg = np.linspace(0.0, 12.0, 120)
+        return eg, np.asarray(dist.get_delta_for_epsilon(eg), dtype=float)
+
+    rng = np.random.default_rng(31)
+    s = rng.random((runs, m)) < 0.5
+    x = (s & (rng.random((runs, m)) < q)) + sigma * rng.standard_normal((runs, m))
+    lab = np.take_along_axis(s, np.argsort(x, axis=1), axis=1)
+    v = lab[:, m - k:].sum(axis=1) + (~lab[:, :k]).sum(axis=1)
+    true_ginv = profile_blowup_inverse(*profile(sigma))
+    over = int(_rejects(m, np.full(runs, 2 * k), v, xi, 0.0, true_ginv, 0.0).sum())
+    assert _cp_interval(over, runs)[0] <= xi
+    weak_ginv = profile_blowup_inverse(*profile(4 * sigma))
+    assert _rejects(m, np.full(runs, 2 * k), v, xi, 0.0, weak_ginv, 0.0).mean() > 0.5
