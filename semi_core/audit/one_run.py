@@ -49,8 +49,10 @@ profile*, not their recursion: a µ-GDP mechanism is :math:`(\varepsilon,\delta_
 for every :math:`\varepsilon\ge0` at once, so
 :math:`P[W\ge v]\le\min_\varepsilon[\beta_\varepsilon+2m\delta_\mu(\varepsilon)\alpha_\varepsilon]`
 and :math:`\underline\mu` is the largest :math:`\mu` this rejects at level :math:`\xi`
-(valid; looser than their Alg. 3, which we did not implement), reported as
-:math:`\varepsilon_{\mathrm{GDP}}(\underline\mu,\delta)`.
+(valid, but looser than their recursion), reported as
+:math:`\varepsilon_{\mathrm{GDP}}(\underline\mu,\delta)`. Their recursion itself is
+:mod:`semi_core.audit.one_run_fdp` (``method="one-run-fdp"``), uniformly tighter (e.g.
+:math:`\underline\mu` 1.87 vs 1.17 for 400 of 400 correct guesses on 1000 canaries).
 """
 
 from __future__ import annotations
