@@ -57,7 +57,8 @@ def register(subparsers) -> None:
     p.add_argument("--data", choices=("bernoulli", "gaussian"), default="bernoulli",
                    help="data law: bernoulli (p_j ~ U[0.25, 0.75], seed App. E.1) or gaussian "
                         "N(0, 1) coordinates (default bernoulli)")
-    p.add_argument("--n", type=positive_int, default=1000, help="dataset size n (default 1000)")
+    p.add_argument("--n", type=positive_int, default=None,
+                   help="dataset size n (default 1000; with --dataset, its number of records)")
     p.add_argument("--d", "--dim", dest="d", type=positive_int, default=5000,
                    help="dimension d (default 5000)")
     p.add_argument("--target", default="easy", metavar="easy|medium|hard|FILE.npy",
@@ -75,7 +76,7 @@ def register(subparsers) -> None:
                    help="Monte Carlo check with R games (default 0: closed forms only)")
     p.add_argument("--dataset", choices=_DATASETS, default=None,
                    help="rank the records of a bundled scikit-learn dataset by exposure")
-    p.add_argument("--rank", type=positive_int, default=20,
+    p.add_argument("--rank", type=positive_int, default=None,
                    help="with --dataset: how many of the most exposed records (default 20)")
     add_executor_args(p)
     add_seed(p)
@@ -120,11 +121,12 @@ def _rank(args) -> Result:
     from semi_core.attacks.leakage import most_exposed
 
     X = getattr(skd, f"load_{args.dataset}")().data.astype(float)
-    n = args.n if args.n != 1000 else X.shape[0]
-    if args.rank > X.shape[0]:
+    rank = 20 if args.rank is None else args.rank
+    n = X.shape[0] if args.n is None else args.n
+    if rank > X.shape[0]:
         raise ValueError(f"--rank must be <= {X.shape[0]} (records in {args.dataset}), got "
-                         f"{args.rank}")
-    out = most_exposed(X, n=n, rank=args.rank)
+                         f"{rank}")
+    out = most_exposed(X, n=n, rank=rank)
     out.pop("m_star_all")
     payload = {"dataset": args.dataset, **out,
                "note": "m* with the data's own per-coordinate mean/variance (product "
@@ -147,6 +149,14 @@ def handler(args) -> Result:
 
     if args.dataset is not None:
         return _rank(args)
+    if args.n is None:
+        args.n = 1000
+    if args.rank is not None:
+        raise ValueError("--rank applies only with --dataset (ranking a dataset's records)")
+    if not args.simulate and (args.threads != 1 or args.workers is not None or
+                              args.scheduler is not None):
+        raise ValueError("--threads/--workers/--scheduler apply only to the games of "
+                         "--simulate R; give --simulate with them")
     if not (0 < args.fpr < 1):
         raise ValueError(f"--fpr must lie in (0, 1), got {args.fpr}")
     if not (0 < args.subsample <= 1):

@@ -89,7 +89,7 @@ def handler(args) -> Result:
 
         from semi_core.attacks.updates import UpdateConfig, run_experiment, summarize
         from semi_core.attacks.updates.dp import dp_audit
-        from semi_core.attacks.updates.experiment import check_training_work
+        from semi_core.attacks.updates.experiment import check_training_work, shared_executor
     except ImportError as exc:  # torch is an optional extra
         raise ImportError(f"updates needs the torch extra (pip install semi_core[torch]): "
                           f"{exc}") from None
@@ -120,10 +120,12 @@ def handler(args) -> Result:
                        seed=args.seed)
     if args.sigma_dp > 0:  # refuse unbounded DP-audit work before any training
         check_training_work(cfg, 200, "the DP-update audit: training the runs")
-    run = run_experiment(cfg, scores=(args.score,))
-    out = summarize(run, score=args.score, combiner=args.combiner, threshold=args.threshold)
-    if args.sigma_dp > 0:
-        out["dp"] = dp_audit(cfg, delta=args.delta, combiner=args.combiner, executor=executor)
+    with shared_executor(executor) as ex:  # one Dask cluster for every game of the command
+        run = run_experiment(cfg, scores=(args.score,), executor=ex)
+        out = summarize(run, score=args.score, combiner=args.combiner,
+                        threshold=args.threshold)
+        if args.sigma_dp > 0:
+            out["dp"] = dp_audit(cfg, delta=args.delta, combiner=args.combiner, executor=ex)
     mi, en = out["mi_accuracy"], out["entry_accuracy"]
     text = (f"{args.update}, k={args.k}, n_up={args.n_up}, {args.score}/{args.combiner}/"
             f"{args.threshold}, {args.trials} trials: MI accuracy {mi['mean']:.3f} +- "

@@ -35,16 +35,20 @@ also computed on the scores pooled over trials with bootstrap intervals
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
 import torch
 
-from semi_core._rng import as_seed_sequence
+from semi_core._rng import as_seed_sequence, child_seed
 from semi_core._validation import check_int, check_positive, check_work
 from semi_core.audit.roc import auc as roc_auc
 from semi_core.audit.roc import roc_metrics
+from semi_core.game.backends import Executor
+from semi_core.game.play import play_pool
 from semi_core.game.result import GameResult
 from semi_core.sgd.data import load_digits
 from semi_core.sgd.models import build_model
@@ -62,7 +66,8 @@ from semi_core.stats.update_combination import (
 
 from .training import UPDATES, TrainConfig, run_updates, update_mu
 
-__all__ = ["UpdateConfig", "UpdateRun", "run_experiment", "check_training_work", "summarize", "SCORES", "THRESHOLDS",
+__all__ = ["UpdateConfig", "UpdateRun", "UpdateRunPool", "CandidateLossScorer", "run_experiment",
+           "check_training_work", "shared_executor", "summarize", "SCORES", "THRESHOLDS",
            "DATASETS", "MODELS"]
 
 SCORES = ("loss", "lira")
@@ -289,8 +294,133 @@ def check_training_work(cfg: UpdateConfig, runs: int, what: str) -> None:
                                      "smaller sets")
 
 
-def run_experiment(cfg: UpdateConfig, *, scores=("loss",), progress=None) -> UpdateRun:
+@contextmanager
+def shared_executor(executor):
+    """``executor`` for several games in a row: a ``workers=N`` executor starts its Dask
+    ``LocalCluster`` once here (and closes it at the end) instead of once per game; any other
+    executor is yielded as is. Results do not depend on it."""
+    ex = Executor.coerce(executor)
+    if ex.workers is None:
+        yield ex
+        return
+    # lazy: heavy optional dependency (dask)
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=ex.workers, threads_per_worker=1, processes=True,
+                           dashboard_address=None)
+    try:
+        with Client(cluster) as client:
+            yield Executor(threads=ex.threads, client=client)
+    finally:
+        cluster.close()
+
+
+class UpdateRunPool:
+    r"""Pool mechanism of the update experiment: one run of Alg. 1 per model (:func:`play_pool`).
+
+    The pool's records are the ``2 k n_up`` *candidate slots* of a run. For each membership row
+    (exactly ``k n_up`` slots IN), the run draws, from its own generator, :math:`D_0` and one
+    candidate record per slot from its data pool (:func:`_draw`); the IN slots, in slot order,
+    fill :math:`D_1,\dots,D_k` (``n_up`` each: IN slot ``i`` goes to update
+    :math:`\lfloor i/n_{up}\rfloor+1`), the OUT slots are the run's test points. The release of
+    a run is its snapshots :math:`f_0..f_k` (flattened) followed by the candidates' record
+    indices: what the attacker observes (the models and the candidate set, not which are IN).
+    Runs of one chunk are trained together as replicas, each as if alone.
+    """
+
+    def __init__(self, cfg: UpdateConfig, fm, theta_init, x_all, y_all, src, pool, *,
+                 replace_ok: bool = False):
+        self.cfg, self.fm, self.theta_init = cfg, fm, theta_init
+        self.x, self.y = x_all, y_all
+        self.src = np.asarray(src, dtype=bool)
+        self.pool = np.asarray(pool, dtype=np.int64)
+        self.replace_ok = bool(replace_ok)
+        self.n_records = 2 * cfg.k * cfg.n_up
+        self.T = cfg.k + 1
+
+    def params(self) -> dict:
+        """Validated parameters (JSON)."""
+        return {"mechanism": "update-runs", "update": self.cfg.update, "model": self.cfg.model,
+                "k": self.cfg.k, "n_up": self.cfg.n_up, "n0": self.cfg.n0,
+                "pool_size": int(self.pool.size), "d": self.fm.d}
+
+    def release_pool(self, rows, rng: np.random.Generator) -> np.ndarray:
+        """Train one run per row; ``(m, (k+1) d + 2 k n_up)`` (snapshots, candidate indices)."""
+        rows = np.asarray(rows, dtype=bool)
+        cfg, k, n_up = self.cfg, self.cfg.k, self.cfg.n_up
+        if rows.ndim != 2 or rows.shape[1] != self.n_records or \
+                (rows.sum(axis=1) != k * n_up).any():
+            raise ValueError(f"each membership row must hold {self.n_records} candidate slots, "
+                             f"exactly k * n_up = {k * n_up} of them IN")
+        m = rows.shape[0]
+        rngs = [np.random.default_rng(s) for s in
+                np.random.SeedSequence(rng.integers(2**63, size=4).tolist()).spawn(m)]
+        base, upd, cand = [], [], []
+        for r, g in enumerate(rngs):  # each run's data from its own generator (not a game loop)
+            d0, c = _draw(g, self.pool, self.src, cfg, self.n_records, replace_ok=self.replace_ok)
+            base.append(d0)
+            upd.append(c[rows[r]])
+            cand.append(c)
+        tx = lambda idx: torch.as_tensor(self.x[np.stack(idx)], dtype=torch.float64)  # noqa: E731
+        ty = lambda idx: torch.as_tensor(self.y[np.stack(idx)], dtype=torch.long)  # noqa: E731
+        snaps = run_updates(self.fm, self.theta_init, tx(base), ty(base),
+                            tx(upd).reshape(m, k, n_up, -1), ty(upd).reshape(m, k, n_up),
+                            update=cfg.update, base_cfg=cfg.base_cfg, update_cfg=cfg.update_cfg,
+                            rngs=rngs)
+        return np.concatenate([snaps.numpy().reshape(m, -1),
+                               np.stack(cand).astype(np.float64)], axis=1)
+
+    def snapshots(self, models) -> torch.Tensor:
+        """The snapshots :math:`f_0..f_k` of released runs, ``(m, k+1, d)``."""
+        models = np.asarray(models, dtype=np.float64)
+        return torch.as_tensor(models[:, :self.T * self.fm.d].reshape(-1, self.T, self.fm.d))
+
+    def candidates(self, models) -> np.ndarray:
+        """The candidates' record indices of released runs, ``(m, 2 k n_up)``."""
+        return np.asarray(models)[:, self.T * self.fm.d:].astype(np.int64)
+
+
+@dataclass(frozen=True)
+class CandidateLossScorer:
+    """Pool scorer of :class:`UpdateRunPool`: the cross-entropy ``loss@i`` of each candidate on
+    snapshot :math:`f_i` (``i = 0..k``; loss-like, low = member: the combiners of
+    :mod:`semi_core.stats.update_combination` turn them into scores) and ``gap`` (1 when the
+    final model classifies the candidate correctly, the Gap baseline)."""
+
+    mech: UpdateRunPool
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (*(f"loss@{i}" for i in range(self.mech.T)), "gap")
+
+    def __call__(self, view, t, records, rng) -> dict[str, np.ndarray]:
+        mech = self.mech
+        th = mech.snapshots(view.models[t:t + 1])[0]                        # (k+1, d)
+        idx = mech.candidates(view.models[t:t + 1])[0][records]
+        x = torch.as_tensor(mech.x[idx], dtype=torch.float64)
+        y = torch.as_tensor(mech.y[idx], dtype=torch.long)
+        with torch.no_grad():
+            out = {f"loss@{i}": mech.fm.losses(th[i], x, y).numpy() for i in range(mech.T)}
+            pred = _forward(mech.fm, th[-1], x).argmax(-1)
+        out["gap"] = (pred == y).numpy().astype(float)
+        return out
+
+
+def _losses_by_snapshot(res: GameResult, T: int, runs: int) -> np.ndarray:
+    """``loss@i`` of a pool game whose rounds are every slot of each run: ``(runs, T, N)``."""
+    return np.stack([res.stats[f"loss@{i}"].reshape(runs, -1) for i in range(T)], axis=1)
+
+
+def run_experiment(cfg: UpdateConfig, *, scores=("loss",), progress=None, chunk_size: int = 64,
+                   executor=None) -> UpdateRun:
     """Train all trials, shadow runs (and LiRA reference runs) and score every candidate.
+
+    Three population games on the one runner (:func:`semi_core.game.play.play_pool`, pool
+    mechanism :class:`UpdateRunPool`, scorer :class:`CandidateLossScorer`): the trials on the
+    learner's pool, the shadow runs on the attacker's shadow pool (Transfer threshold, and their
+    OUT candidates are the Rank threshold's known-OUT points) and, for ``lira``, the reference
+    runs on the reference pool. Every run has the Fig. 2 layout: ``k n_up`` IN candidates
+    (update ``i`` holds IN slots ``(i-1) n_up .. i n_up - 1``) and ``k n_up`` OUT.
 
     Parameters
     ----------
@@ -298,79 +428,84 @@ def run_experiment(cfg: UpdateConfig, *, scores=("loss",), progress=None) -> Upd
     scores : sequence of {"loss", "lira"}
     progress : callable, optional
         Called with short status strings.
+    chunk_size : int
+        Runs trained together per chunk (the unit of work and seeding).
+    executor : Executor, int or None
+        Where the chunks run (:class:`~semi_core.game.backends.Executor`); the result does
+        not depend on it.
     """
     scores = tuple(scores)
     for s in scores:
         if s not in SCORES:
             raise ValueError(f"score must be one of {SCORES}, got {s!r}")
-    check_training_work(cfg, 2 * cfg.trials + (cfg.n_ref if "lira" in scores else 0),
+    want_lira = "lira" in scores
+    check_training_work(cfg, 2 * cfg.trials + (cfg.n_ref if want_lira else 0),
                         "updates: training the trials, shadow" +
-                        (" and reference runs" if "lira" in scores else " runs"))
+                        (" and reference runs" if want_lira else " runs"))
     t0 = time.perf_counter()
     root = as_seed_sequence(cfg.seed)
-    s_split, s_trials, s_ref, s_model = root.spawn(4)
-    x_all, y_all, src, pools = _pools(cfg, np.random.default_rng(s_split))
+    x_all, y_all, src, pools = _pools(cfg, np.random.default_rng(child_seed(root, 0)))
     R, k, n_up = cfg.trials, cfg.k, cfg.n_up
-    n_cand = 2 * k * n_up
-    want_lira = "lira" in scores
     M = cfg.n_ref if want_lira else 0
-
-    # per-replica index sets: trials, shadows, references
-    base_idx, upd_idx, cand_idx, rank_idx = [], [], [], []
-    trial_seqs = s_trials.spawn(2 * R)
-    for r in range(R):
-        rng = np.random.default_rng(trial_seqs[r])
-        d0, cand = _draw(rng, pools["learner"], src, cfg, n_cand)
-        base_idx.append(d0)
-        upd_idx.append(cand[:k * n_up])
-        cand_idx.append(cand)
-    for r in range(R):
-        rng = np.random.default_rng(trial_seqs[R + r])
-        d0, cand = _draw(rng, pools["shadow"], src, cfg, n_cand)
-        base_idx.append(d0)
-        upd_idx.append(cand[:k * n_up])   # the shadow update = a random half of its candidates
-        cand_idx.append(cand)
-        rank_idx.append(cand[k * n_up:])  # attacker's known-OUT points (never in a target run)
-    ref_seqs = s_ref.spawn(M + 1)
-    for m in range(M):
-        rng = np.random.default_rng(ref_seqs[m])
-        d0, cand = _draw(rng, pools["ref"], src, cfg, n_cand, replace_ok=True)
-        base_idx.append(d0)
-        upd_idx.append(cand[:k * n_up])
-    n_rep = 2 * R + M
-    rngs = [np.random.default_rng(s) for s in list(trial_seqs) + list(ref_seqs[:M])]
-
     n_classes = int(y_all.max()) + 1
     fm, theta_init, _ = build_model(cfg.model, x_all[:32], y_all[:32], n_classes,
-                                    seed_seq=s_model, epochs=0, hidden=cfg.hidden)
-    tx = lambda idx: torch.as_tensor(x_all[np.stack(idx)], dtype=torch.float64)  # noqa: E731
-    ty = lambda idx: torch.as_tensor(y_all[np.stack(idx)], dtype=torch.long)  # noqa: E731
-    bx, by = tx(base_idx), ty(base_idx)
-    ux = tx(upd_idx).reshape(n_rep, k, n_up, -1)
-    uy = ty(upd_idx).reshape(n_rep, k, n_up)
-    if progress:
-        progress(f"training {n_rep} runs ({cfg.update}, k={k}, n_up={n_up})")
-    snaps = run_updates(fm, theta_init, bx, by, ux, uy, update=cfg.update,
-                        base_cfg=cfg.base_cfg, update_cfg=cfg.update_cfg, rngs=rngs)
+                                    seed_seq=child_seed(root, 3), epochs=0, hidden=cfg.hidden)
 
-    # losses of the candidates on their own runs' snapshots (trials + shadows)
-    cx, cy = tx(cand_idx), ty(cand_idx)                                   # (2R, N, p)
-    own = np.stack([_ce_losses(fm, snaps[:2 * R, i], cx, cy).numpy() for i in range(k + 1)],
-                   axis=1)                                                # (2R, k+1, N)
-    rx, ry = tx(rank_idx), ty(rank_idx)                                    # (R, k n_up, p)
-    rank_l = np.stack([_ce_losses(fm, snaps[:R, i], rx, ry).numpy() for i in range(k + 1)],
+    def mech(pool, replace_ok=False):
+        return UpdateRunPool(cfg, fm, theta_init, x_all, y_all, src, pools[pool],
+                             replace_ok=replace_ok)
+
+    member = np.r_[np.ones(k * n_up, bool), np.zeros(k * n_up, bool)]
+    if progress:
+        progress(f"training {2 * R + M} runs ({cfg.update}, k={k}, n_up={n_up})")
+    with shared_executor(executor) as ex:
+        return _attack_runs(cfg, scores, mech, partial(
+            _pool_game, root=root, member=member, chunk_size=chunk_size, executor=ex),
+            t0, progress)
+
+
+def _pool_game(m, runs, key, targets, *, root, member, chunk_size, executor):
+    return play_pool(m, runs, child_seed(root, key), membership=np.tile(member, (runs, 1)),
+                     target_models=targets, scorers=(CandidateLossScorer(m),),
+                     chunk_size=chunk_size, executor=executor)
+
+
+def _attack_runs(cfg, scores, mech, game, t0, progress):
+    """The pool games of :func:`run_experiment` (``game``) and the attacker's scoring."""
+    R, k, n_up = cfg.trials, cfg.k, cfg.n_up
+    want_lira = "lira" in scores
+    M = cfg.n_ref if want_lira else 0
+    member = np.r_[np.ones(k * n_up, bool), np.zeros(k * n_up, bool)]
+    entry = np.r_[np.repeat(np.arange(1, k + 1), n_up), np.zeros(k * n_up, np.int64)]
+    m_t, m_s = mech("learner"), mech("shadow")
+    fm, x_all, y_all = m_t.fm, m_t.x, m_t.y
+    res_t, view_t = game(m_t, R, 1, R)
+    res_s, view_s = game(m_s, R, 2, R)
+    own = np.concatenate([_losses_by_snapshot(res_t, k + 1, R),
+                          _losses_by_snapshot(res_s, k + 1, R)])          # (2R, k+1, N)
+    # Rank: the attacker's known-OUT points (shadow OUT candidates) on the target snapshots
+    snaps_t = m_t.snapshots(view_t.models)                                # (R, k+1, d)
+    rank_idx = m_s.candidates(view_s.models)[:, ~member]                  # (R, k n_up)
+    rx = torch.as_tensor(x_all[rank_idx], dtype=torch.float64)
+    ry = torch.as_tensor(y_all[rank_idx], dtype=torch.long)
+    rank_l = np.stack([_ce_losses(fm, snaps_t[:, i], rx, ry).numpy() for i in range(k + 1)],
                       axis=1)
     out_scores = {"loss": own}
     out_rank = {"loss": rank_l}
     if want_lira:
         if progress:
             progress("offline LiRA: reference confidences")
-        flat_x = torch.cat([cx.reshape(-1, cx.shape[-1]), rx.reshape(-1, rx.shape[-1])])
-        flat_y = torch.cat([cy.reshape(-1), ry.reshape(-1)])
+        m_r = mech("ref", replace_ok=True)
+        _, view_r = game(m_r, M, 5, 1)
+        snaps_r = m_r.snapshots(view_r.models)                            # (M, k+1, d)
+        cand = np.concatenate([m_t.candidates(view_t.models), m_s.candidates(view_s.models)])
+        flat_idx = np.concatenate([cand.ravel(), rank_idx.ravel()])
+        flat_x = torch.as_tensor(x_all[flat_idx], dtype=torch.float64)
+        flat_y = torch.as_tensor(y_all[flat_idx], dtype=torch.long)
         with torch.no_grad():
-            ref_l = np.stack([fm.losses_batched(snaps[2 * R:, i], flat_x, flat_y).numpy()
+            ref_l = np.stack([fm.losses_batched(snaps_r[:, i], flat_x, flat_y).numpy()
                               for i in range(k + 1)], axis=1)             # (M, k+1, P)
-        n_c = 2 * R * n_cand
+        n_c = cand.size
         lira_own = np.empty_like(own)
         lira_rank = np.empty_like(rank_l)
         for i in range(k + 1):
@@ -382,11 +517,7 @@ def run_experiment(cfg: UpdateConfig, *, scores=("loss",), progress=None) -> Upd
         out_scores["lira"] = lira_own
         out_rank["lira"] = lira_rank
 
-    member = np.r_[np.ones(k * n_up, bool), np.zeros(k * n_up, bool)]
-    entry = np.r_[np.repeat(np.arange(1, k + 1), n_up), np.zeros(k * n_up, np.int64)]
-    with torch.no_grad():
-        logits = torch.func.vmap(lambda th, xx: _forward(fm, th, xx))(snaps[:R, k], cx[:R])
-    correct = (logits.argmax(-1) == cy[:R]).numpy()
+    correct = res_t.stats["gap"].reshape(R, -1) > 0.5
     # accuracy of the final target models on their OUT candidates (utility, for the record)
     test_acc = {"final_model_accuracy_on_test_points": float(correct[:, ~member].mean())}
     return UpdateRun(cfg=cfg, scores={s: out_scores[s][:R] for s in scores},
@@ -394,8 +525,9 @@ def run_experiment(cfg: UpdateConfig, *, scores=("loss",), progress=None) -> Upd
                      rank_out={s: out_rank[s] for s in scores}, member=member, entry=entry,
                      correct_final=correct, test_accuracy=test_acc,
                      seconds=time.perf_counter() - t0,
-                     extra={"replicas": n_rep, "d": fm.d,
-                            "update_mu": update_mu(cfg.update_cfg)})
+                     extra={"replicas": 2 * R + M, "d": fm.d,
+                            "update_mu": update_mu(cfg.update_cfg),
+                            "executor": res_t.metadata["executor"]})
 
 
 def _forward(fm, theta, x):
