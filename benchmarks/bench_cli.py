@@ -8,6 +8,10 @@ Each line is a fresh ``python -c`` process (what a user's shell starts), timed b
 * ``import numpy, scipy.special``: the floor the issue sets for commands that need neither torch
   nor SymPy (a six-line SciPy script).
 
+Then the band audit of 10^4 scores per side, cold (first call in a process: the band
+calibration is looked up in the shipped table) vs warm (second call); 9,999 per side is off the
+table and simulates, as every size did before.
+
 ``python -m benchmarks.bench_cli --before /tmp/before`` also times the same lines with another
 checkout first on ``sys.path`` (the code before a change), in the same run.
 """
@@ -58,6 +62,51 @@ def _best(code: str, pythonpath: str | None, repeat: int) -> tuple[float, float,
     return min(r[0] for r in runs), min(r[1] for r in runs), max(r[2] for r in runs)
 
 
+_COLD_WARM = r"""
+import json, time, numpy as np
+from semi_core.audit import epsilon_lower_bound
+rng = np.random.default_rng(0)
+n = {n}
+m, x = rng.normal(1, 1, n), rng.normal(0, 1, n)
+t = []
+for _ in range(2):
+    t0 = time.process_time()
+    epsilon_lower_bound(m, x, delta=1e-5, method="band")
+    t.append(time.process_time() - t0)
+print(json.dumps(t))
+"""
+
+
+def _cold_warm(path: str, n: int, repeat: int) -> tuple[float, float]:
+    """(cold, warm) CPU seconds of one band audit of ``n`` scores per side: the first call in a
+    fresh process (imports excluded) and the second call in the same process."""
+    import json
+
+    env = dict(os.environ, PYTHONPATH=path)
+    best = [float("inf"), float("inf")]
+    for _ in range(repeat):
+        out = subprocess.run([sys.executable, "-c", _COLD_WARM.format(n=n)], env=env, cwd="/",
+                             capture_output=True, text=True, check=True).stdout
+        cold, warm = json.loads(out.strip().splitlines()[-1])
+        best = [min(best[0], cold), min(best[1], warm)]
+    return best[0], best[1]
+
+
+def cold_warm_rows(before: str | None, repeat: int) -> list[dict]:
+    """Cold vs warm band audit (10^4 scores per side: a shipped calibration; 9,999: simulated)."""
+    rows = []
+    print("\n## Band audit, cold (first call in a process) vs warm (second call), CPU s")
+    print(f"{'n per side':<12} {'code':<7} {'cold':>8} {'warm':>8} {'cold/warm':>10}")
+    versions = [("now", str(ROOT))] + ([("before", before)] if before else [])
+    for n in (10_000, 9_999):
+        for version, path in versions:
+            cold, warm = _cold_warm(path, n, repeat)
+            rows.append({"line": f"band audit n={n}", "code": version, "cold_s": cold,
+                         "warm_s": warm, "cold_over_warm": cold / warm})
+            print(f"{n:<12} {version:<7} {cold:>8.4f} {warm:>8.4f} {cold / warm:>10.1f}")
+    return rows
+
+
 def main(quick: bool = False, before: str | None = None) -> list[dict]:
     repeat = 2 if quick else 5
     print(f"\n## CLI start-up (fresh process each, best of {repeat}; CPU = user + sys)")
@@ -79,6 +128,7 @@ def main(quick: bool = False, before: str | None = None) -> list[dict]:
             rows.append(row)
             print(f"{label:<32} {version:<7} {cpu:>7.3f} {wall:>7.3f} {rss:>6.0f} "
                   f"{row['x_floor']:>7.1f} {row['x_numpy_scipy']:>8.2f}")
+    rows += cold_warm_rows(before, 2 if quick else 3)
     return rows
 
 

@@ -54,6 +54,13 @@ G|` (valid with no simulation) is used. The simulation is seeded by :math:`(N, q
 reproducible table); :func:`band_crossing_probability` computes :math:`P(E^c)` exactly for
 small :math:`N` and the tests compare the two.
 
+Shipped calibrations: the outcome of one calibration is two integers (the chosen level's index
+and its crossing count), so the calibrations of common :math:`(N, q)` are shipped in
+:mod:`semi_core.audit._band_table` (written by ``analysis/band_calibration.py``; the tests redo
+some and compare, bit for bit). A table hit rebuilds the band from :math:`(N, q, \ell)` in
+milliseconds, so a one-shot audit (a CLI call) does not pay the simulation; any other
+:math:`(N, q)` is simulated as before, once per process.
+
 :func:`band_candidates` gives, for a batch of audits, the thresholds at which the
 :math:`\varepsilon` bound can attain its maximum, with :math:`\bar\alpha,\bar\beta` there:
 :math:`\bar\alpha` is a step function that only drops at :math:`\gamma=X_{(N_0-g)}`,
@@ -70,7 +77,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import betaincinv
-from scipy.stats import binom
 
 from semi_core._validation import check_failure_prob, check_int
 from semi_core.stats.ranking import count_at_or_below
@@ -83,6 +89,8 @@ __all__ = [
     "band_at_counts",
     "band_crossing_probability",
     "simulate_min_crossing_level",
+    "simulate_calibration",
+    "table_key",
     "band_candidates",
     "rank_threshold_counts",
     "BAND_DENSE",
@@ -214,13 +222,32 @@ class BandCalibration:
     source: str
 
 
-@functools.lru_cache(maxsize=256)
-def _calibrate_cached(n: int, q: float, reps: int) -> BandCalibration:
+def _levels(q: float, G: int) -> np.ndarray:
+    return np.geomspace(q / G, q, _N_LEVELS) if G > 1 else np.array([q])
+
+
+def _calibration(n: int, q: float, reps: int, grid: np.ndarray, ell: int,
+                 crossings: int) -> BandCalibration:
+    """The calibration with chosen level index ``ell`` (``-1``: the Bonferroni fallback)."""
+    G = grid.size
+    if ell < 0:
+        x = q / G
+        return BandCalibration(n, q, grid, band_values(n, grid, x), x, math.nan, 0.0, reps,
+                               "bonferroni")
+    x = _levels(q, G)[ell]
+    return BandCalibration(n, q, grid, np.ascontiguousarray(band_values(n, grid, x)), float(x),
+                           float(crossings / reps), q / 10.0, reps, "simulation")
+
+
+def simulate_calibration(n: int, q: float, reps: int) -> tuple[int, int]:
+    """Run the calibration's simulation: ``(ell, crossings)``, the chosen level's index among
+    the candidate levels (``-1``: none passes, Bonferroni) and its number of crossings in
+    ``reps`` replicates. What :mod:`semi_core.audit._band_table` stores."""
     from semi_core.stats.binomial import clopper_pearson_upper
 
     grid = count_grid(n)
     G = grid.size
-    levels = np.geomspace(q / G, q, _N_LEVELS) if G > 1 else np.array([q])
+    levels = _levels(q, G)
     bands = band_values(n, grid, levels)  # (G, L)
     eta = q / 10.0
     seed = np.random.SeedSequence([15, n, int(round(q * 1e12)), reps])
@@ -229,12 +256,23 @@ def _calibrate_cached(n: int, q: float, reps: int) -> BandCalibration:
     upper = clopper_pearson_upper(crossings, reps, eta)
     ok = np.nonzero(upper <= q - eta)[0]
     if ok.size == 0 or G == 1:
-        x = q / G
-        vals = band_values(n, grid, x)
-        return BandCalibration(n, q, grid, vals, x, math.nan, 0.0, reps, "bonferroni")
+        return -1, 0
     ell = int(ok[-1])
-    return BandCalibration(n, q, grid, np.ascontiguousarray(bands[:, ell]), float(levels[ell]),
-                           float(crossings[ell] / reps), eta, reps, "simulation")
+    return ell, int(crossings[ell])
+
+
+def table_key(n: int, q: float, reps: int) -> tuple[int, int, int]:
+    """Key of :data:`semi_core.audit._band_table.BAND_TABLE`: ``(n, round(q 1e12), reps)``."""
+    return int(n), int(round(q * 1e12)), int(reps)
+
+
+@functools.lru_cache(maxsize=256)
+def _calibrate_cached(n: int, q: float, reps: int) -> BandCalibration:
+    from semi_core.audit._band_table import BAND_TABLE
+
+    hit = BAND_TABLE.get(table_key(n, q, reps))
+    ell, crossings = hit if hit is not None else simulate_calibration(n, q, reps)
+    return _calibration(n, q, reps, count_grid(n), ell, crossings)
 
 
 def calibrate_band(n: int, failure_prob: float, *, reps: int = BAND_REPS) -> BandCalibration:
@@ -279,6 +317,8 @@ def band_crossing_probability(n: int, grid, values) -> float:
     :math:`C` through the sorted :math:`b_g`, removing the mass below each constraint.
     :math:`O(|\mathcal G|N^2)`.
     """
+    from scipy.stats import binom  # lazy: reference only (scipy.stats is slow to import)
+
     n = check_int(n, "n", minimum=1)
     grid = np.asarray(grid, dtype=np.int64)
     b = np.asarray(values, dtype=float)
