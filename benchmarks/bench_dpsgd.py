@@ -74,9 +74,10 @@ setup = audit.prepare_audit(model="logreg", cfg=cfg, seed=0, pretrain_epochs=20,
 taus = list(range(1, steps + 1))
 play = getattr(audit, "audit_games", None) or audit.run_games
 play(setup, rounds=4, taus=[1], seed=99, chunk_size=64)  # warm-up (imports, allocator)
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 play(setup, rounds=rounds, taus=taus, seed=1, chunk_size=64)
-print(json.dumps({"seconds": time.perf_counter() - t0, "runner": play.__name__}))
+print(json.dumps({"seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0,
+                  "runner": play.__name__}))
 """
 
 
@@ -94,20 +95,26 @@ def compare_before(before: str, *, rounds: int = 100, repeat: int = 3) -> dict:
     """The ``audit`` row: the batched audit before (checkout ``before``) and now, alternated,
     best of ``repeat`` each."""
     now = str(Path(__file__).resolve().parent.parent)
-    t_before, t_now, names = [], [], {}
+    t_before, t_now, c_before, c_now, names = [], [], [], [], {}
     for _ in range(repeat):
         b = time_audit(before, rounds=rounds)
         a = time_audit(now, rounds=rounds)
         t_before.append(b["seconds"])
         t_now.append(a["seconds"])
+        c_before.append(b["cpu_seconds"])
+        c_now.append(a["cpu_seconds"])
         names = {"before": b["runner"], "after": a["runner"]}
     row = {"workload": "audit", "reference": f"before: {names['before']}",
            "ref_s_per_run": min(t_before), "batched": f"after: {names['after']}",
            "s_per_run": min(t_now), "speedup": min(t_before) / min(t_now),
+           "cpu_before": min(c_before), "cpu_after": min(c_now),
+           "cpu_ratio": min(c_before) / min(c_now),
            "all_before": t_before, "all_after": t_now, "rounds_per_tau": rounds}
     print(f"audit    {row['reference']:<32} {row['ref_s_per_run']:>9.3f} "
           f"{row['batched']:<32} {row['s_per_run']:>9.3f} {row['speedup']:>9.3f}  "
-          f"(whole audit, {rounds} games x 10 tau, seconds; ratio before/after)")
+          f"(whole audit, {rounds} games x 10 tau, wall seconds; ratio before/after)")
+    print(f"audit    {'CPU seconds, before':<32} {row['cpu_before']:>9.3f} "
+          f"{'CPU seconds, after':<32} {row['cpu_after']:>9.3f} {row['cpu_ratio']:>9.3f}")
     return row
 
 

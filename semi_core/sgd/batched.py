@@ -19,7 +19,7 @@ from semi_core._validation import check_batch_size, check_positive
 from .ghost import ghost_parts
 from .gradstats import shrunk_parts, woodbury_quad_logdet
 
-__all__ = ["batched_dpsgd_log_lr", "ghost_log_lr", "batched_mahalanobis"]
+__all__ = ["batched_dpsgd_log_lr", "ghost_log_lr", "ghost_grads", "batched_mahalanobis"]
 
 
 def batched_dpsgd_log_lr(updates: torch.Tensor, ref_grads: torch.Tensor,
@@ -95,6 +95,13 @@ def _inner(a: torch.Tensor) -> torch.Tensor:
     return a @ a.transpose(-1, -2)
 
 
+def _sq_norms(a: torch.Tensor) -> torch.Tensor:
+    """Squared row norms of ``a`` (R, m, k); once when ``a`` is shared (stride 0)."""
+    if a.stride(0) == 0:
+        return (a[0] * a[0]).sum(-1).expand(a.shape[0], -1)
+    return (a * a).sum(-1)
+
+
 def ghost_log_lr(updates: torch.Tensor, thetas: torch.Tensor, stack, ref_x: torch.Tensor,
                  ref_y: torch.Tensor, target_grads: torch.Tensor, *, eta: float, n: int,
                  sigma_dp: float, clip: float, shrinkage: float = 0.1,
@@ -121,13 +128,17 @@ def ghost_log_lr(updates: torch.Tensor, thetas: torch.Tensor, stack, ref_x: torc
     if m < 2:
         raise ValueError("need at least m=2 reference gradients")
     acts, backs = ghost_parts(stack, thetas, ref_x, ref_y, shared=True)
-    norm2 = sum((b * b).sum(-1) * (a * a).sum(-1) for a, b in zip(acts, backs, strict=True))
+    norm2 = sum((b * b).sum(-1) * _sq_norms(a) for a, b in zip(acts, backs, strict=True))
     c = clip / torch.clamp(torch.sqrt(norm2), min=clip)               # (B, m)
-    raw = sum((b @ b.transpose(-1, -2)) * _inner(a) for a, b in zip(acts, backs, strict=True))
-    raw = raw * (c.unsqueeze(-1) * c.unsqueeze(-2))
+    raw = None                                                        # G G^T, in place
+    for a, b in zip(acts, backs, strict=True):
+        term = (b @ b.transpose(-1, -2)).mul_(_inner(a))
+        raw = term if raw is None else raw.add_(term)
+    raw.mul_(c.unsqueeze(-1)).mul_(c.unsqueeze(-2))
     rowmean = raw.mean(-1, keepdim=True)
-    gram = (raw - rowmean - rowmean.transpose(-1, -2) + raw.mean((-1, -2), keepdim=True)
-            ) / (m - 1)                                               # H G G^T H / (m-1)
+    total = rowmean.mean(-2, keepdim=True)
+    gram = raw.sub_(rowmean).sub_(rowmean.transpose(-1, -2)).add_(total).div_(m - 1)
+    # gram = H G G^T H / (m-1)
     nu = gram.diagonal(dim1=-2, dim2=-1).sum(-1) / d
     level = (float(shrinkage) + float(ridge)) * torch.where(nu > 0, nu, torch.ones_like(nu))
     bc = [b * c.unsqueeze(-1) for b in backs]                         # clipped factors
@@ -149,6 +160,23 @@ def ghost_log_lr(updates: torch.Tensor, thetas: torch.Tensor, stack, ref_x: torc
 
     return _log_lr_core(updates, target_grads, mean, gram, level, project, eta=eta, n=n,
                         sigma_dp=sigma_dp, clip=clip, shrinkage=shrinkage)
+
+
+def ghost_grads(stack, thetas: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    r"""Per-sample gradients ``(R, n, d)`` of a stack of linear layers at ``R`` parameter
+    vectors ``thetas`` on shared samples ``x`` ``(n, in)``, from the layer factors of
+    :func:`semi_core.sgd.ghost.ghost_parts`: :math:`\nabla_{W_l} = b_l\tilde a_l^\top`
+    (same numbers as :meth:`~semi_core.sgd.grads.FunctionalModel.per_sample_grads_batched`
+    without ``vmap``; the DP-SGD statistics use it for the target gradient at every step).
+    """
+    acts, backs = ghost_parts(stack, thetas, x, y, shared=True)
+    R, n = thetas.shape[0], x.shape[0]
+    out = torch.empty(R, n, thetas.shape[1], dtype=thetas.dtype)
+    for lay, a, b in zip(stack.trainable, acts, backs, strict=True):
+        g = b.unsqueeze(-1) * a.unsqueeze(-2)                      # (R, n, out, in+1)
+        out[..., lay.w_slice] = g[..., :-1].reshape(R, n, -1)
+        out[..., lay.b_slice] = g[..., -1]
+    return out
 
 
 def batched_mahalanobis(ref_grads: torch.Tensor, grads: torch.Tensor, *, shrinkage: float = 0.1,

@@ -27,7 +27,7 @@ from semi_core._names import Test
 from semi_core.mechanisms.base import GroundTruthUnknown, MechanismBase
 
 from .accounting import dpsgd_epsilon
-from .batched import batched_dpsgd_log_lr, ghost_log_lr
+from .batched import batched_dpsgd_log_lr, ghost_grads, ghost_log_lr
 from .dpsgd import DPSGDConfig, draw_game, train_dpsgd_batched
 from .grads import FunctionalModel, clip_rows
 
@@ -124,12 +124,13 @@ class DPSGDMechanism(MechanismBase):
             lrs = torch.empty(R, T1 - 1, dtype=traj.dtype)
             for t in range(1, T1):
                 prev = traj[:, t - 1]
-                tgt = clip_rows(fm.per_sample_grads_batched(prev, cx, cy, shared=True)[:, 0],
-                                cfg.clip)
                 if stack is not None:
+                    tgt = clip_rows(ghost_grads(stack, prev, cx, cy)[:, 0], cfg.clip)
                     lrs[:, t - 1] = ghost_log_lr(traj[:, t] - prev, prev, stack, s.ref_x,
                                                  s.ref_y, tgt, **common)
                 else:
+                    tgt = clip_rows(fm.per_sample_grads_batched(prev, cx, cy,
+                                                                shared=True)[:, 0], cfg.clip)
                     ref = clip_rows(fm.per_sample_grads_batched(prev, s.ref_x, s.ref_y,
                                                                 shared=True), cfg.clip)
                     lrs[:, t - 1] = batched_dpsgd_log_lr(traj[:, t] - prev, ref, tgt, **common)

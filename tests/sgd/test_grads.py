@@ -110,6 +110,20 @@ def test_ghost_clipped_mean_equals_per_sample_clipping(kind, rng):
     torch.testing.assert_close(norm2, (per_sample**2).sum(-1), rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("kind", ["logreg", "frozen", "mlp"])
+def test_ghost_grads_equal_vmap_per_sample_grads_on_shared_samples(kind, rng):
+    from semi_core.sgd.batched import ghost_grads
+
+    module, _ = _modules()[kind]
+    fm = FunctionalModel(module)
+    thetas = fm.theta() + 0.3 * torch.as_tensor(rng.normal(size=(4, fm.d)))
+    x = torch.as_tensor(rng.normal(size=(5, 6)) * 2)
+    y = torch.as_tensor(rng.integers(0, 3, 5))
+    torch.testing.assert_close(ghost_grads(fm.linear_stack(), thetas, x, y),
+                               fm.per_sample_grads_batched(thetas, x, y, shared=True),
+                               rtol=1e-12, atol=1e-14)
+
+
 def test_unsupported_structures_fall_back_to_generic():
     module, loss = _modules()["linreg"]
     assert FunctionalModel(module, loss=loss).linear_stack() is None  # mse, no bias
