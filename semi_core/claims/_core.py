@@ -21,6 +21,7 @@ by 1/1.1 for upper bounds) and the test suite asserts the verifier then reports 
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -177,20 +178,94 @@ class ClaimResult:
         }
 
 
-def forms_latex(forms: Forms | None) -> str | None:
-    """``name = latex`` pairs joined by ``;\\quad`` (deterministic).
+#: Separator of the equations in a ``*_latex`` field of :class:`ClaimResult`.
+FORM_SEP = r";\quad "
 
-    SymPy's printer; forms taken from a derivation's display (see :func:`derived_form`) keep
-    their hand-built order (:class:`semi_core.symbolic._display.DisplayPrinter`).
+#: How a registered form's name is written in formulas: (LaTeX, relation). The relation is the
+#: one the claim asserts: "min_gap" holds the margin of an inequality "X - Y >= min_gap" over
+#: the seed's parameter range (see :mod:`semi_core.claims.semi_qualitative`).
+FORM_NAMES: dict[str, tuple[str, str]] = {
+    "log_lr": (r"\log \mathrm{LR}", "="),
+    "LR_unif": (r"\mathrm{LR}_{\mathrm{Unif}}", "="),
+    "log_LR_unif": (r"\log \mathrm{LR}_{\mathrm{Unif}}", "="),
+    "mean0": (r"\mathbb{E}_{H_0}[S]", "="),
+    "mean1": (r"\mathbb{E}_{H_1}[S]", "="),
+    "var0": (r"\operatorname{Var}_{H_0}[S]", "="),
+    "var1": (r"\operatorname{Var}_{H_1}[S]", "="),
+    "lhs": (r"\text{left side}", "="),
+    "rhs": (r"\text{right side}", "="),
+    "lhs1": (r"\text{left side}_{1}", "="),
+    "lhs2": (r"\text{left side}_{2}", "="),
+    "Xbar_tau": (r"\bar{X}_{\tau}", "="),
+    "eps_lb": (r"\varepsilon_{\mathrm{LB}}", "="),
+    "E_mahalanobis": (r"\mathbb{E}\,\|z^*-\mu\|^2_{\Sigma^{-1}}", "="),
+    "p_joint": (r"p_{\mathrm{joint}}", "="),
+    "m_star": (r"m^{*}", "="),
+    "min_gap": (r"\min_{\text{settings}}\,(\text{power gap})", r"\geq"),
+    "min_gap_increment": (r"\min_{\text{settings}}\,(\text{gap increment})", r"\geq"),
+    "min_drop": (r"\min_{\text{settings}}\,(\text{power drop})", r"\geq"),
+    "min_final_drop": (r"\min_{\text{settings}}\,(\text{Final Observation drop})", r"\geq"),
+    "sep_star_ratio": (r"\text{separation ratio}_{\mathrm{SeMI}^*}", "="),
+    "sep_final": (r"\text{separation}_{\mathrm{Final}}", "="),
+    "star_ratio": (r"\mathrm{TPR}_{\mathrm{SeMI}^*}(T)/\mathrm{TPR}_{\mathrm{SeMI}^*}(1)", "="),
+    "tpr_ratio": (r"\text{TPR ratio}", "="),
+    "ratio": (r"\text{power ratio}", "="),
+    "ncp": (r"\lambda_{\mathrm{nc}}", "="),
+    "loss_after": (r"\ell_{\text{after}}", "="),
+    "var_out": (r"\operatorname{Var}_{\text{out}}", "="),
+    "C_times_S": (r"C\,S", "="),
+    "logdet": (r"\log\det", "="),
+}
+
+
+def form_name_latex(name: str) -> tuple[str, str]:
+    """``(LaTeX, relation)`` of a registered form's name: :data:`FORM_NAMES`, else the SymPy
+    symbol of the name (``gamma_max`` -> :math:`\\gamma_{max}`, ``R2`` -> :math:`R_{2}`) with
+    ``=``."""
+    if name in FORM_NAMES:
+        return FORM_NAMES[name]
+    head, *rest = name.split("_")
+    words = []
+    if rest and rest[-1] in ("factor", "ratio", "increment"):
+        words.append(rest.pop())
+    m = re.fullmatch(r"([A-Za-z]+?)(\d+)", head)
+    base, sub = (m.group(1), [m.group(2)]) if m else (head, [])
+    sub += rest
+
+    def atom(w: str) -> str:
+        tex = sp.latex(sp.Symbol(w))
+        return tex if (len(w) == 1 or tex.startswith("\\")) else r"\mathrm{" + w + "}"
+
+    out = atom(base)
+    if sub:
+        out += "_{" + ",".join(w if w.isdigit() else atom(w) for w in sub) + "}"
+    for w in words:
+        out += r"\,\text{" + w + "}"
+    return out, "="
+
+
+def forms_latex(forms: Forms | None) -> str | None:
+    """``name = latex`` equations joined by :data:`FORM_SEP` (deterministic).
+
+    Names are written as formulas (:func:`form_name_latex`); SymPy's printer, and forms taken
+    from a derivation's display (see :func:`derived_form`) keep their hand-built order
+    (:class:`semi_core.symbolic._display.DisplayPrinter`).
     """
     if not forms:
         return None
     parts = []
     for k, v in forms.items():
+        lhs, rel = form_name_latex(k)
+        if isinstance(v, sp.MatrixBase) and v.shape != (1, 1):
+            # entry by entry: a matrix of long entries cannot be broken across lines
+            for i in range(v.rows):
+                for j in range(v.cols):
+                    idx = f"{i + 1}{j + 1}" if v.cols > 1 and v.rows > 1 else f"{max(i, j) + 1}"
+                    parts.append(f"\\left({lhs}\\right)_{{{idx}}} {rel} {display_latex(v[i, j])}")
+            continue
         body = display_latex(v) if isinstance(v, sp.Basic | sp.MatrixBase) else str(v)
-        name = k.replace("_", r"\_")
-        parts.append(f"\\mathrm{{{name}}} = {body}")
-    return r";\quad ".join(parts)
+        parts.append(f"{lhs} {rel} {body}")
+    return FORM_SEP.join(parts)
 
 
 def perturb_forms(claim: Claim, forms: Forms | None = None) -> dict:

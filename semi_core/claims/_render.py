@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from ._core import FAILS, HOLDS, ClaimResult, summary
+from semi_core import _latex
+
+from ._core import FAILS, FORM_SEP, HOLDS, ClaimResult, summary
 
 __all__ = ["errata_markdown", "to_latex", "latex_escape"]
 
-_TEX_SPECIAL = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-}
-
-
 def latex_escape(text: str) -> str:
-    """Escape LaTeX special characters in running text (formulas are passed as math)."""
-    out = "".join(_TEX_SPECIAL.get(ch, ch) for ch in text)
-    return out.replace("§", r"\S{}").replace("±", r"$\pm$")
+    """Escape LaTeX special characters in running text (formulas are passed as math); the one
+    escaper is :func:`semi_core._latex.escape`."""
+    return _latex.escape(text)
 
 
 def _kind(r: ClaimResult) -> str:
@@ -74,47 +70,55 @@ def errata_markdown(results: list[ClaimResult]) -> str:
     return "\n".join(lines)
 
 
-def to_latex(results: list[ClaimResult]) -> str:
-    """A standalone LaTeX document: each claim as stated, our derived or corrected form, verdict."""
+def _equations(forms_tex: str) -> list[str]:
+    return [_latex.equation(part) for part in forms_tex.split(FORM_SEP) if part.strip()]
 
+
+def verdict_words(r: ClaimResult) -> str:
+    """The verdict of a claim as a sentence."""
+    if r.verdict == HOLDS:
+        return "The claim holds as stated."
+    if r.verdict == FAILS:
+        if r.corrected_latex:
+            fixed = ("the corrected form below holds" if r.corrected_checked
+                     else "the corrected form below did not pass its check either")
+            return f"The claim fails as stated; {fixed}."
+        return "The claim fails as stated."
+    cond = f": {r.condition}" if r.condition else ""
+    return f"The claim holds only under a condition{cond}."
+
+
+def to_latex(results: list[ClaimResult]) -> str:
+    """A standalone LaTeX document: per claim, the stated and our derived (or corrected) sides
+    as displayed equations that break across lines, and the verdict in words.
+
+    The preamble and the equation environment come from :mod:`semi_core._latex` (the document
+    compiles with ``pdflatex``; CI checks it has no overfull box wider than 20 pt).
+    """
     s = summary(results)
-    out = [
-        r"\documentclass[10pt]{article}",
-        r"\usepackage[T1]{fontenc}",
-        r"\usepackage[margin=2cm]{geometry}",
-        r"\usepackage{amsmath,amssymb}",
-        r"\allowdisplaybreaks",
-        r"\title{Verification of the seed papers' claims}",
-        r"\author{semi\_core claims registry}",
-        r"\date{}",
-        r"\begin{document}",
-        r"\maketitle",
-        latex_escape(f"Registered claims: {s['total']}; hold: {s['holds']}; fail: "
-                     f"{s['fails']}; hold only under a condition: {s['holds_only_under']}."),
+    body = [
+        _latex.escape(f"Registered claims: {s['total']}; hold: {s['holds']}; fail: "
+                      f"{s['fails']}; hold only under a condition: {s['holds_only_under']}."),
     ]
     seed = None
     for r in results:
         this = r.id.split(":", 1)[0]
         if this != seed:
             seed = this
-            out.append(r"\section*{" + latex_escape(seed) + "}")
-        out += [
-            r"\subsection*{" + latex_escape(f"{r.id}: {r.title}") + "}",
-            latex_escape(f"Source: {r.source}.") + r"\\",
-            r"Verdict: \textbf{" + latex_escape(r.verdict) + "}.",
+            body.append(r"\section*{" + _latex.escape(seed) + "}")
+        body += [
+            r"\subsection*{" + _latex.escape(f"{r.id}: {r.title}") + "}",
+            _latex.escape(f"Source: {r.source}.") + " " + r"\textbf{"
+            + _latex.escape(verdict_words(r)) + "}",
             r"\paragraph{As stated}",
-            r"\begin{multline*}",
-            r.stated_latex,
-            r"\end{multline*}",
+            *_equations(r.stated_latex),
         ]
         ours = r.corrected_latex if r.verdict == FAILS else r.derived_latex
         if ours:
             label = "Corrected" if r.verdict == FAILS else "Our derivation"
-            out += [r"\paragraph{" + label + "}", r"\begin{multline*}", ours,
-                    r"\end{multline*}"]
-        out += [r"\paragraph{Check (" + latex_escape(r.method) + ")}",
-                latex_escape(r.detail)]
+            body += [r"\paragraph{" + label + "}", *_equations(ours)]
+        body += [r"\paragraph{How it was checked (" + _latex.escape(r.method) + ")}",
+                 _latex.escape(r.detail)]
         if r.notes:
-            out += [r"\paragraph{Notes}", latex_escape(r.notes)]
-    out += [r"\end{document}", ""]
-    return "\n".join(out)
+            body += [r"\paragraph{Notes}", _latex.escape(r.notes)]
+    return _latex.document(body, title="Verification of the seed papers' claims")

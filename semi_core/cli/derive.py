@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from semi_core import _latex
+
 from ._common import Result
 from ._options import LATEX_INLINE, add_json, add_latex
 
@@ -22,6 +24,19 @@ def register(subparsers) -> None:
                         help="only this derivation (see the list without --name)")
     add_json(parser)
     parser.set_defaults(func=handler)
+
+
+def _document_body(rows) -> list[str]:
+    """One subsection per derivation: its name, the seed reference, whether it matches the
+    seed's printed form, the formula (broken across lines when long) and the erratum."""
+    out = []
+    for r in rows:
+        out += [r"\subsection*{" + _latex.escape(r["name"]) + "}",
+                _latex.escape(f"{r['source']}: {_match_word(r['matches_seed'])}."),
+                _latex.equation(r["latex"])]
+        if r["matches_seed"] is False or "ERRATUM" in r["note"]:
+            out.append(_latex.escape(r["note"]))
+    return out
 
 
 def _match_word(flag) -> str:
@@ -59,9 +74,7 @@ def handler(args) -> Result:
     lines.append(f"{len(rows)} derivations, {n_diff} differ from the seed's printed form")
     payload = {"derivations": rows}
     if target is not None:
-        body = "\n".join(f"% {r['name']} [{r['source']}]\n\\[ {r['latex']} \\]" for r in rows)
-        doc = ("\\documentclass{article}\n\\usepackage{amsmath}\n"
-               "\\begin{document}\n" + body + "\n\\end{document}\n")
+        doc = _latex.document(_document_body(rows), title="Closed forms derived by semi_core")
         atomic_write_text(target, doc, name="--latex")  # new file renamed over the path
         payload["written"] = {"latex": args.latex}
         lines.append(f"wrote latex: {args.latex}")
