@@ -62,12 +62,12 @@ def register(subparsers) -> None:
     p.add_argument("--bandwidth", default=None,
                    help="'median' (default) or a positive number; stream mmd only")
     p.add_argument("--witness", choices=("exact", "rff"), default=None,
-                   help="OGA witness: exact RBF kernel (default; O(N^2) per run) or random "
-                        "Fourier features (O(N D); exactly valid, fewer rejections at a given "
-                        "N: see benchmarks/bench_witness.py); stream mmd only")
+                   help="OGA witness: exact RBF kernel (default; O(N^2) per run) or the "
+                        "squared random-Fourier-feature kernel (O(N D^2); exactly valid; "
+                        "power: benchmarks/bench_witness.py); stream mmd only")
     p.add_argument("--features", type=int, default=None,
-                   help="number D of random frequencies of --witness rff (default 256, "
-                        "1..65536)")
+                   help="number D of random frequencies of --witness rff (default 16, "
+                        "1..128; D (2D + 1) features)")
     p.add_argument("--warmup", type=int, default=None,
                    help="discarded warm-up pairs for the median bandwidth (default 20, >= 2); "
                         "stream mmd with --bandwidth median only")
@@ -101,7 +101,7 @@ def _bar(args):
 
 #: Options that apply to one stream / algorithm only, with their defaults.
 _DEFAULTS = {"algorithm": 1, "evalue": "max", "bound": "new", "bandwidth": "median",
-             "warmup": 20, "noise": 0.1, "witness": "exact", "features": 256}
+             "warmup": 20, "noise": 0.1, "witness": "exact", "features": 16}
 #: Accepted range of --noise (outside, the noisy mean's log-LR over- or underflows).
 NOISE_RANGE = (1e-6, 1e6)
 
@@ -153,7 +153,7 @@ def _check(args):
     check_int(args.runs, "--runs", minimum=1)
     check_int(args.path_stride, "--path-stride", minimum=1)
     check_int(args.warmup, "--warmup", minimum=2)
-    check_int(args.features, "--features", minimum=1, maximum=65536)
+    check_int(args.features, "--features", minimum=1, maximum=128)
     if args.algorithm not in (1, 2):
         raise ValueError(f"--algorithm must be 1 or 2, got {args.algorithm}")
     if (args.epsilon is None) == (args.epsilon_grid is None):

@@ -3,8 +3,8 @@
 * :mod:`.tau` -- :math:`\\tau(\\varepsilon,\\delta)` (Thm 3.1), the DP-Auditorium bound, the
   success bound :math:`p^*` of a DP guessing game;
 * :mod:`.rbf` -- RBF kernel, median heuristic, closed-form MMDs (oracles);
-* :mod:`.rff` -- the random-Fourier-feature witness (``witness="rff"``: O(N D) per run, the
-  kernel :math:`(1+K_D)/2` keeps Theorem 3.1 exactly valid);
+* :mod:`.rff` -- the random-Fourier-feature witness (``witness="rff"``: O(N D^2) per run, the
+  kernel :math:`K_D^2` in [0, 1] keeps Theorem 3.1 exactly valid);
 * :mod:`.ons` -- 1-D Online Newton Step (Alg. 3);
 * :mod:`.tester` -- Alg. 1 (ONS test supermartingale), Alg. 2 (e-process), epsilon grids with
   an anytime-valid lower bound, runs and summaries;

@@ -67,7 +67,7 @@ def _zoo(name, eps, delta):
 def mechanism_table(*, algorithm: int, epsilons=(0.01, 0.1), runs: int = 20, delta: float = 1e-5,
                     failure_prob: float = 0.05, max_obs: dict | None = None, seed=0,
                     mechanisms=MECH_ORDER, keep_paths: int = 0, bandwidth="median",
-                    progress=None, witness: str = "exact", features: int = 256) -> dict:
+                    progress=None, witness: str = "exact", features: int = 16) -> dict:
     """Seed Tables 1 (``algorithm=1``) and 2 (``algorithm=2``): rejection rate and mean
     stopping time (over rejecting runs) with SEs, ``runs`` runs per cell, S={0}, S'={0,1}.
     ``witness``/``features``: the exact or the RFF witness (:func:`.tester.sequential_grid`)."""

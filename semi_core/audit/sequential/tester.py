@@ -31,9 +31,9 @@ Warm-up: the first ``warmup`` pairs (20, as the seed) set the median-heuristic b
 are discarded; ``stopped_at`` counts test pairs after the warm-up.
 
 Witness: ``witness="exact"`` (the seed's RBF-kernel OGA, :math:`O(N^2 d)` per run) or
-``"rff"`` (:mod:`.rff`: :math:`D` random Fourier features drawn after the bandwidth is fixed,
-:math:`O(N D d)`; the kernel :math:`(1+K_D)/2` keeps Theorem 3.1's :math:`0\le K\le1`, so the
-test stays exactly valid, see :mod:`.rff`). Both see the same pairs under one seed.
+``"rff"`` (:mod:`.rff`: :math:`D` random Fourier frequencies drawn after the bandwidth is fixed,
+:math:`O(N D^2)`; the kernel :math:`K_D^2\in[0,1]` keeps Theorem 3.1's assumption, so the test
+stays exactly valid, see :mod:`.rff`). Both see the same pairs under one seed.
 """
 
 from __future__ import annotations
@@ -53,10 +53,11 @@ from semi_core.kernels.witness import new_state, witness_block
 from .ons import OnlineNewtonStep
 from .rbf import median_bandwidth
 from .rff import (
+    DEFAULT_FEATURES,
     WITNESSES,
     check_features,
     new_rff_state,
-    rff_feature_differences,
+    rff_base_features,
     rff_frequencies,
 )
 from .tau import check_alpha, check_epsilon, tau_for
@@ -297,8 +298,8 @@ _EBET_S = 3e-8
 _ONS_S = 2e-6
 #: Median heuristic: seconds per pooled warm-up distance (2 w^2 distances for w pairs).
 _MEDIAN_S = 1.5e-7
-#: RFF witness: seconds per (pair, frequency) (three trigonometric calls, the O(D) step).
-_RFF_S = 1.5e-7
+#: RFF witness: seconds per (pair, feature) (the O(D^2) step and the 4D trigonometric calls).
+_RFF_S = 1e-8
 
 
 def sequential_work(max_obs: int, *, n_eps: int = 1, algorithm: int = 1, warmup: int = 0,
@@ -319,8 +320,8 @@ def sequential_work(max_obs: int, *, n_eps: int = 1, algorithm: int = 1, warmup:
                          + c_m\,2w^2 (1 + d/8)
 
     (per-unit costs measured on one core and rounded up; :math:`b` is the block size). With
-    ``features`` :math:`=D` (the RFF witness) the witness term :math:`c_wN^2d` becomes
-    :math:`c_r N D (1 + d/8)` and :math:`48\,bD` bytes more.
+    ``features`` :math:`=D` (the RFF witness, :math:`p=D(2D+1)` features) the witness term
+    :math:`c_wN^2d` becomes :math:`c_r N (3p + 8D(d+3))` and :math:`32bD + 8D(d+4D)` bytes.
     """
     N, w = float(max_obs), float(warmup)
     nbytes = 16.0 * N * d + 40.0 * N + 2.0 * w * w * (24.0 + 32.0 * d)
@@ -328,8 +329,9 @@ def sequential_work(max_obs: int, *, n_eps: int = 1, algorithm: int = 1, warmup:
     if features is None:
         seconds += _WITNESS_S * N * N * d
     else:
-        seconds += _RFF_S * N * features * (1.0 + d / 8.0)
-        nbytes += 48.0 * min(block, N) * features + 16.0 * features * (d + 1)
+        p = features * (2.0 * features + 1.0)
+        seconds += _RFF_S * N * (3.0 * p + 8.0 * features * (d + 3))
+        nbytes += 32.0 * min(block, N) * features + 8.0 * features * (d + 4 * features)
     if algorithm == 2:
         K = (N + 2.0) // 2
         nbytes += n_eps * (3.0 * 8.0 * min(block, N) * K + 96.0 * N)
@@ -379,7 +381,7 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
                     bandwidth: float | str = "median", warmup: int = 20, bound: str = "new",
                     evalue: str = "max", seed=0, block: int = 128, backend: str = "auto",
                     keep_witness: bool = False, witness: str = "exact",
-                    features: int = 256) -> GridResult:
+                    features: int = DEFAULT_FEATURES) -> GridResult:
     r"""Sequential tests of :math:`H_0(\varepsilon_i):\mathrm{MMD}\le\tau(\varepsilon_i,\delta)` on
     one stream, and the anytime-valid :math:`\varepsilon` lower bound (see :class:`GridResult`).
 
@@ -415,11 +417,11 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
         Keep the witness values :math:`v_t` in each result.
     witness : {"exact", "rff"}
         The RBF-kernel OGA witness (:math:`O(N^2d)`) or the random-Fourier-feature one
-        (:math:`O(NDd)`, :mod:`.rff`; exactly valid, power measured in
+        (:math:`O(N D^2)`, :mod:`.rff`; exactly valid, power measured in
         ``benchmarks/bench_witness.py``).
     features : int
-        Number of frequencies :math:`D\in[1, 65536]` of the RFF witness (ignored for
-        ``exact``).
+        Number of frequencies :math:`D\in[1, 128]` of the RFF witness (default 16; not used
+        by ``exact``).
 
     Returns
     -------
@@ -482,12 +484,13 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
                                       features=n_feat)
             if rff:  # drawn once the bandwidth and d are fixed, before any test pair is used
                 W = rff_frequencies(d, n_feat, bw, root)
-                buf = new_rff_state(max_obs, 2 * n_feat)
+                buf = new_rff_state(max_obs, n_feat)
             else:
                 X, Y = np.zeros((max_obs, d)), np.zeros((max_obs, d))
                 buf = new_state(max_obs, d)
         if rff:
-            rff_block(rff_feature_differences(xb, yb, W, bound=bound), t, buf, backend=backend)
+            rff_block(rff_base_features(xb, W), rff_base_features(yb, W), t, buf,
+                      backend=backend)
         else:
             X[t:t + size], Y[t:t + size] = xb, yb
             witness_block(X, Y, t, t + size, bw, buf, backend=backend)
