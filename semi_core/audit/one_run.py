@@ -61,7 +61,6 @@ import math
 
 import numpy as np
 from scipy.special import expit
-from scipy.stats import binom
 
 from semi_core._validation import check_delta, check_failure_prob, check_int, check_scores
 from semi_core.stats.gdp import gdp_delta
@@ -102,6 +101,8 @@ def inclusion_balance_p_value(n_member: int, n_nonmember: int) -> float:
     n_member, n_nonmember : int
         Included (:math:`N_1`) and excluded (:math:`N_0`) canaries, ``>= 0``, not both 0.
     """
+    from scipy.stats import binom  # lazy: scipy.stats is slow to import (CLI start-up)
+
     n1 = check_int(n_member, "n_member", minimum=0)
     n0 = check_int(n_nonmember, "n_nonmember", minimum=0)
     m = n1 + n0
@@ -169,6 +170,8 @@ def _check_mrv(m, r, v):
 
 
 def _p_value(m: int, r: int, v: int, eps: float, delta: float) -> float:
+    from scipy.stats import binom  # lazy: scipy.stats is slow to import (CLI start-up)
+
     if v == 0:
         return 1.0
     q = float(expit(eps))
@@ -310,6 +313,8 @@ def one_run_gdp_mu(m: int, r: int, v: int, *, failure_prob: float = 0.05,
     valid). The privacy-profile specialisation of the f-DP one-run audit; see the module
     docstring.
     """
+    from scipy.stats import binom  # lazy: scipy.stats is slow to import (CLI start-up)
+
     m, r, v = _check_mrv(m, r, v)
     xi = check_failure_prob(failure_prob)
     n_eps = check_int(n_eps, "n_eps", minimum=2)

@@ -24,7 +24,6 @@ import math
 import numbers
 
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import erfcx, log_ndtr, ndtr
 
 from semi_core._validation import check_delta, check_positive
@@ -178,6 +177,8 @@ def gdp_epsilon(mu: float, delta: float) -> float:
 
     def f(e):
         return float(gdp_log_delta(e, mu)) - log_d
+
+    from scipy.optimize import brentq  # lazy: scipy.optimize is slow to import (CLI start-up)
 
     hi = max(1.0, mu * mu)
     while f(hi) > 0:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.stats import rankdata
 
 __all__ = ["mann_whitney_auc", "count_at_or_below", "pooled_threshold_counts"]
 
@@ -35,6 +34,8 @@ def mann_whitney_auc(member_scores: np.ndarray, nonmember_scores: np.ndarray) ->
     -------
     auc, se : float
     """
+    from scipy.stats import rankdata  # lazy: scipy.stats is slow to import (CLI start-up)
+
     s1 = np.asarray(member_scores, dtype=float)
     s0 = np.asarray(nonmember_scores, dtype=float)
     n1, n0 = s1.size, s0.size

@@ -28,8 +28,8 @@ class _Block(importlib.abc.MetaPathFinder):
             raise ModuleNotFoundError(f"No module named {name!r} (blocked by the test)", name=name)
         return None
 sys.meta_path.insert(0, _Block())
-HEAVY = ("torch", "sympy", "scipy", "numba", "numpy", "semi_core_ext", "dask", "pandas",
-         "matplotlib")
+HEAVY = ("torch", "sympy", "scipy", "scipy.stats", "scipy.optimize", "numba", "numpy",
+         "semi_core_ext", "dask", "pandas", "matplotlib")
 def loaded():
     return sorted(m for m in HEAVY if m in sys.modules)
 def run(argv):
@@ -80,14 +80,20 @@ report = {}
 for cmd in CMDS:
     rc, out, err = run([cmd, "--help"])
     report[cmd] = {"rc": rc, "usage": out.startswith("usage: semi-core " + cmd),
-                   "torch": list(ATTEMPTS), "err": err[-500:]}
+                   "torch": list(ATTEMPTS), "err": err[-500:], "loaded": loaded()}
 print(json.dumps(report))
 """.replace("CMDS", repr(cmds)))
     assert list(res) == cmds
+    before: set[str] = set()
     for cmd in cmds:
         r = res[cmd]
         assert r["torch"] == [], f"`semi-core {cmd} --help` tried to import {r['torch']}"
         assert r["rc"] == 0 and r["usage"], (cmd, r)
+        new = set(r["loaded"]) - before
+        before |= new
+        # scipy.stats costs ~1 s to import: no command's --help loads it; SymPy: verify's only
+        assert "scipy.stats" not in new, f"`semi-core {cmd} --help` imported scipy.stats"
+        assert "sympy" not in new or cmd == "verify", f"`semi-core {cmd} --help` imported sympy"
 
 
 def test_torch_free_commands_run_without_torch(tmp_path):
