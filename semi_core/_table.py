@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["Table", "require_pandas"]
+__all__ = ["Table", "ResultDisplay", "require_pandas"]
 
 
 def require_pandas():
@@ -89,3 +89,34 @@ class Table:
     def to_frame(self):
         """A pandas ``DataFrame`` with one row per row (pandas optional)."""
         return require_pandas().DataFrame(self.rows, columns=self.columns)
+
+
+class ResultDisplay:
+    """What every result type shows in a terminal and a notebook (mixed into the result
+    dataclasses, which are declared with ``repr=False``).
+
+    A subclass defines ``summary() -> Table`` (one row per quantity, tidy: one value per
+    row and column) and ``to_dict()`` (JSON-safe), and names the few fields of its one-line
+    ``repr`` in ``_repr_fields``; the mixin gives ``__repr__`` (no arrays),
+    ``_repr_html_`` (the summary as an HTML table) and ``to_frame()`` (the summary as a
+    pandas ``DataFrame``, pandas optional).
+    """
+
+    _repr_fields: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        parts = []
+        for name in self._repr_fields:
+            v = getattr(self, name)
+            parts.append(f"{name}={v!r}" if isinstance(v, str) else f"{name}={_fmt(v)}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def summary(self) -> Table:  # pragma: no cover - every subclass overrides
+        raise NotImplementedError
+
+    def _repr_html_(self) -> str:
+        return self.summary()._repr_html_()
+
+    def to_frame(self):
+        """The summary as a tidy pandas ``DataFrame`` (pandas optional)."""
+        return self.summary().to_frame()

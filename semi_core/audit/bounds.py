@@ -83,6 +83,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from semi_core._rng import as_seed_sequence
+from semi_core._table import ResultDisplay, Table
 from semi_core._validation import (
     as_score_array,
     check_delta,
@@ -171,9 +172,12 @@ def assumption_of(method: str, *, gdp_fit: str = "tradeoff", thresholds=None,
     return "iid-games"
 
 
-@dataclass(frozen=True)
-class AuditResult:
+@dataclass(frozen=True, repr=False)
+class AuditResult(ResultDisplay):
     r"""Outcome of one audit.
+
+    Prints as one line; ``summary()`` is a table of the certified bound and the rates it
+    rests on, ``to_frame()`` the same as a ``DataFrame``, ``to_dict()`` every field.
 
     Attributes
     ----------
@@ -242,9 +246,21 @@ class AuditResult:
         if not self.assumption_text:
             object.__setattr__(self, "assumption_text", ASSUMPTIONS[self.assumption])
 
+    _repr_fields = ("epsilon_lower_bound", "method", "delta", "failure_prob", "n_member",
+                    "n_nonmember", "assumption")
+
     def to_dict(self) -> dict:
         """Plain ``dict`` (for JSON)."""
         return asdict(self)
+
+    def summary(self) -> Table:
+        """One row per quantity (``quantity, value``): the certified bound, the test's
+        empirical rates and their confidence bounds, the sample sizes and the assumption."""
+        keys = ("epsilon_lower_bound", "tpr", "tpr_lower", "fpr", "fpr_upper", "threshold",
+                "direction", "n_member", "n_nonmember", "n_guesses", "n_correct", "mu_lower")
+        rows = [{"quantity": k, "value": getattr(self, k)} for k in keys
+                if getattr(self, k) is not None]
+        return Table(rows, title=f"{self!r}\n{self.assumption_text}")
 
 
 def _check_choice(value, name, allowed):

@@ -42,6 +42,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from semi_core._params import FPR_LEVELS
+from semi_core._table import ResultDisplay, Table
 from semi_core._validation import as_score_array, check_int, check_probability, check_scores
 from semi_core.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
 from semi_core.stats.ranking import count_at_or_below, mann_whitney_auc
@@ -255,9 +256,15 @@ def tpr_at_fpr_se(member_scores, nonmember_scores, fpr=DEFAULT_FPRS) -> dict[str
             "se_binomial": se_bin, "slope": slope, "n0": n0, "n1": n1}
 
 
-@dataclass(frozen=True)
-class RocMetrics:
-    """ROC summary with intervals at level ``confidence``."""
+@dataclass(frozen=True, repr=False)
+class RocMetrics(ResultDisplay):
+    """ROC summary with intervals at level ``confidence``.
+
+    ``summary()`` is a tidy table, one row per metric (AUC, advantage, TPR at each FPR level)
+    with its interval; ``to_frame()`` the same as a ``DataFrame``; ``to_dict()`` the fields.
+    """
+
+    _repr_fields = ("auc", "advantage", "n_member", "n_nonmember")
 
     auc: float
     auc_interval: tuple[float, float] | None
@@ -275,6 +282,22 @@ class RocMetrics:
     def to_dict(self) -> dict:
         """Plain ``dict`` (for JSON)."""
         return asdict(self)
+
+    def summary(self) -> Table:
+        """One row per metric: ``metric, fpr, value, lower, upper`` (the interval at level
+        ``confidence``; ``None`` where there is none)."""
+
+        def row(metric, fpr, value, iv):
+            lo, hi = (None, None) if iv is None else (float(iv[0]), float(iv[1]))
+            return {"metric": metric, "fpr": fpr, "value": float(value), "lower": lo,
+                    "upper": hi}
+
+        rows = [row("auc", None, self.auc, self.auc_interval),
+                row("advantage", None, self.advantage, self.advantage_interval)]
+        rows += [row("tpr", float(f), t, iv) for f, t, iv in
+                 zip(self.fpr_levels, self.tpr_at_fpr, self.tpr_at_fpr_interval, strict=True)]
+        return Table(rows, title=f"{self!r}: {self.interval} intervals at "
+                                 f"{self.confidence:g}, rule {self.rule}")
 
 
 def _step_thresholds(m, n, levels):

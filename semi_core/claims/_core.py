@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from semi_core._table import ResultDisplay, Table
 from semi_core.symbolic import Phi, Phinv, get_derivation, numeric_lambdify
 from semi_core.symbolic._display import display_latex, replace_symbols
 
@@ -141,9 +142,15 @@ class Claim:
         return self.id.split(":", 1)[1]
 
 
-@dataclass
-class ClaimResult:
-    """A verdict with everything needed for JSON, LaTeX and the errata page."""
+@dataclass(repr=False)
+class ClaimResult(ResultDisplay):
+    """A verdict with everything needed for JSON, LaTeX and the errata page.
+
+    Prints as one line (id, verdict, method); ``summary()`` is a table of the claim's source,
+    verdict, check and forms; ``to_dict()`` is :meth:`as_json`.
+    """
+
+    _repr_fields = ("id", "verdict", "method")
 
     id: str
     source: str
@@ -176,6 +183,18 @@ class ClaimResult:
             "notes": self.notes,
             "corrected_checked": self.corrected_checked,
         }
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dict (:meth:`as_json`)."""
+        return self.as_json()
+
+    def summary(self) -> Table:
+        """One row per field (``field, value``): source, verdict, check, detail, forms."""
+        keys = ("id", "title", "source", "verdict", "condition", "method", "detail",
+                "stated_latex", "derived_latex", "corrected_latex", "corrected_checked", "notes")
+        rows = [{"field": k, "value": getattr(self, k)} for k in keys
+                if getattr(self, k) not in (None, "")]
+        return Table(rows, title=repr(self))
 
 
 #: Separator of the equations in a ``*_latex`` field of :class:`ClaimResult`.

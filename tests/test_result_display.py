@@ -1,0 +1,67 @@
+"""Every result type is pleasant in a terminal and a notebook: a one-line repr without arrays,
+a summary() Table (also as HTML), a JSON-safe to_dict() and a tidy to_frame()."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from semi_core._table import Table
+
+
+def _game():
+    from semi_core.game.play import play
+    from semi_core.mechanisms.empirical_mean import EmpiricalMean
+
+    return play(EmpiricalMean(5, 3, mu=np.zeros(2), cov=np.eye(2), target=np.ones(2)), 200, seed=1)
+
+
+def _engine():
+    from semi_core.game.engine import simulate
+    from semi_core.mechanisms.empirical_mean import EmpiricalMean
+
+    return simulate(EmpiricalMean(5, 3, mu=np.zeros(2), cov=np.eye(2), target=np.ones(2)), 200, seed=1)
+
+
+def _scores():
+    rng = np.random.default_rng(0)
+    return rng.normal(1, 1, 300), rng.normal(0, 1, 300)
+
+
+def _roc():
+    from semi_core.audit import roc_metrics
+
+    return roc_metrics(*_scores(), n_bootstrap=20)
+
+
+def _audit():
+    from semi_core.audit import epsilon_lower_bound
+
+    return epsilon_lower_bound(*_scores(), delta=1e-5)
+
+
+def _claim():
+    from semi_core.claims import get_claim, verify_claim
+
+    return verify_claim(get_claim("semi_sequential_mi:lem2.1"))
+
+
+RESULTS = {"GameResult": _game, "EngineResult": _engine, "RocMetrics": _roc,
+           "AuditResult": _audit, "ClaimResult": _claim}
+
+
+@pytest.mark.parametrize("name", sorted(RESULTS))
+def test_result_displays(name):
+    res = RESULTS[name]()
+    assert type(res).__name__ == name
+    text = repr(res)
+    assert "\n" not in text and len(text) < 240 and "array(" not in text, text
+    table = res.summary()
+    assert isinstance(table, Table) and len(table) >= 1
+    assert res._repr_html_().startswith("<table>")
+    json.dumps(res.to_dict())  # JSON-safe
+    pd = pytest.importorskip("pandas")
+    frame = res.to_frame()
+    assert isinstance(frame, pd.DataFrame) and len(frame) >= 1
