@@ -584,9 +584,11 @@ def audit_training(loop: TrainingLoop, rounds: int, seed=0, *, tau: int | None =
     -------
     dict
         ``epsilon_lower_bound[test][method]`` (each with the assumption it rests on),
-        ``claimed_epsilon``, ``accountant`` (:func:`accountant_epsilon`), ``refuted`` (tests and
-        methods whose bound exceeds the claimed, else the accountant's, epsilon), ``warnings``
-        and the ``game`` (:class:`~semi_core.game.result.GameResult`).
+        ``claimed_epsilon``, ``accountant`` (:func:`accountant_epsilon`), ``refuted`` (the
+        ``test/method`` pairs whose distribution-free bound exceeds the claimed, else the
+        accountant's, epsilon), ``refuted_under_assumption`` (the same for bounds resting on a
+        parametric assumption, e.g. ``gdp``), ``warnings`` and the ``game``
+        (:class:`~semi_core.game.result.GameResult`).
     """
     if not isinstance(loop, TrainingLoop):
         raise TypeError(f"loop must be a TrainingLoop, got {type(loop).__name__}")
@@ -610,15 +612,23 @@ def audit_training(loop: TrainingLoop, rounds: int, seed=0, *, tau: int | None =
                      f"{loop.noise_multiplier:.4g} ({acc['relation']}); a claim below it cannot "
                      "hold, a claim above it counts more than the audited step")
     against = claimed_epsilon if claimed_epsilon is not None else acc["gdp_exact"]
-    refuted = sorted(f"{t}/{m}" for t, per in eps_lb.items() for m, d in per.items()
-                     if d["epsilon_lower_bound"] > against)
+    above = [(f"{t}/{m}", d["assumption"].startswith("iid-games"))
+             for t, per in eps_lb.items() for m, d in per.items()
+             if d["epsilon_lower_bound"] > against]
+    refuted = sorted(k for k, free in above if free)
+    refuted_assuming = sorted(k for k, free in above if not free)
     if refuted:
-        notes.append(f"certified epsilon_LB above {against:.4g} ({', '.join(refuted)}): the "
-                     "loop leaks more than it claims (a clipping, noise or accounting bug)")
+        notes.append(f"certified epsilon_LB above {against:.4g} ({', '.join(refuted)}; "
+                     "distribution-free): the loop leaks more than it claims (a clipping, "
+                     "noise or accounting bug)")
+    if refuted_assuming:
+        notes.append(f"epsilon_LB above {against:.4g} under a parametric assumption only "
+                     f"({', '.join(refuted_assuming)}; see each bound's assumption): the loop "
+                     "may leak more than it claims")
     for n in notes:
         warnings.warn(n, UserWarning, stacklevel=2)
     return {"config": loop.params(), "rounds": rounds, "tau": tau,
             "members": int(res.member.sum()), "non_members": int((~res.member).sum()),
             "delta": delta, "failure_prob": failure_prob, "claimed_epsilon": claimed_epsilon,
             "accountant": acc, "epsilon_lower_bound": eps_lb, "refuted": refuted,
-            "warnings": notes, "game": res}
+            "refuted_under_assumption": refuted_assuming, "warnings": notes, "game": res}

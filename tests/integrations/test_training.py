@@ -106,13 +106,14 @@ def test_dirac_scores_are_the_exact_gaussian_pair():
         assert abs(s[cls].std() / SIGMA - 1) < 5 / np.sqrt(2 * cls.sum())
 
 
-def test_same_seed_same_result_in_process_and_threads():
+def test_same_seed_same_result_in_process_threads_and_dask(dask_client):
     loop = _loop()
     a = play(loop, 24, seed=7, tau=2, chunk_size=8)
-    b = play(loop, 24, seed=7, tau=2, chunk_size=8, executor=Executor(threads=2))
-    np.testing.assert_array_equal(a.member, b.member)
-    for k in a.stats:
-        np.testing.assert_array_equal(a.stats[k], b.stats[k])
+    for ex in (Executor(threads=2), Executor(client=dask_client)):
+        b = play(loop, 24, seed=7, tau=2, chunk_size=8, executor=ex)
+        np.testing.assert_array_equal(a.member, b.member)
+        for k in a.stats:
+            np.testing.assert_array_equal(a.stats[k], b.stats[k])
     assert pickle.loads(pickle.dumps(loop)).params() == loop.params()
 
 
