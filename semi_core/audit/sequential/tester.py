@@ -314,7 +314,7 @@ def sequential_work(max_obs: int, *, n_eps: int = 1, algorithm: int = 1, warmup:
 
     .. math::
 
-        \text{bytes} &\approx 16Nd + 40N + m N\,(32 + [\text{Alg. 2}]\,(12\,b + 96))
+        \text{bytes} &\approx 32Nd + 88N + m N\,(32 + [\text{Alg. 2}]\,(12\,b + 96))
                        + 2w^2(24 + 32d),\\
         \text{seconds} &\approx c_w N^2 d + m\,(c_2 N K\ \text{or}\ c_1 N)
                          + c_m\,2w^2 (1 + d/8)
@@ -328,6 +328,7 @@ def sequential_work(max_obs: int, *, n_eps: int = 1, algorithm: int = 1, warmup:
     seconds = _MEDIAN_S * 2.0 * w * w * (1.0 + d / 8.0)
     if features is None:
         seconds += _WITNESS_S * N * N * d
+        nbytes += 16.0 * N * d + 48.0 * N  # the kernel's transposed copies and distance rows
     else:
         p = features * (2.0 * features + 1.0)
         seconds += _RFF_S * N * (3.0 * p + 8.0 * features * (d + 3))
