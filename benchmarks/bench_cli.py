@@ -41,20 +41,29 @@ LINES: list[tuple[str, str]] = [
 ]
 
 
+# The child reports its own peak RSS (VmHWM of its own address space) at exit: the rusage
+# ru_maxrss of a child also counts the (forked) parent's memory before exec.
+_PEAK = ("import atexit, sys\natexit.register(lambda: sys.stderr.write(\n    '\\nPEAK ' + "
+         "[x for x in open('/proc/self/status') if x.startswith('VmHWM')][0]))\n")
+
+
 def _run(code: str, pythonpath: str | None) -> tuple[float, float, float]:
     """(cpu seconds, wall seconds, peak RSS MiB) of one ``python -c code`` process."""
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", code], env=env, cwd="/",
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([sys.executable, "-c", _PEAK + code], env=env, cwd="/",
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    err = proc.stderr.read()
     _, status, ru = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in (0,):
-        raise RuntimeError(f"{code!r} exited {proc.returncode}")
-    return ru.ru_utime + ru.ru_stime, wall, ru.ru_maxrss / 1024.0
+        raise RuntimeError(f"{code!r} exited {proc.returncode}: {err[-500:]}")
+    peak = [ln for ln in err.splitlines() if ln.startswith("PEAK VmHWM")]
+    rss = float(peak[-1].split()[2]) / 1024.0 if peak else float("nan")
+    return ru.ru_utime + ru.ru_stime, wall, rss
 
 
 def _best(code: str, pythonpath: str | None, repeat: int) -> tuple[float, float, float]:
