@@ -100,38 +100,43 @@ def _fig1(ctx, plt, rounds):
     return data
 
 
-def _roc_panel(ax, mech, tau, res=None, title=""):
-    from semi_core.audit.roc import roc_curve
+def _roc_panel(ax, mech, tau, res, title=""):
+    """Log-log ROC: closed forms (solid) and Monte Carlo steps with pointwise 95 %
+    Clopper-Pearson bands, the FPR axis floored at 1/N0 (:mod:`semi_core.report._plots`)."""
+    from semi_core.report import _plots as P
     from semi_core.stats import errors as E
 
-    f = np.logspace(-4, -1e-9, 80)
+    mem0, non0 = res.scores(SEMI_TESTS[0])
+    xf, _ = P.roc_axes(ax, n0=non0.size, n1=mem0.size, title=title)
+    f = np.geomspace(xf, 1 - 1e-9, 120)
     for k, test in enumerate(SEMI_TESTS):
+        color = f"C{k}"
+        P.plot_empirical_roc(ax, *res.scores(test), label=f"{test_label(test)} (MC, 95% band)",
+                             color=color, lw=1.0, ls=P.LINESTYLES[1])
         if test in E.CLOSED_FORM_TESTS:
-            ax.plot(f, E.tpr_at_fpr(mech, f, test, tau=tau), "-", color=f"C{k}",
-                    label=f"{test_label(test)} (closed form)")
-        if res is not None:
-            x, y, _ = roc_curve(*res.scores(test))
-            ax.plot(np.maximum(x, 1e-4), y, ":", color=f"C{k}", lw=1.2,
-                    label=f"{test_label(test)} (MC)")
-    ax.plot(f, f, "k:", lw=0.6)
-    ax.set(xscale="log", xlabel="FPR", ylabel="TPR", title=title)
-    ax.grid(alpha=0.3)
+            P.plot_curve(ax, f, E.tpr_at_fpr(mech, f, test, tau=tau), color=color, lw=1.6,
+                         label=f"{test_label(test)} (closed form)")
 
 
-def _fig4(ctx, plt, rounds):
+def _fig4(ctx, rounds):
     from semi_core.game.engine import simulate
+    from semi_core.report import _plots as P
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     out = {}
-    for ax, T in zip(axes, (5, 10), strict=True):
-        mech = _mech(T)
-        res = simulate(mech, rounds, ctx.seed + T, tau=5 if T >= 5 else T, mode="sufficient")
-        _roc_panel(ax, mech, min(5, T), res, f"ROC, T = {T} (tau = 5, distance 3)")
-        out[T] = _tprs(res)
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(ctx.out_dir / "fig4_roc.png", dpi=110)
-    plt.close(fig)
+    with P.style() as plt:
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), sharey=True)
+        for ax, T in zip(axes, (5, 10), strict=True):
+            mech = _mech(T)
+            res = simulate(mech, rounds, ctx.seed + T, tau=5 if T >= 5 else T, mode="sufficient")
+            _roc_panel(ax, mech, min(5, T), res, f"({'a' if T == 5 else 'b'}) T = {T}, "
+                       f"tau = 5, distance 3, {rounds} games")
+            out[T] = _tprs(res)
+        axes[1].set_ylabel("")
+        axes[0].tick_params(labelleft=True)
+        fig.tight_layout()
+        P.figure_legend(fig, axes, ncol=4, title="solid: closed form; dashed steps: Monte "
+                        "Carlo with pointwise 95% Clopper-Pearson band")
+        P.save(fig, ctx.out_dir / "fig4_roc.png")
     return out
 
 
@@ -145,17 +150,23 @@ def _tprs(res, fpr=FPR):
     return out
 
 
-def _fig5_6(ctx, plt, rounds):
+def _fig5_6(ctx, rounds):
     """Uniform insertion time: ROC (T=5), power vs distance (T=5), power vs T (distance 3)."""
     from semi_core.game.engine import simulate
+    from semi_core.report import _plots as P
     from semi_core.stats import errors as E
 
+    with P.style() as plt:
+        return _fig5_6_draw(ctx, rounds, plt, P, E, simulate)
+
+
+def _fig5_6_draw(ctx, rounds, plt, P, E, simulate):
     dists = (1.0, 2.0, 3.0, 4.0, 5.0, 6.0)
     Ts = (2, 5, 10, 20)
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.3))
     mech5 = _mech(5)
     res5 = simulate(mech5, rounds, ctx.seed + 55, tau="uniform", mode="sufficient")
-    _roc_panel(axes[0], mech5, 3, res5, "(5a) ROC, T = 5, tau ~ U{1..5}")
+    _roc_panel(axes[0], mech5, 3, res5, f"(5a) ROC, T = 5, tau ~ U{{1..5}}, {rounds} games")
     by_dist, by_T = [], []
     for i, x in enumerate(dists):
         ctx.progress(f"uniform tau: distance {x}")
@@ -169,48 +180,60 @@ def _fig5_6(ctx, plt, rounds):
                                     (axes[2], Ts, by_T, "T", lambda T: _mech(T))):
         for k, test in enumerate(SEMI_TESTS):
             ax.errorbar(xs, [r[test][0] for r in rows], yerr=[2 * r[test][1] for r in rows],
-                        fmt="o", color=f"C{k}", ms=4, capsize=2, label=f"{test_label(test)} (MC)")
+                        fmt=P.MARKERS[k], color=f"C{k}", capsize=2,
+                        label=f"{test_label(test)} (MC, ±2 SE)")
             if test in E.CLOSED_FORM_TESTS:  # stationary: each is free of tau (any prior)
                 ax.plot(xs, [float(E.tpr_at_fpr(make(x), FPR, test, tau=1)) for x in xs], "-",
-                        color=f"C{k}")
+                        color=f"C{k}", label=f"{test_label(test)} (closed form)")
         ax.set(xlabel=lab, ylabel=f"TPR at {FPR:.0%} FPR")
-        ax.grid(alpha=0.3)
+        ax.set_ylim(bottom=0)
     axes[1].set_title("(5b) power vs distance, tau uniform")
     axes[2].set_title("(6) power vs T, tau uniform")
-    axes[1].legend(fontsize=7)
+    axes[2].set_xscale("log")
+    axes[2].set_xticks(Ts, [str(T) for T in Ts])
+    axes[2].minorticks_off()
     fig.tight_layout()
-    fig.savefig(ctx.out_dir / "fig5_6_uniform_tau.png", dpi=110)
-    plt.close(fig)
+    P.figure_legend(fig, axes, ncol=4, title="(5a) solid: closed form; dashed steps: Monte Carlo "
+                    "with pointwise 95% Clopper-Pearson band. (5b, 6) lines: closed form; "
+                    "markers: Monte Carlo ± 2 SE")
+    P.save(fig, ctx.out_dir / "fig5_6_uniform_tau.png")
     return {"distance": dict(zip(dists, by_dist, strict=True)), "T": dict(zip(Ts, by_T, strict=True))}
 
 
-def _fig7(ctx, plt, rounds):
+def _fig7(ctx, rounds):
     """App. H.2: linear-regression SGD, ROC at tau = 5 and power (TPR at 5 % FPR) vs tau."""
-    from semi_core.audit.roc import roc_curve, tpr_at_fpr_se
+    from semi_core.audit.roc import tpr_at_fpr_se
+    from semi_core.report import _plots as P
     from semi_core.sgd.linreg import H2Config, simulate_h2
 
     cfg = H2Config()
     taus = (1, 3, 5, 7, 10)
     kids = np.random.SeedSequence(ctx.seed).spawn(len(taus))
     games = {t: simulate_h2(cfg, tau=t, rounds=rounds, seed=k) for t, k in zip(taus, kids, strict=True)}
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for name in games[5].stats:
-        x, y, _ = roc_curve(*games[5].scores(name))
-        axes[0].plot(x, y, label=name)
-    axes[0].plot([0, 1], [0, 1], "k:")
-    axes[0].set(xlabel="FPR", ylabel="TPR", title="(7a) ROC at tau = 5 (linear regression)")
-    axes[0].legend(fontsize=7)
+    names = list(games[5].stats)
     power = {}
-    for name in games[5].stats:
-        vals = [tpr_at_fpr_se(*games[t].scores(name), 0.05) for t in taus]
-        power[name] = [(float(v["tpr"][0]), float(v["se"][0])) for v in vals]
-        axes[1].errorbar(taus, [p[0] for p in power[name]], yerr=[2 * p[1] for p in power[name]],
-                         fmt="o-", ms=4, capsize=2, label=name)
-    axes[1].set(xlabel="insertion time tau", ylabel="TPR at 5% FPR", title="(7b) power vs tau")
-    axes[1].grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(ctx.out_dir / "fig7_sgd_linreg.png", dpi=110)
-    plt.close(fig)
+    with P.style() as plt:
+        fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.2))
+        mem, non = games[5].scores(names[0])
+        P.roc_axes(axes[0], n0=non.size, n1=mem.size,
+                   title=f"(7a) ROC at tau = 5 (linear regression), {rounds} games")
+        for k, name in enumerate(names):
+            P.plot_empirical_roc(axes[0], *games[5].scores(name), label=name, color=f"C{k}",
+                                 ls=P.LINESTYLES[k % len(P.LINESTYLES)])
+        for k, name in enumerate(names):
+            vals = [tpr_at_fpr_se(*games[t].scores(name), 0.05) for t in taus]
+            power[name] = [(float(v["tpr"][0]), float(v["se"][0])) for v in vals]
+            off = (k - (len(names) - 1) / 2) * 0.12  # dodge overlapping error bars
+            axes[1].errorbar(np.array(taus) + off, [p[0] for p in power[name]],
+                             yerr=[2 * p[1] for p in power[name]], fmt=P.MARKERS[k],
+                             color=f"C{k}", ls=P.LINESTYLES[k % len(P.LINESTYLES)], label=name)
+        axes[1].axhline(0.05, color="0.35", ls=":", lw=0.9, label="chance (TPR = 5%)")
+        axes[1].set(xlabel="insertion time tau", ylabel="TPR at 5% FPR (±2 SE)",
+                    title="(7b) power vs tau", xticks=list(taus), ylim=(0, None))
+        fig.tight_layout()
+        P.figure_legend(fig, axes, ncol=4, title="(a) steps: empirical ROC with pointwise 95% "
+                        "Clopper-Pearson band; (b) markers offset around each tau for legibility")
+        P.save(fig, ctx.out_dir / "fig7_sgd_linreg.png")
     return {"taus": list(taus), "power": power}
 
 
@@ -341,19 +364,17 @@ def _covariance_study(ctx, rounds):
 def build(ctx: ReportContext) -> Section:
     """Figs. 1, 4, 5, 6, 7, 8 with closed forms and Monte Carlo; prior, limit and covariance
     studies."""
-    import matplotlib
+    from semi_core.report import _plots as P
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = P.pyplot()
     mc = 60_000 if ctx.quick else 400_000
     ctx.progress("fig 1")
     f1 = _fig1(ctx, plt, 2000 if ctx.quick else 20_000)
     ctx.progress("fig 4")
-    f4 = _fig4(ctx, plt, mc)
-    f56 = _fig5_6(ctx, plt, mc)
+    f4 = _fig4(ctx, mc)
+    f56 = _fig5_6(ctx, mc)
     ctx.progress("fig 7")
-    f7 = _fig7(ctx, plt, 4000 if ctx.quick else 20_000)
+    f7 = _fig7(ctx, 4000 if ctx.quick else 20_000)
     ctx.progress("fig 8")
     f8 = _fig8(ctx, plt, mc)
     ctx.progress("priors")
