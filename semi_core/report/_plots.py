@@ -102,7 +102,7 @@ def _check_n(n, name):
 
 
 def roc_axes(ax, *, n0: int, n1: int | None = None, chance: bool = True, title: str | None = None,
-             xlabel: str = "false-positive rate (FPR)",
+             tpr_floor: float | None = None, xlabel: str = "false-positive rate (FPR)",
              ylabel: str = "true-positive rate (TPR)"):
     r"""Log-log ROC axes floored at the sample's resolution, with a chance line and labels.
 
@@ -113,6 +113,9 @@ def roc_axes(ax, *, n0: int, n1: int | None = None, chance: bool = True, title: 
         Number of non-members (:math:`N_0 \ge 1`): the FPR axis starts at :math:`1/N_0`.
     n1 : int, optional
         Number of members: the TPR axis starts at :math:`\min(1/N_1, 1/N_0)` (default ``n0``).
+    tpr_floor : float, optional
+        Start of the TPR axis instead (in ``[min(1/N1, 1/N0), 1)``; for powerful tests whose
+        curves lie far above the resolution).
     chance : bool
         Draw the chance line :math:`\mathrm{TPR}=\mathrm{FPR}` (black, dotted).
     title, xlabel, ylabel : str
@@ -127,12 +130,17 @@ def roc_axes(ax, *, n0: int, n1: int | None = None, chance: bool = True, title: 
     if n0 < 2:
         raise ValueError(f"n0 must be >= 2 for a log FPR axis from 1/n0 to 1, got {n0}")
     xf, yf = 1.0 / n0, min(1.0 / n1, 1.0 / n0)
+    if tpr_floor is not None:
+        if not yf <= float(tpr_floor) < 1.0:
+            raise ValueError(f"tpr_floor must lie in [{yf:g}, 1), got {tpr_floor!r}")
+        yf = float(tpr_floor)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(xf, 1.0)
     ax.set_ylim(yf, 1.05)
     if chance:
-        ax.plot([yf, 1.0], [yf, 1.0], color="0.35", ls=":", lw=0.9, label=CHANCE_LABEL,
+        lo = min(xf, yf)
+        ax.plot([lo, 1.0], [lo, 1.0], color="0.35", ls=":", lw=0.9, label=CHANCE_LABEL,
                 zorder=1)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)

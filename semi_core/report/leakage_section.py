@@ -20,7 +20,6 @@ import time
 import numpy as np
 from scipy import stats
 
-from semi_core.audit.roc import roc_curve
 from semi_core.mechanisms.per_datum import PerDatumMean, seed_bernoulli, seed_targets
 from semi_core.report import ReportContext, Section
 from semi_core.stats import leakage as L
@@ -179,79 +178,95 @@ def tables(data: dict) -> str:
     return "\n".join(L)
 
 
+def _sim_roc(ax, P, s1, s0, theory_f, theory_tpr, color, label, ls_theory=":"):
+    """Simulated ROC (steps, pointwise 95 % Clopper-Pearson band) and its closed form."""
+    P.plot_empirical_roc(ax, s1, s0, label=label, color=color, lw=1.1, band_alpha=0.12)
+    P.plot_curve(ax, theory_f, theory_tpr, color=color, ls=ls_theory, lw=1.4)
+
+
 def make_figures(data: dict, out_dir) -> list[str]:
-    """Fig. 2a-f analogues as PNG files under ``out_dir``; returns their names."""
-    # lazy: matplotlib is a heavy import, loaded only when this runs
-    import matplotlib
+    """Fig. 2a-f analogues as PNG files under ``out_dir``; returns their names.
 
-    matplotlib.use("Agg")
-    # lazy: matplotlib is a heavy import, loaded only when this runs
-    import matplotlib.pyplot as plt
+    ROC panels go through :mod:`semi_core.report._plots` (log-log, FPR from 1/N0, chance line,
+    pointwise 95 % Clopper-Pearson bands of the simulated curves)."""
+    from semi_core.report import _plots as P
 
-
-    fig, axes = plt.subplots(2, 3, figsize=(13, 7.5))
-    for ax, name in zip(axes[0, :2], ("easy", "hard"), strict=True):
-        t = data["targets"][name]
-        m = t["m_star"]
-        s0, s1 = np.array(t["approx_scores"]["nonmember"]), np.array(t["approx_scores"]["member"])
-        lo, hi = min(s0.min(), s1.min()), max(s0.max(), s1.max())
-        xs = np.linspace(lo, hi, 300)
-        ax.hist(s0, bins=40, density=True, alpha=0.5, color="C0", label="H0 (out)")
-        ax.hist(s1, bins=40, density=True, alpha=0.5, color="C3", label="H1 (in)")
-        ax.plot(xs, stats.norm.pdf(xs, -m / 2, np.sqrt(m)), "C0--")
-        ax.plot(xs, stats.norm.pdf(xs, m / 2, np.sqrt(m)), "C3--")
-        ax.set_title(f"({'a' if name == 'easy' else 'b'}) Eq. 10, {name}: m* = {m:.2f}")
-        ax.legend(fontsize=8)
-    grid = np.logspace(-3, 0, 200)
-    ax = axes[0, 2]
-    for i, (name, t) in enumerate(data["targets"].items()):
-        s0, s1 = np.array(t["approx_scores"]["nonmember"]), np.array(t["approx_scores"]["member"])
-        x, y, _ = roc_curve(s1, s0)
-        ax.plot(x, y, color=f"C{i}", label=f"{name} (sim)")
-        ax.plot(grid, L.power(np.clip(grid, 1e-9, 1 - 1e-9), t["m_star"]), f"C{i}:",
-                label=f"{name} (theory)")
-    ax.set_xscale("log")
-    ax.set_title("(c, d) ROC vs Eq. 9")
-    ax.set_xlabel("FPR")
-    ax.legend(fontsize=7)
-    ax = axes[1, 0]
-    for i, r in enumerate(data["noise"]):
-        s0, s1 = np.array(r["scores"]["nonmember"]), np.array(r["scores"]["member"])
-        x, y, _ = roc_curve(s1, s0)
-        ax.plot(x, y, color=f"C{i}", label=f"gamma={r['gamma']}")
-        ax.plot(grid, L.power(np.clip(grid, 1e-9, 1 - 1e-9), r["m_tilde"]), f"C{i}:")
-    ax.set_xscale("log")
-    ax.set_title("(e) noise sweep (dotted: Eq. 14)")
-    ax.legend(fontsize=7)
-    ax = axes[1, 1]
-    for i, r in enumerate(data["subsample"]):
-        s0, s1 = np.array(r["scores"]["nonmember"]), np.array(r["scores"]["member"])
-        x, y, _ = roc_curve(s1, s0)
-        gg = np.clip(grid, 1e-9, 1 - 1e-9)
-        ax.plot(x, y, color=f"C{i}", label=f"rho={r['rho']} sim")
-        ax.plot(grid, L.sub_power(gg, r["m_star"], r["rho_effective"]), f"C{i}:")
-        ax.plot(grid, L.sub_power(gg, r["m_star"], r["rho_effective"], form="paper"), f"C{i}--",
-                lw=0.8)
-    ax.set_xscale("log")
-    ax.set_title("(f) sub-sampling: dotted corrected, dashed paper")
-    ax.legend(fontsize=7)
-    ax = axes[1, 2]
-    pl = data["power_loss"]
-    ratios = [r["ratio"] for r in pl]
-    ax.plot(ratios, [r["theory_power"] for r in pl], "k-", label="theory m* λ/(1+λ)")
-    ax.errorbar(ratios, [r["plugin-known-var_power"] for r in pl],
-                yerr=[2 * r["plugin-known-var_se"] for r in pl], fmt="o", label="known var")
-    ax.errorbar(ratios, [r["plugin_power"] for r in pl], yerr=[2 * r["plugin_se"] for r in pl],
-                fmt="s", label="estimated var")
-    ax.axhline(pl[0]["oracle_theory_power"], color="grey", ls=":", label="oracle")
-    ax.set_xscale("log")
-    ax.set_xlabel("n0 / n")
-    ax.set_title(f"plug-in power at FPR {data['power_loss_alpha']}")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    name = "leakage_fig2.png"
-    fig.savefig(f"{out_dir}/{name}", dpi=110)
-    plt.close(fig)
+    with P.style() as plt:
+        fig, axes = plt.subplots(2, 3, figsize=(13.5, 8.2))
+        for ax, name in zip(axes[0, :2], ("easy", "hard"), strict=True):
+            t = data["targets"][name]
+            m = t["m_star"]
+            s0 = np.array(t["approx_scores"]["nonmember"])
+            s1 = np.array(t["approx_scores"]["member"])
+            lo, hi = min(s0.min(), s1.min()), max(s0.max(), s1.max())
+            xs = np.linspace(lo, hi, 300)
+            ax.hist(s0, bins=40, density=True, alpha=0.45, color="C0",
+                    label=f"non-member (H0), {s0.size} games")
+            ax.hist(s1, bins=40, density=True, alpha=0.45, color="C3",
+                    label=f"member (H1), {s1.size} games")
+            ax.plot(xs, stats.norm.pdf(xs, -m / 2, np.sqrt(m)), "C0--", label="N(-m*/2, m*)")
+            ax.plot(xs, stats.norm.pdf(xs, m / 2, np.sqrt(m)), "C3--", label="N(+m*/2, m*)")
+            ax.set_title(f"({'a' if name == 'easy' else 'b'}) Eq. 10 statistic, {name} target: "
+                         f"m* = {m:.2f}")
+            ax.set_xlabel("log-likelihood-ratio statistic (Eq. 10)")
+            ax.set_ylabel("density")
+            ax.legend(loc="upper left", fontsize=6.5)
+        t0 = next(iter(data["targets"].values()))
+        n0 = len(t0["approx_scores"]["nonmember"])
+        n1 = len(t0["approx_scores"]["member"])
+        ax = axes[0, 2]
+        xf, _ = P.roc_axes(ax, n0=n0, n1=n1, title="(c, d) ROC by target: sim vs Eq. 9 (dotted)",
+                           tpr_floor=0.01)
+        grid = np.geomspace(xf, 1 - 1e-9, 200)
+        for i, (name, t) in enumerate(data["targets"].items()):
+            _sim_roc(ax, P, np.array(t["approx_scores"]["member"]),
+                     np.array(t["approx_scores"]["nonmember"]), grid,
+                     L.power(grid, t["m_star"]), f"C{i}", f"{name} (m* = {t['m_star']:.2f})")
+        ax.legend(loc="lower right", fontsize=6.5)
+        ax = axes[1, 0]
+        r0 = data["noise"][0]["scores"]
+        P.roc_axes(ax, n0=len(r0["nonmember"]), n1=len(r0["member"]),
+                   title="(e) noise sweep: sim vs Eq. 14 (dotted)", tpr_floor=0.01)
+        for i, r in enumerate(data["noise"]):
+            _sim_roc(ax, P, np.array(r["scores"]["member"]), np.array(r["scores"]["nonmember"]),
+                     grid, L.power(grid, r["m_tilde"]), f"C{i}", f"gamma = {r['gamma']}")
+        ax.legend(loc="lower right", fontsize=6.5)
+        ax = axes[1, 1]
+        r0 = data["subsample"][0]["scores"]
+        P.roc_axes(ax, n0=len(r0["nonmember"]), n1=len(r0["member"]),
+                   title="(f) sub-sampling: dotted corrected, dashed paper", tpr_floor=0.01)
+        for i, r in enumerate(data["subsample"]):
+            _sim_roc(ax, P, np.array(r["scores"]["member"]), np.array(r["scores"]["nonmember"]),
+                     grid, L.sub_power(grid, r["m_star"], r["rho_effective"]), f"C{i}",
+                     f"rho = {r['rho']}")
+            P.plot_curve(ax, grid, L.sub_power(grid, r["m_star"], r["rho_effective"],
+                                               form="paper"), color=f"C{i}", ls="--", lw=0.8)
+        ax.legend(loc="lower right", fontsize=6.5)
+        ax = axes[1, 2]
+        pl = data["power_loss"]
+        ratios = np.array([r["ratio"] for r in pl])
+        ax.plot(ratios, [r["theory_power"] for r in pl], "k-", label="theory m* λ/(1+λ)")
+        ax.errorbar(ratios / 1.04, [r["plugin-known-var_power"] for r in pl],
+                    yerr=[2 * r["plugin-known-var_se"] for r in pl], fmt="o",
+                    label="plug-in, known variance (±2 SE)")
+        ax.errorbar(ratios * 1.04, [r["plugin_power"] for r in pl],
+                    yerr=[2 * r["plugin_se"] for r in pl], fmt="s",
+                    label="plug-in, estimated variance (±2 SE)")
+        ax.axhline(pl[0]["oracle_theory_power"], color="0.35", ls=":", label="oracle (known mean)")
+        ax.set_xscale("log")
+        ax.set_xticks(ratios, [f"{r:g}" for r in ratios])
+        ax.minorticks_off()
+        ax.set_xlabel("reference sample size n0 / n  (λ)")
+        ax.set_ylabel(f"TPR at FPR {data['power_loss_alpha']}")
+        ax.set_ylim(bottom=0)
+        ax.set_title(f"plug-in power loss at FPR {data['power_loss_alpha']}")
+        ax.legend(loc="lower right", fontsize=6.5)
+        fig.tight_layout()
+        fig.text(0.5, -0.01, "ROC panels: steps = simulation with pointwise 95% Clopper-Pearson "
+                 "band; FPR axis from 1/N0 (the simulation's resolution)", ha="center",
+                 fontsize=P.STYLE["legend.fontsize"])
+        name = "leakage_fig2.png"
+        P.save(fig, f"{out_dir}/{name}")
     return [name]
 
 
