@@ -29,6 +29,28 @@ def test_cli_json_payload(capsys):
         assert {"epsilon_lower_bound", "auc", "tpr_at_fpr"} <= set(a)
 
 
+def test_cli_passes_the_executor_and_chunk_size_to_the_audit(monkeypatch):
+    """--threads/--workers/--scheduler become the audit's Executor (the same seed gives the
+    same games on each: tests/sgd/test_dpsgd_runner.py)."""
+    from semi_core.game.backends import Executor
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake(**kw):
+        seen.update(kw)
+        raise Stop
+
+    monkeypatch.setattr("semi_core.sgd.audit.run_audit", fake)
+    args = _parse(["--rounds", "12", "--tau", "1", "--steps", "2", "--threads", "2",
+                   "--chunk-size", "4"])
+    with pytest.raises(Stop):
+        args.func(args)
+    assert seen["executor"] == Executor(threads=2) and seen["chunk_size"] == 4
+
+
 @pytest.mark.parametrize("argv, match", [
     (["--tau", "11"], "tau"),
     (["--tau", "x"], "tau"),
@@ -40,3 +62,10 @@ def test_cli_bad_arguments(argv, match):
     args = _parse(["--rounds", "4", *argv])
     with pytest.raises(ValueError, match=match):
         args.func(args)
+
+
+@pytest.mark.parametrize("flag", ["--threads", "--workers", "--chunk-size"])
+def test_cli_executor_and_chunk_flags_refuse_zero(flag, capsys):
+    with pytest.raises(SystemExit):
+        _parse([flag, "0"])
+    assert flag in capsys.readouterr().err
