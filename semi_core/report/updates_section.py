@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from semi_core.report import ReportContext, Section
 
 #: Position of this section in the report (smaller first).
@@ -81,13 +83,8 @@ def build(ctx: ReportContext) -> Section:
 
     q1_lines = ["| update | n_up | accuracy (best of Diff/Ratio, Batch) | no-update Loss |",
                 "|---|---|---|---|"]
-    for upd, rows in q1["rows"].items():
-        if q:  # n_up = 10 comes from the Table 2 run
-            t2r = t2["rows"][upd]
-            comb = max(("diff", "ratio"), key=lambda c: t2r[f"{c}_batch"]["accuracy"]["mean"])
-            rows = [{"n_up": t2["n_up"], "combiner": comb,
-                     "accuracy": t2r[f"{comb}_batch"]["accuracy"], "no_update_loss": t2r["loss"]},
-                    *rows]
+    q1_rows = _q1_rows(q1, t2, quick=q)
+    for upd, rows in q1_rows.items():
         for r in rows:
             q1_lines.append(f"| {upd} | {r['n_up']} | {_ms(r['accuracy'])} ({r['combiner']}) | "
                             f"{_ms(r['no_update_loss'])} |")
@@ -145,49 +142,104 @@ def build(ctx: ReportContext) -> Section:
     ])
     data = {"table2": t2, "q1": q1, "q2": q2, "gap": gap, "multi": multi,
             "seed_numbers": SEED_NUMBERS, "quick": q}
-    figs = _plot(q1, q2, ctx.out_dir)
+    figs = _plot({**q1, "rows": q1_rows}, q2, ctx.out_dir, quick=q)
     return Section(title=title, markdown=md, figures=figs, data=data)
 
 
-def _plot(q1: dict, q2: dict, out_dir) -> list[str]:
-    """Q1 (accuracy vs n_up) and Q2 (entry accuracy / random vs k) curves; [] without
-    matplotlib."""
-    try:
-        # lazy: matplotlib is a heavy import, loaded only when this runs
-        import matplotlib
+def _q1_rows(q1: dict, t2: dict, *, quick: bool) -> dict:
+    """Q1 rows per update rule; in quick mode the n_up of the Table 2 run (best combiner,
+    Batch) is added, so that the curve has two sizes."""
+    if not quick:
+        return q1["rows"]
+    out = {}
+    for upd, rows in q1["rows"].items():
+        t2r = t2["rows"][upd]
+        comb = max(("diff", "ratio"), key=lambda c: t2r[f"{c}_batch"]["accuracy"]["mean"])
+        extra = {"n_up": t2["n_up"], "combiner": comb,
+                 "accuracy": t2r[f"{comb}_batch"]["accuracy"], "no_update_loss": t2r["loss"]}
+        out[upd] = sorted([extra, *[r for r in rows if r["n_up"] != t2["n_up"]]],
+                          key=lambda r: r["n_up"])
+    return out
 
-        matplotlib.use("Agg")
-        # lazy: matplotlib is a heavy import, loaded only when this runs
-        import matplotlib.pyplot as plt
+
+def _se2(cell) -> float:
+    return 2 * (cell["se"] or 0.0)
+
+
+def _plot(q1: dict, q2: dict, out_dir, *, quick: bool = False) -> list[str]:
+    """Q1 (accuracy vs n_up) and Q2 (entry accuracy vs k) with ±2 SE over trials and the
+    baselines; a single k (quick mode) is shown as labelled points, not a curve.
+    [] without matplotlib."""
+    try:
+        from semi_core.report import _plots as P
+
+        P.pyplot()
     except ImportError:
         return []
     out_dir.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(1, 2, figsize=(10, 3.8))
-    for upd, rows in q1["rows"].items():
-        xs = [r["n_up"] for r in rows]
-        ax[0].errorbar(xs, [r["accuracy"]["mean"] for r in rows],
-                       yerr=[r["accuracy"]["se"] or 0 for r in rows], marker="o", label=upd)
-        ax[0].errorbar(xs, [r["no_update_loss"]["mean"] for r in rows],
-                       yerr=[r["no_update_loss"]["se"] or 0 for r in rows], ls="--",
-                       marker="x", label=f"{upd}, no update (loss)")
-    ax[0].axhline(0.5, color="grey", lw=0.5)
-    ax[0].set(xscale="log", xlabel="n_up", ylabel="MI accuracy", title="Q1: one update")
-    ticks = sorted({r["n_up"] for rows in q1["rows"].values() for r in rows})
-    ax[0].set_xticks(ticks, [str(t) for t in ticks])
-    ax[0].minorticks_off()
-    ax[0].legend(fontsize=7)
-    for upd, rows in q2["rows"].items():
-        ks = [r["k"] for r in rows]
-        for comb in ("diff", "ratio"):
-            ax[1].plot(ks, [r[comb]["entry"]["mean"] / r[comb]["baselines"]["random"]
-                            for r in rows], marker="o", label=f"{upd}, Delta {comb}")
-        ax[1].plot(ks, [r["diff"]["baselines"]["generic"] / r["diff"]["baselines"]["random"]
-                        for r in rows], ls=":", label=f"{upd}, generic p/k")
-    ax[1].axhline(1.0, color="grey", lw=0.5)
-    ax[1].set(xlabel="k (updates)", ylabel="entry accuracy / (1/(2k))",
-              title="Q2: entry inference vs random")
-    ax[1].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out_dir / "updates_q1_q2.png", dpi=110)
-    plt.close(fig)
+    trials = q1.get("trials", "?")
+    with P.style() as plt:
+        fig, ax = plt.subplots(1, 2, figsize=(11, 4.2))
+        upds = list(q1["rows"])
+        for i, (upd, rows) in enumerate(q1["rows"].items()):
+            n_up = np.array([r["n_up"] for r in rows], dtype=float)
+            xs, xs_loss = (n_up * 2 ** ((2 * i + h - (2 * len(upds) - 1) / 2) * 0.07)
+                           for h in (0, 1))  # dodge the four series on the log axis
+            acc = [r["accuracy"]["mean"] for r in rows]
+            ax[0].errorbar(xs, acc, yerr=[_se2(r["accuracy"]) for r in rows],
+                           marker=P.MARKERS[i], color=f"C{i}", label=f"{upd}: update attack")
+            ax[0].errorbar(xs_loss, [r["no_update_loss"]["mean"] for r in rows],
+                           yerr=[_se2(r["no_update_loss"]) for r in rows], ls="--",
+                           marker=P.MARKERS[i], mfc="white", color=f"C{i}",
+                           label=f"{upd}: no update (loss)")
+        ax[0].axhline(0.5, color="0.35", ls=":", lw=0.9, label="chance (0.5)")
+        ticks = sorted({r["n_up"] for rows in q1["rows"].values() for r in rows})
+        ax[0].set_xscale("log")
+        ax[0].set_xticks(ticks, [str(t) for t in ticks])
+        ax[0].minorticks_off()
+        ax[0].set_xlim(min(ticks) / 1.6, max(ticks) * 1.6)
+        ax[0].set(xlabel="update size n_up (records)", ylabel="MI accuracy (±2 SE over trials)",
+                  title=f"Q1: one update, {trials} trials per point"
+                        + (f" (quick: n_up in {ticks})" if quick else ""))
+        ax[0].legend(loc="upper right", fontsize=6.5)
+        ks = sorted({r["k"] for rows in q2["rows"].values() for r in rows})
+        cells = [(upd, comb) for upd in q2["rows"] for comb in ("diff", "ratio")]
+        if len(ks) == 1:  # quick mode: labelled points, not a curve
+            k = ks[0]
+            xs = np.arange(len(cells))
+            for j, (upd, comb) in enumerate(cells):
+                r = next(r for r in q2["rows"][upd] if r["k"] == k)
+                e = r[comb]["entry"]
+                i = upds.index(upd) if upd in upds else j
+                ax[1].errorbar([j], [e["mean"]], yerr=[_se2(e)], marker=P.MARKERS[i],
+                               color=f"C{i}", ls="none", ms=6)
+                ax[1].annotate(f"{e['mean']:.3f}", (j, e["mean"]), textcoords="offset points",
+                               xytext=(8, 0), fontsize=7.5, va="center")
+                ax[1].hlines(r[comb]["baselines"]["generic"], j - 0.3, j + 0.3, color="0.2",
+                             ls="--", lw=1.0, label="generic baseline p/k" if j == 0 else None)
+            ax[1].axhline(1 / (2 * k), color="0.35", ls=":", lw=0.9,
+                          label=f"random 1/(2k) = {1 / (2 * k):.3f}")
+            ax[1].set_xticks(xs, [f"{u}\nDelta {c}" for u, c in cells])
+            ax[1].set_xlim(-0.6, len(cells) - 0.4)
+            ax[1].set(xlabel=f"update rule and combiner (k = {k} updates only: quick mode)")
+        else:
+            for j, (upd, comb) in enumerate(cells):
+                rows = sorted(q2["rows"][upd], key=lambda r: r["k"])
+                i = upds.index(upd) if upd in upds else j
+                ax[1].errorbar([r["k"] for r in rows], [r[comb]["entry"]["mean"] for r in rows],
+                               yerr=[_se2(r[comb]["entry"]) for r in rows], color=f"C{i}",
+                               marker=P.MARKERS[i], ls="-" if comb == "diff" else "--",
+                               label=f"{upd}, Delta {comb}")
+            kk = np.array(ks, dtype=float)
+            ax[1].plot(kk, 1 / (2 * kk), color="0.35", ls=":", label="random 1/(2k)")
+            ax[1].set_xscale("log", base=2)
+            ax[1].set_xticks(ks, [str(k) for k in ks])
+            ax[1].minorticks_off()
+            ax[1].set(xlabel="k (updates)")
+        ax[1].set_ylim(0, None)
+        ax[1].set(ylabel="entry accuracy (±2 SE over trials)",
+                  title=f"Q2: which update holds the record (n_up = {q2['n_up']}, "
+                        f"{q2.get('trials', trials)} trials)")
+        ax[1].legend(loc="upper right", fontsize=6.5)
+        P.save(fig, out_dir / "updates_q1_q2.png")
     return ["updates_q1_q2.png"]
