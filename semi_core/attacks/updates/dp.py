@@ -37,8 +37,9 @@ from .training import run_updates, train_replicas, update_mu
 
 __all__ = ["UpdateCanaryMechanism", "CanaryLossScorer", "dp_mechanism", "dp_game", "dp_audit"]
 
-#: Seed streams of the DP-update game (``child_seed(cfg.seed, key)``).
-_S_SPLIT, _S_GAME, _S_MODEL, _S_PROBE = 0, 1, 2, 3
+#: Seed streams of the DP-update game (``child_seed(cfg.seed, key)``): the data split and the
+#: model initialisation are those of :func:`~.experiment.run_experiment`, the games its own.
+_S_SPLIT, _S_GAME, _S_MODEL, _S_PROBE = 0, 6, 3, 7
 
 
 class UpdateCanaryMechanism(MechanismBase):
@@ -188,7 +189,7 @@ def dp_mechanism(cfg: UpdateConfig) -> UpdateCanaryMechanism:
 
 
 def dp_game(cfg: UpdateConfig, rounds: int = 200, *, combiner: str = "diff",
-            chunk_size: int = 64, executor=None, progress: bool = False) -> GameResult:
+            chunk_size: int = 256, executor=None, progress: bool = False) -> GameResult:
     r"""Play ``rounds`` single-update games with one fixed canary (:func:`dp_mechanism`) on the
     one runner (:func:`semi_core.game.play.play`, :math:`\tau = 2`, stream
     ``child_seed(cfg.seed, 1)``); a :class:`GameResult` with stats ``update-<combiner>`` and

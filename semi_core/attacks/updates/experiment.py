@@ -34,6 +34,7 @@ also computed on the scores pooled over trials with bootstrap intervals
 
 from __future__ import annotations
 
+import os
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
@@ -303,6 +304,11 @@ def shared_executor(executor):
     if ex.workers is None:
         yield ex
         return
+    most = 4 * (os.cpu_count() or 1)
+    if ex.workers > most:
+        raise ValueError(f"workers must be in 1..{most} (4 per CPU of this machine) for a local "
+                         f"cluster, got {ex.workers}; for more, start a Dask cluster and give "
+                         "its scheduler (--scheduler)")
     # lazy: heavy optional dependency (dask)
     from distributed import Client, LocalCluster
 
