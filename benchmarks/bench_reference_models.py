@@ -104,8 +104,9 @@ def main(quick: bool = False) -> list[dict]:
     return rows
 
 
-def attack_case(epochs: float = 60.0) -> dict:
-    """Seconds of one end-to-end :func:`run_attacks` call (best of 2) and a score checksum."""
+def attack_case(epochs: float = 60.0, loo: bool = True) -> dict:
+    """Wall and CPU seconds of one end-to-end :func:`run_attacks` call (best of 2), the models
+    trained (the leave-one-out count depends on the seed streams) and an AUC."""
     import time
 
     import torch
@@ -118,17 +119,20 @@ def attack_case(epochs: float = 60.0) -> dict:
                        target_models=1, loo_targets=20, loo_models=4,
                        sgd=SGDConfig(lr=0.01, momentum=0.9, weight_decay=5e-4, batch_size=32,
                                      epochs=epochs))
-    attacks = ("iha", "loss", "sif", "lira-online", "lira-offline", "l-attack", "lira-l")
-    best, out = float("inf"), None
+    attacks = ("iha", "loss", "sif", "lira-online", "lira-offline") + (
+        ("l-attack", "lira-l") if loo else ())
+    best, cpu, out = float("inf"), float("inf"), None
     for _ in range(2):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         out = run_attacks(cfg, attacks, seed=0)
         best = min(best, time.perf_counter() - t0)
-    return {"seconds": best, "rounds": int(out.result.rounds),
+        cpu = min(cpu, time.process_time() - c0)
+    return {"seconds": best, "cpu_seconds": cpu, "rounds": int(out.result.rounds),
+            "models_trained": 64 + int(out.setup.get("loo_models_trained", 0)),
             "auc_iha": float(out.metrics(n_bootstrap=10)["iha"]["auc"])}
 
 
-def _attack_in(path: str | None, epochs: float) -> dict:
+def _attack_in(path: str | None, epochs: float, loo: bool) -> dict:
     """:func:`attack_case` in a fresh interpreter on the ``semi_core`` at ``path`` (this tree
     if None); this file is loaded by its path, so both sides run the same benchmark code."""
     tree = str(path or _ROOT)
@@ -137,24 +141,45 @@ def _attack_in(path: str | None, epochs: float) -> dict:
             f"spec = importlib.util.spec_from_file_location('_bench_rm', {__file__!r}); "
             "mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod); "
             "import semi_core; assert semi_core.__file__.startswith(" f"{tree!r}), semi_core.__file__; "
-            f"print(json.dumps(mod.attack_case({epochs!r})))")
+            f"print(json.dumps(mod.attack_case({epochs!r}, {loo!r})))")
     out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=tree),
                          cwd="/tmp", check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def compare(before: str, *, repeat: int = 3, epochs: float = 60.0) -> dict:
-    """Alternate before / after runs ``repeat`` times; the ratio of the best times."""
-    tb, ta = [], []
-    for _ in range(repeat):
-        tb.append(_attack_in(before, epochs)["seconds"])
-        ta.append(_attack_in(None, epochs)["seconds"])
-    row = {"before_s": min(tb), "after_s": min(ta), "ratio": min(ta) / min(tb),
-           "before_all": tb, "after_all": ta}
-    print(f"\n## run_attacks end to end (64 models, 500 targets, 7 attacks, {epochs:g} epochs)")
-    print(f"before {row['before_s']:.2f} s   after {row['after_s']:.2f} s   "
-          f"ratio after/before {row['ratio']:.3f}   (best of {repeat} alternating runs)")
-    return row
+def compare(before: str, *, repeat: int = 3, epochs: float = 60.0) -> list[dict]:
+    """Alternate before / after runs ``repeat`` times; ratios of the best wall and CPU times
+    (CPU time, single-threaded torch, is the less perturbed by other load on the machine).
+    Two rows: the population game alone (the same work on both sides) and with the
+    leave-one-out stage, whose number of models depends on the seed streams (which changed),
+    so its ratio is also given per trained model."""
+    rows = []
+    for loo in (False, True):
+        rb, ra = [], []
+        for _ in range(repeat):
+            rb.append(_attack_in(before, epochs, loo))
+            ra.append(_attack_in(None, epochs, loo))
+        row = {"loo": loo, "models_before": rb[0]["models_trained"],
+               "models_after": ra[0]["models_trained"]}
+        for key in ("seconds", "cpu_seconds"):
+            row[f"before_{key}"] = min(r[key] for r in rb)
+            row[f"after_{key}"] = min(r[key] for r in ra)
+            row[f"ratio_{key}"] = row[f"after_{key}"] / row[f"before_{key}"]
+        row["ratio_cpu_per_model"] = (row["ratio_cpu_seconds"] * row["models_before"]
+                                      / row["models_after"])
+        rows.append(row)
+    print(f"\n## run_attacks end to end: 64 models, 500 targets, IHA/LOSS/SIF/LiRA on/off "
+          f"(+ L-attack, LiRA-L on 20 records x 4 models), {epochs:g} epochs; best of {repeat} "
+          "alternating runs")
+    print(f"{'stage':<22}{'models b/a':>12}{'wall b':>8}{'wall a':>8}{'ratio':>7}{'CPU b':>8}"
+          f"{'CPU a':>8}{'ratio':>7}{'per model':>10}")
+    for r in rows:
+        name = "+ leave-one-out" if r["loo"] else "population game"
+        print(f"{name:<22}{r['models_before']:>6}/{r['models_after']:<5}"
+              f"{r['before_seconds']:>8.2f}{r['after_seconds']:>8.2f}{r['ratio_seconds']:>7.3f}"
+              f"{r['before_cpu_seconds']:>8.2f}{r['after_cpu_seconds']:>8.2f}"
+              f"{r['ratio_cpu_seconds']:>7.3f}{r['ratio_cpu_per_model']:>10.3f}")
+    return rows
 
 
 if __name__ == "__main__":

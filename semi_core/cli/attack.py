@@ -17,17 +17,43 @@ writes the ROC curves on log axes. Local data: ``--dataset idx|idx-odd --data-pa
 or Fashion-MNIST IDX train files; ``idx-odd`` is the seed's MNIST-Odd task) or ``--dataset file
 --data-path purchase.csv|.npz`` (Purchase-100 style), with ``--pool-size`` to subsample. Needs
 the ``torch`` extra.
+
+The models are trained and scored by the game runner (``play_pool``); ``--threads``,
+``--workers``, ``--scheduler`` choose where (the result does not depend on it). Values outside
+their range are refused, never clipped: ``--targets`` and ``--pool-size`` at most the pool's
+records, ``--loo-targets`` at most ``--targets``, and ``--loo-targets`` / ``--loo-models``
+only with a leave-one-out attack (``l-attack``, ``lira-l``).
 """
 
 from __future__ import annotations
 
+import math
+
+from semi_core._validation import check_output_path, check_work
 from semi_core.cli._common import Result
-from semi_core.cli._options import add_json, add_seed
+from semi_core.cli._options import (
+    add_executor_args,
+    add_json,
+    add_seed,
+    executor_from_args,
+    positive_int,
+)
 
 __all__ = ["register", "handler"]
 
 _DATASETS = ("digits-odd", "digits", "breast-cancer", "wine", "idx", "idx-odd", "file")
 _MODELS = ("logreg-mse", "logreg", "mlp")
+_LOO_TARGETS, _LOO_MODELS = 100, 8
+_LOO_ATTACKS = ("l-attack", "lira-l")
+#: Library argument -> flag, for errors found once the pool is known (pool size, targets).
+_FLAGS = {"n_targets": "--targets", "pool_size": "--pool-size", "loo_targets": "--loo-targets",
+          "loo_models": "--loo-models", "n_models": "--models",
+          "target_models": "--target-models", "damping": "--damping", "epsilon": "--damping",
+          "threads": "--threads", "workers": "--workers", "connect_timeout": "--connect-timeout",
+          "worker_timeout": "--worker-timeout"}
+#: Seconds per bootstrap resample and score (AUC, TPR at two FPRs): an upper-side estimate.
+_BOOT_SECONDS_PER_SCORE = 2e-7
+_BOOT_SECONDS_PER_RESAMPLE = 1e-4
 
 
 def register(subparsers) -> None:
@@ -42,7 +68,7 @@ def register(subparsers) -> None:
                    help="for --dataset idx / idx-odd: a directory with the MNIST or "
                         "Fashion-MNIST IDX train files; for --dataset file: a .csv (label "
                         "first, Purchase-100 style) or .npz (X, y)")
-    p.add_argument("--pool-size", type=int, default=None,
+    p.add_argument("--pool-size", type=positive_int, default=None,
                    help="subsample the pool to this many records (seeded)")
     p.add_argument("--model", default="logreg-mse", help=f"one of {', '.join(_MODELS)}")
     p.add_argument("--attacks", default="iha,loss,sif,lira-online,lira-offline",
@@ -57,18 +83,23 @@ def register(subparsers) -> None:
     p.add_argument("--damping", type=float, default=0.2, help="damping epsilon >= 0 (seed: 0.2)")
     p.add_argument("--epochs", type=float, default=None,
                    help="training epochs (default: per model, see attacks.whitebox.default_sgd)")
-    p.add_argument("--loo-targets", type=int, default=100,
-                   help="records scored by the leave-one-out attacks")
-    p.add_argument("--loo-models", type=int, default=8,
-                   help="leave-one-out reference models per record")
+    p.add_argument("--loo-targets", type=int, default=None,
+                   help=f"records scored by the leave-one-out attacks, 2..--targets (default "
+                        f"{_LOO_TARGETS})")
+    p.add_argument("--loo-models", type=int, default=None,
+                   help=f"leave-one-out reference models per record, >= 2 (default "
+                        f"{_LOO_MODELS})")
     p.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples (>= 10)")
     p.add_argument("--roc", default=None, metavar="PNG", help="write ROC curves (log axes)")
+    add_executor_args(p)
     add_seed(p)
     add_json(p)
     p.set_defaults(func=handler)
 
 
-def _check_args(args):
+def _check_args(args, attacks):
+    """Parse and check the flags (library ranges that need the pool come back from the
+    library, named by flag); returns ``(targets, loo_targets, loo_models)``."""
     if args.dataset not in _DATASETS:
         raise ValueError(f"--dataset must be one of {list(_DATASETS)}, got {args.dataset!r}")
     if (args.dataset in ("idx", "idx-odd", "file")) != (args.data_path is not None):
@@ -88,8 +119,16 @@ def _check_args(args):
         raise ValueError(f"--damping must be finite and >= 0, got {args.damping}")
     if args.epochs is not None and not (args.epochs > 0 and args.epochs != float("inf")):
         raise ValueError(f"--epochs must be finite and > 0, got {args.epochs}")
-    if args.loo_targets < 2 or args.loo_models < 2:
+    loo_targets = _LOO_TARGETS if args.loo_targets is None else args.loo_targets
+    loo_models = _LOO_MODELS if args.loo_models is None else args.loo_models
+    if loo_targets < 2 or loo_models < 2:
         raise ValueError("--loo-targets and --loo-models must be >= 2")
+    if not any(a in _LOO_ATTACKS for a in attacks):
+        given = [f for f, v in (("--loo-targets", args.loo_targets),
+                                ("--loo-models", args.loo_models)) if v is not None]
+        if given:
+            raise ValueError(f"{' and '.join(given)} apply only to the leave-one-out attacks "
+                             f"{list(_LOO_ATTACKS)}, which --attacks does not include")
     if args.bootstrap < 10:
         raise ValueError(f"--bootstrap must be >= 10, got {args.bootstrap}")
     if args.targets == "all":
@@ -103,15 +142,32 @@ def _check_args(args):
         if targets < 2:
             raise ValueError(f"--targets must be >= 2 or 'all', got {targets}")
     if args.roc is not None:  # no link, FIFO or device; the parent accepts new files
-        from semi_core._validation import check_output_path
-
         check_output_path(args.roc, "--roc", suffix=".png")
-    return targets
+    return targets, loo_targets, loo_models
+
+
+def _check_bootstrap(args, targets, n_attacks: int) -> None:
+    """Refuse up front a bootstrap that would not finish (before any training)."""
+    # 'all' (or more targets than any pool, refused later by the library): the pools' scale
+    rounds = float(min(targets or 2000, 10**6)) * args.target_models
+    B = float(args.bootstrap) if args.bootstrap < 1e300 else math.inf
+    seconds = B * n_attacks * (_BOOT_SECONDS_PER_RESAMPLE + _BOOT_SECONDS_PER_SCORE * rounds)
+    check_work(f"attack: {args.bootstrap} bootstrap resamples x {n_attacks} attacks",
+               nbytes=B * 8.0 * 4, seconds=seconds,
+               hint="use fewer --bootstrap resamples (200 resolve a 95 % interval)")
+
+
+def _flag_error(exc: Exception) -> Exception:
+    """The library's error with its argument named by the flag (``n_targets`` -> --targets)."""
+    msg = str(exc)
+    head = msg.split(" ", 1)[0]
+    if head in _FLAGS and type(exc) in (ValueError, TypeError):
+        return type(exc)(_FLAGS[head] + msg[len(head):])
+    return exc
 
 
 def handler(args) -> Result:
     """Run the experiment; see the module docstring for the payload."""
-    targets = _check_args(args)
     try:
         import torch
 
@@ -122,22 +178,28 @@ def handler(args) -> Result:
     from dataclasses import replace
 
     attacks = parse_attacks(args.attacks)
+    targets, loo_targets, loo_models = _check_args(args, attacks)
+    _check_bootstrap(args, targets, len(attacks))
     torch.set_num_threads(1)
     sgd = default_sgd(args.dataset, args.model)
     if args.epochs is not None:
         sgd = replace(sgd, epochs=float(args.epochs))
-    cfg = AttackConfig(dataset=args.dataset, model=args.model, n_models=args.models,
-                       n_targets=targets, target_models=args.target_models,
-                       hessian=args.hessian, damping=float(args.damping),
-                       loo_targets=args.loo_targets, loo_models=args.loo_models, sgd=sgd,
-                       data_path=args.data_path, pool_size=args.pool_size)
-    run = run_attacks(cfg, attacks, seed=args.seed)
+    try:  # the library validates; its errors come back named by flag
+        executor = executor_from_args(args)
+        cfg = AttackConfig(dataset=args.dataset, model=args.model, n_models=args.models,
+                           n_targets=targets, target_models=args.target_models,
+                           hessian=args.hessian, damping=float(args.damping),
+                           loo_targets=loo_targets, loo_models=loo_models, sgd=sgd,
+                           data_path=args.data_path, pool_size=args.pool_size)
+        run = run_attacks(cfg, attacks, seed=args.seed, executor=executor)
+    except (ValueError, TypeError) as exc:
+        raise _flag_error(exc) from None
     metrics = run.metrics(fpr=(0.01, 0.001), n_bootstrap=args.bootstrap, seed=args.seed)
     for name, m in metrics.items():
         m["seconds"] = run.seconds.get(name.split("@")[0], None)
     payload = {"dataset": args.dataset, "model": args.model, "seed": args.seed,
                "config": cfg.to_dict(), "setup": run.setup, "attacks": metrics,
-               "seconds": run.seconds}
+               "seconds": run.seconds, "executor": run.result.metadata.get("executor")}
     if args.roc is not None:
         from semi_core._io import atomic_output
         from semi_core.attacks.whitebox.tables import plot_roc

@@ -29,6 +29,7 @@ trained per task).
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass, field, replace
 
@@ -36,7 +37,7 @@ import numpy as np
 import torch
 
 from semi_core._rng import as_seed_sequence, child_seed
-from semi_core._validation import check_int, check_memory, check_positive, check_probability
+from semi_core._validation import check_int, check_positive, check_probability, check_work
 from semi_core.audit.roc import roc_metrics
 from semi_core.game.backends import Executor
 from semi_core.game.play import PoolView, play_pool
@@ -46,7 +47,7 @@ from semi_core.sgd.hessian import CGInverse, EigenInverse, hvp_operator, mean_lo
 from semi_core.sgd.momentum import SGDConfig
 from semi_core.sgd.reference_models import ATTACK_MODELS, build_attack_model
 
-from .mechanism import TrainedModelMechanism
+from .mechanism import FORWARD_AD_LOCK, TrainedModelMechanism
 from .scores import (
     iha_score,
     iha_terms,
@@ -183,24 +184,45 @@ def _pool_tensors(cfg: AttackConfig, seed_seq):
     return X, Y, K
 
 
+def _big(v) -> float:
+    """``float(v)``, or ``inf`` for an integer beyond the float range (an overflowed estimate
+    is refused by :func:`~semi_core._validation.check_work`)."""
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf
+
+
+#: Seconds of one SGD step of one model: a fixed cost and one per (sample x parameter), an
+#: upper-side estimate of the batched training (:mod:`semi_core.sgd.reference_models`).
+_STEP_SECONDS, _STEP_SECONDS_PER_FLOP = 5e-6, 5e-9
+
+
 def _check_resources(cfg: AttackConfig, N: int, d: int) -> None:
-    """Refuse up front (``ResourceLimitError``) what would not fit in memory: batch schedules,
-    stacked weights, per-sample gradients, the exact Hessian (with ``hessian`` intermediates)
-    and the leave-one-out models."""
+    """Refuse up front (``ResourceLimitError``) what would not fit in memory or time: batch
+    schedules, stacked weights, per-sample gradients, the exact Hessian (with ``hessian``
+    intermediates) and the leave-one-out models."""
     n = cfg.member_prob * N
-    steps = cfg.sgd.steps(max(n, 1.0))
-    k = N if cfg.n_targets is None else min(cfg.n_targets, N)
-    chunk = min(cfg.n_models, 64)
-    loo = (min(cfg.loo_targets, k) + 1) * cfg.loo_models
-    nbytes = 8.0 * (cfg.n_models * steps * cfg.sgd.batch_size      # schedules
-                    + 3 * cfg.n_models * d + cfg.n_models * N       # weights, confidences
-                    + chunk * cfg.sgd.batch_size * max(d, 64) * 2   # one training step
+    bs = _big(cfg.sgd.batch_size)
+    try:
+        steps = _big(cfg.sgd.steps(max(n, 1.0)))
+    except OverflowError:                # epochs * n overflows
+        steps = math.inf
+    M = _big(cfg.n_models)
+    k = N if cfg.n_targets is None else min(_big(cfg.n_targets), N)
+    chunk = min(M, TRAIN_CHUNK)
+    loo = (min(_big(cfg.loo_targets), k) + 1) * _big(cfg.loo_models)
+    nbytes = 8.0 * (M * steps * bs                                  # schedules
+                    + 3 * M * d + M * N                             # weights, confidences
+                    + chunk * bs * max(d, 64) * 2                   # one training step
                     + (n + k) * d                                   # per-sample gradients
                     + 4 * d * d                                     # Hessian, eigh
-                    + loo * (steps * cfg.sgd.batch_size + d))        # leave-one-out models
-    check_memory(nbytes, f"the attack experiment ({cfg.n_models} models x {steps} steps, "
-                         f"d = {d}, {k} targets)",
-                 hint="use fewer --models / --targets / --loo-targets, or --pool-size")
+                    + loo * (steps * bs + d))                       # leave-one-out models
+    seconds = (M + loo) * steps * (_STEP_SECONDS + _STEP_SECONDS_PER_FLOP * bs * d)
+    check_work(f"the attack experiment ({cfg.n_models} models x {steps:.0f} steps, d = {d}, "
+               f"{k:.0f} targets)", nbytes=nbytes, seconds=seconds,
+               hint="use fewer --models / --targets / --loo-targets / --loo-models / --epochs, "
+                    "or --pool-size")
 
 
 class WhiteBox:
@@ -225,6 +247,7 @@ class WhiteBox:
                  cg_tol: float = 1e-10):
         mech = view.mech
         self.mech, self.t = mech, int(t)
+        self.fm = fm = mech.local_model()        # this object's own module (thread safety)
         self.sgd: SGDConfig = mech.cfg
         self.damping, self.cg_tol = float(damping), float(cg_tol)
         records = np.asarray(records, dtype=np.int64)
@@ -233,7 +256,7 @@ class WhiteBox:
         self.train_idx = mech.training_set(view.membership[self.t])
         self.n = int(self.train_idx.size)
         self.member = view.membership[self.t, records]
-        fm, x, y = mech.fm, mech.x, mech.y
+        x, y = mech.x, mech.y
         with torch.no_grad():
             xt, yt = x[self.targets], y[self.targets]
             self.losses = fm.losses(self.theta, xt, yt).numpy()
@@ -248,7 +271,7 @@ class WhiteBox:
         """Exact :math:`\\nabla^2L` on the target's training set (cached)."""
         if self._H is None:
             t0 = time.perf_counter()
-            self._H = mean_loss_hessian(self.mech.fm, self.theta, self.mech.x[self.train_idx],
+            self._H = mean_loss_hessian(self.fm, self.theta, self.mech.x[self.train_idx],
                                         self.mech.y[self.train_idx])
             self.seconds["hessian"] = time.perf_counter() - t0
         return self._H
@@ -261,7 +284,7 @@ class WhiteBox:
             return EigenInverse(self.hessian(), epsilon=eps,
                                 method="lowrank" if lowrank else "damping")
         if method == "cg":
-            hvp = hvp_operator(self.mech.fm, self.theta, self.mech.x[self.train_idx],
+            hvp = hvp_operator(self.fm, self.theta, self.mech.x[self.train_idx],
                                self.mech.y[self.train_idx])
             return CGInverse(hvp, damping=eps, tol=self.cg_tol)
         raise ValueError(f"method must be 'exact' or 'cg', got {method!r}")
@@ -304,7 +327,9 @@ class WhiteBoxScorer:
     r"""Pool scorer of the white-box attacks on target model ``t``: IHA (seed Eq. 8; ``iha``
     with ``hessian``, ``iha-exact`` / ``iha-cg`` explicitly), LOSS and SIF. One
     :class:`WhiteBox` per target model serves every attack (gradients and the inverse Hessian
-    are computed once).
+    are computed once). Calls hold :data:`~semi_core.attacks.whitebox.mechanism.FORWARD_AD_LOCK`
+    (forward-mode AD is process-wide in PyTorch), so on threads the white-box scoring of target
+    models runs one at a time; on Dask workers (processes) it runs in parallel.
 
     ``kept`` receives ``t -> (WhiteBox, seconds per attack)`` where the scorer runs in this
     process (in-process or threads; a Dask worker's copy is not sent back).
@@ -328,6 +353,10 @@ class WhiteBoxScorer:
         return self.attacks
 
     def __call__(self, view: PoolView, t: int, records, rng) -> dict[str, np.ndarray]:
+        with FORWARD_AD_LOCK:   # the Hessian, HVPs and CG use forward-mode AD (process-wide)
+            return self._score(view, t, records)
+
+    def _score(self, view: PoolView, t: int, records) -> dict[str, np.ndarray]:
         t0 = time.perf_counter()
         wb = WhiteBox(view, t, records, damping=self.damping, cg_tol=self.cg_tol)
         seconds = {"gradients": time.perf_counter() - t0}
@@ -561,8 +590,7 @@ def _loo_game(view: PoolView, records: np.ndarray, attacks, cfg: AttackConfig, s
     membership = np.stack(rows)
     loo_mech = TrainedModelMechanism.pool(mech.fm, mech.x, mech.y, mech.cfg,
                                           base=np.setdiff1d(mech.training_set(row0), idx),
-                                          candidates=idx, steps=mech.steps,
-                                          damping=mech.damping)
+                                          candidates=idx, steps=mech.steps)
     theta0 = view.models[:1]
     scorer = LeaveOneOutScorer(tuple(attacks), mech.losses(theta0, idx)[0],
                                mech.confidences(theta0, idx)[0])
@@ -607,7 +635,7 @@ def run_attacks(cfg: AttackConfig, attacks=("iha", "loss", "sif", "lira-online",
     k = _check_sizes(cfg, N, attacks)
     fm = build_attack_model(cfg.model, X.shape[1], K, hidden=cfg.hidden)
     _check_resources(cfg, N, fm.d)
-    mech = TrainedModelMechanism.pool(fm, X, Y, cfg.sgd, damping=cfg.damping,
+    mech = TrainedModelMechanism.pool(fm, X, Y, cfg.sgd,
                                       steps=cfg.sgd.steps(max(cfg.member_prob * N, 1.0)))
     wb_attacks = tuple(a for a in attacks if a in WHITEBOX_ATTACKS)
     lira = tuple(a for a in attacks if a in LIRA_ATTACKS)
@@ -620,9 +648,8 @@ def run_attacks(cfg: AttackConfig, attacks=("iha", "loss", "sif", "lira-online",
                           target_models=cfg.target_models,
                           records_per_model=None if k == N else k, scorers=scorers,
                           chunk_size=chunk_size, executor=ex)
-    if not wb_attacks:
-        del res.stats["loss"]
-    res.stats = {a: res.stats[a] for a in attacks if a in res.stats}   # the caller's order
+    res.stats = {a: res.stats[a] for a in attacks if a in res.stats}   # caller's order, no
+    # "loss" when only leave-one-out attacks were asked for (model 0 is still a target)
     res.seed = int(root.entropy) if isinstance(root.entropy, int) else None
     res.metadata.update({"config": cfg.to_dict(), "attacks": list(attacks),
                          "membership_game": "one-shot membership game (T = 1)"})
@@ -641,7 +668,7 @@ def run_attacks(cfg: AttackConfig, attacks=("iha", "loss", "sif", "lira-online",
                            "n_train_target": int(mech.training_set(view.membership[0]).size),
                            "targets_per_model": int(k)},
                     view=view, targets=targets,
-                    _whitebox={t: wb for t, (wb, _) in wbs.kept.items()} if wb_attacks else {})
+                    _whitebox={t: wb for t, (wb, _) in wbs.kept.items()})
     if loo:
         say("leave-one-out reference models")
         t0 = time.perf_counter()

@@ -33,6 +33,8 @@ lower bounds whatever the score (the score only affects their tightness).
 
 from __future__ import annotations
 
+import copy
+import threading
 from typing import Any
 
 import numpy as np
@@ -49,7 +51,12 @@ from semi_core.sgd.reference_models import init_thetas, schedules, train_models
 
 from .scores import iha_score, iha_terms, logit_confidence
 
-__all__ = ["TrainedModelMechanism"]
+__all__ = ["TrainedModelMechanism", "FORWARD_AD_LOCK"]
+
+#: Held around computations that use forward-mode AD (``torch.func.hessian`` / ``jvp``: the
+#: exact Hessian, Hessian-vector products, CG): PyTorch's forward-AD levels are process-wide,
+#: so two threads of the runner must not run them at once (other work stays parallel).
+FORWARD_AD_LOCK = threading.RLock()
 
 
 class TrainedModelMechanism(MechanismBase):
@@ -67,8 +74,8 @@ class TrainedModelMechanism(MechanismBase):
         pool mechanism only (:meth:`release` and :meth:`log_lr_steps` then refuse).
     cfg : SGDConfig
         :math:`(\\lambda,\\mu,\\alpha,S)` and the number of epochs.
-    damping : float
-        Damping of the auditor's Hessian (seed: 0.2).
+    damping : float or None
+        Damping of the auditor's Hessian (seed: 0.2); unused (``None`` allowed) in pool mode.
     candidates : array_like of int, optional
         The pool's records (pool mode only): every record not in ``base`` by default.
     steps : int, optional
@@ -91,7 +98,8 @@ class TrainedModelMechanism(MechanismBase):
         self.base = np.unique(np.asarray(base, dtype=np.int64).reshape(-1))
         if self.base.size and (self.base.min() < 0 or self.base.max() >= N):
             raise ValueError(f"base indices must lie in 0..{N - 1}")
-        self.damping = check_positive(damping, "damping")
+        self.damping = None if damping is None and canary is None else check_positive(
+            damping, "damping")
         if canary is not None:
             if candidates is not None:
                 raise ValueError("give either canary (the one-shot game) or candidates (a "
@@ -121,11 +129,15 @@ class TrainedModelMechanism(MechanismBase):
 
     @classmethod
     def pool(cls, fm: FunctionalModel, x: torch.Tensor, y: torch.Tensor, cfg: SGDConfig, *,
-             base=(), candidates=None, steps: int | None = None,
-             damping: float = 0.2) -> TrainedModelMechanism:
+             base=(), candidates=None, steps: int | None = None) -> TrainedModelMechanism:
         """A pool mechanism only (no canary): records ``candidates``, ``base`` always in."""
-        return cls(fm, x, y, base, None, cfg, damping=damping, candidates=candidates,
-                   steps=steps)
+        return cls(fm, x, y, base, None, cfg, damping=None, candidates=candidates, steps=steps)
+
+    def local_model(self) -> FunctionalModel:
+        """A private copy of ``fm`` for one call: ``torch.func.functional_call`` swaps a
+        module's parameters while it runs, so concurrent calls (the runner's threads) must not
+        share a module."""
+        return copy.deepcopy(self.fm)
 
     @property
     def n_records(self) -> int:
@@ -149,8 +161,9 @@ class TrainedModelMechanism(MechanismBase):
         full[:, self.base] = True
         full[:, self.candidates] = rows
         seeds = as_seed_sequence(int(rng.integers(2**63))).spawn(m)
+        fm = self.local_model()
         with torch.no_grad():
-            th = train_models(self.fm, init_thetas(self.fm, seeds), self.x, self.y,
+            th = train_models(fm, init_thetas(fm, seeds), self.x, self.y,
                               schedules(full, self.cfg, seeds, steps=self.steps), self.cfg)
         return th.numpy()
 
@@ -181,8 +194,8 @@ class TrainedModelMechanism(MechanismBase):
         """Logit-scaled confidences ``(M, k)`` of models ``thetas (M, d)`` on records ``idx``
         (indices into ``x``)."""
         kind = self.confidence_kind()
-        module = self.fm.module[:-1] if kind == "binary" else self.fm.module
-        fm = self.fm
+        fm = self.local_model()
+        module = fm.module[:-1] if kind == "binary" else fm.module
 
         def f(theta, xb):
             return functional_call(module, {**fm.frozen, **fm.unflatten(theta)}, (xb,))
@@ -198,8 +211,8 @@ class TrainedModelMechanism(MechanismBase):
         """Per-record losses ``(M, k)`` of models ``thetas (M, d)`` on records ``idx``."""
         idx = torch.as_tensor(np.asarray(idx, dtype=np.int64))
         with torch.no_grad():
-            return self.fm.losses_batched(torch.as_tensor(thetas), self.x[idx],
-                                          self.y[idx]).numpy()
+            return self.local_model().losses_batched(torch.as_tensor(thetas), self.x[idx],
+                                                     self.y[idx]).numpy()
 
     def log_lr_steps(self, releases) -> np.ndarray:
         """Thm 3.2's log-LR of each release, ``(R, 1)`` (auditor: knows :math:`D_0` only)."""
@@ -209,23 +222,28 @@ class TrainedModelMechanism(MechanismBase):
             raise ValueError(f"releases must have shape (R, 1, {self.fm.d}), got {rel.shape}")
         xb, yb = self.x[self.base], self.y[self.base]
         xz, yz = self.x[self.canary:self.canary + 1], self.y[self.canary:self.canary + 1]
-        c = self.cfg
+        fm = self.local_model()
         out = np.empty((rel.shape[0], 1))
+        with FORWARD_AD_LOCK:
+            self._log_lr_rows(fm, rel, xb, yb, xz, yz, out)
+        return out
+
+    def _log_lr_rows(self, fm, rel, xb, yb, xz, yz, out) -> None:
+        c = self.cfg
         for r in range(rel.shape[0]):
             w = torch.as_tensor(rel[r, 0])
             with torch.no_grad():
-                base_losses = self.fm.losses(w, xb, yb)
-                g_base = self.fm.per_sample_grads(w, xb, yb)
-                loss_z = self.fm.losses(w, xz, yz).numpy()
-                g_z = self.fm.per_sample_grads(w, xz, yz)
-            inv = EigenInverse(mean_loss_hessian(self.fm, w, xb, yb), epsilon=self.damping)
+                base_losses = fm.losses(w, xb, yb)
+                g_base = fm.per_sample_grads(w, xb, yb)
+                loss_z = fm.losses(w, xz, yz).numpy()
+                g_z = fm.per_sample_grads(w, xz, yz)
+            inv = EigenInverse(mean_loss_hessian(fm, w, xb, yb), epsilon=self.damping)
             g0 = g_base.sum(0, keepdim=True) / self.n
             terms = iha_terms(inv, g_z, loss_z, n=self.n, lr=c.lr, momentum=c.momentum,
                               weight_decay=c.weight_decay, grad_l0=g0)
             L_star = float(base_losses.mean())
             pref = c.batch_size * (1 - c.momentum) / (2 * self.n * L_star)
             out[r, 0] = pref * iha_score(terms, lr=c.lr)[0]
-        return out
 
     def params(self) -> dict[str, Any]:
         return {"mechanism": "TrainedModelMechanism", "T": 1, "n_base": int(self.base.size),
