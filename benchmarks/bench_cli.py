@@ -131,7 +131,7 @@ def main(quick: bool = False, before: str | None = None) -> list[dict]:
     with open(csv, "w") as fh:  # 10^4 scores per class: a shipped band calibration
         fh.write("score,member\n")
         for member, mu in ((1, 1.0), (0, 0.0)):
-            fh.writelines(f"{x!r},{member}\n" for x in rng.normal(mu, 1.0, 10_000))
+            fh.writelines(f"{float(x)!r},{member}\n" for x in rng.normal(mu, 1.0, 10_000))
     lines = LINES + [("semi-core audit (10^4 per class)", _CLI.format(
         argv=["audit", "--scores", csv, "--delta", "1e-5", "--json"]))]
     floors = [(label, code) for label, code in lines if not label.startswith("semi-core")]
