@@ -93,6 +93,37 @@ _TRANSFER = (
     "intervals say so.")
 
 
+#: Attacks drawn on the leave-one-out subset panel (the reference-model attacks that need it,
+#: with IHA and LiRA for comparison).
+_LOO_SHOWN = ("iha", "lira-online", "l-attack", "lira-l")
+
+
+def plot_roc(run, path, *, title: str = "") -> None:
+    """ROC of every attack (log-log, FPR from 1/N0, steps of the step rule) on the target
+    model(s), and of the leave-one-out attacks on their subset; IHA with its pointwise 95 %
+    Clopper-Pearson band (:mod:`semi_core.report._plots`)."""
+    from semi_core.report import _plots as P
+
+    panels = [("target model(s)", run.result, list(run.result.stats))]
+    if run.loo_result is not None:
+        panels.append(("leave-one-out subset", run.loo_result,
+                       [a for a in _LOO_SHOWN if a in run.loo_result.stats]))
+    with P.style() as plt:
+        fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.6), squeeze=False)
+        for ax, (what, res, names) in zip(axes[0], panels, strict=True):
+            m0, n0 = res.scores(names[0])
+            P.roc_axes(ax, n0=n0.size, n1=m0.size,
+                       title=f"{title}: {what}\n{m0.size} members / {n0.size} non-members")
+            for name in names:
+                k = _ATTACKS.index(name) if name in _ATTACKS else len(_ATTACKS)
+                P.plot_empirical_roc(ax, *res.scores(name), label=name, band=name == "iha",
+                                     color=f"C{k % 10}", ls=P.LINESTYLES[k % len(P.LINESTYLES)])
+        fig.tight_layout()
+        P.figure_legend(fig, axes, ncol=5, title="steps: empirical ROC (step rule); shaded: "
+                        "pointwise 95% Clopper-Pearson band of IHA's TPR")
+        P.save(fig, path)
+
+
 def build(ctx: ReportContext) -> Section:
     """Run both settings and return the tables beside the seed's numbers and ROC figures."""
     title = "White-box vs reference-model attacks: IHA and the LiRA family (iha seed Tables 2-5, 8, 9)"
@@ -100,8 +131,6 @@ def build(ctx: ReportContext) -> Section:
         # lazy: torch is a heavy import, loaded only when this runs
         import torch
 
-        # lazy: torch is a heavy import, loaded only when this runs
-        from semi_core.attacks.whitebox.tables import plot_roc
     except ImportError as exc:
         return Section(title=title, markdown=f"Skipped: the torch extra is not installed ({exc}).")
     torch.set_num_threads(1)
