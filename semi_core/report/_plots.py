@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from semi_core._validation import check_int, check_probability
 from semi_core.audit.roc import roc_curve, roc_metrics
 
 __all__ = ["STYLE", "DPI", "pyplot", "style", "roc_axes", "roc_points", "roc_band",
@@ -95,12 +96,6 @@ def style():
         yield plt
 
 
-def _check_n(n, name):
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"{name} must be an integer >= 1 (a class size), got {n!r}")
-    return int(n)
-
-
 def roc_axes(ax, *, n0: int, n1: int | None = None, chance: bool = True, title: str | None = None,
              tpr_floor: float | None = None, xlabel: str = "false-positive rate (FPR)",
              ylabel: str = "true-positive rate (TPR)"):
@@ -110,7 +105,7 @@ def roc_axes(ax, *, n0: int, n1: int | None = None, chance: bool = True, title: 
     ----------
     ax : matplotlib Axes
     n0 : int
-        Number of non-members (:math:`N_0 \ge 1`): the FPR axis starts at :math:`1/N_0`.
+        Number of non-members (:math:`N_0 \ge 2`): the FPR axis starts at :math:`1/N_0`.
     n1 : int, optional
         Number of members: the TPR axis starts at :math:`\min(1/N_1, 1/N_0)` (default ``n0``).
     tpr_floor : float, optional
@@ -125,10 +120,8 @@ def roc_axes(ax, *, n0: int, n1: int | None = None, chance: bool = True, title: 
     tuple of float
         ``(fpr_floor, tpr_floor)``.
     """
-    n0 = _check_n(n0, "n0")
-    n1 = n0 if n1 is None else _check_n(n1, "n1")
-    if n0 < 2:
-        raise ValueError(f"n0 must be >= 2 for a log FPR axis from 1/n0 to 1, got {n0}")
+    n0 = check_int(n0, "n0", minimum=2)  # a log FPR axis from 1/n0 to 1
+    n1 = n0 if n1 is None else check_int(n1, "n1", minimum=1)
     xf, yf = 1.0 / n0, min(1.0 / n1, 1.0 / n0)
     if tpr_floor is not None:
         if not yf <= float(tpr_floor) < 1.0:
@@ -194,7 +187,8 @@ def roc_band_from_points(fpr, tpr, *, n1: int, confidence: float = 0.95, levels:
     """
     from semi_core.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
 
-    n1 = _check_n(n1, "n1")
+    n1 = check_int(n1, "n1", minimum=1)
+    confidence = check_probability(confidence, "confidence")
     x = np.asarray(fpr, dtype=float)
     y = np.asarray(tpr, dtype=float)
     order = np.lexsort((y, x))
@@ -212,7 +206,7 @@ def class_sizes(fpr, tpr, n_total: int) -> tuple[int, int]:
     r"""``(N0, N1)`` of stored ROC points of a game of ``n_total`` rounds: the split
     :math:`N_0+N_1=n` under which every FPR is a multiple of :math:`1/N_0` and every TPR of
     :math:`1/N_1` (raises if none or several fit)."""
-    n = _check_n(n_total, "n_total")
+    n = check_int(n_total, "n_total", minimum=2)
     x = np.asarray(fpr, dtype=float)
     y = np.asarray(tpr, dtype=float)
     fits = [n0 for n0 in range(1, n)
