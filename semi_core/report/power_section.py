@@ -49,12 +49,7 @@ def _plot(ax, xs, rows, xlabel):
 
 def build(ctx: ReportContext) -> Section:
     """Power vs T (tau = min(5, T)) and power vs distance (T = 5, tau = 3); n = 10, N(0, 1)."""
-    # lazy: matplotlib is a heavy import, loaded only when this runs
-    import matplotlib
-
-    matplotlib.use("Agg")
-    # lazy: matplotlib is a heavy import, loaded only when this runs
-    import matplotlib.pyplot as plt
+    from semi_core.report import _plots as P
 
     rounds = 20_000 if ctx.quick else SEED_ROUNDS
     n = SEED_FIG2.n
@@ -69,15 +64,15 @@ def build(ctx: ReportContext) -> Section:
         mech = EmpiricalMean.isotropic(n, 5, distance=dist)
         rows_m.append(_point(mech, 3, rounds, ctx.seed * 1000 + 500 + i))
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    _plot(axes[0], FIG2_T_GRID, rows_T, "number of updates T")
-    axes[0].set_title(f"(a) power vs T (n={n}, distance {SEED_FIG2.distance:g})")
-    _plot(axes[1], FIG2_DISTANCE_GRID, rows_m, "Mahalanobis distance of z*")
-    axes[1].set_title(f"(b) power vs distance (n={n}, T=5)")
-    axes[1].legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
-    fig.savefig(ctx.out_dir / "fig2_power.png", dpi=110)
-    plt.close(fig)
+    with P.style() as plt:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+        _plot(axes[0], FIG2_T_GRID, rows_T, "number of updates T")
+        axes[0].set_title(f"(a) power vs T (n={n}, distance {SEED_FIG2.distance:g})")
+        _plot(axes[1], FIG2_DISTANCE_GRID, rows_m, "Mahalanobis distance of z*")
+        axes[1].set_title(f"(b) power vs distance (n={n}, T=5)")
+        axes[1].legend(fontsize=7, loc="upper left")
+        fig.tight_layout()
+        P.save(fig, ctx.out_dir / "fig2_power.png")
 
     def table(xs, rows, head):
         lines = [f"| {head} | " + " | ".join(LABELS[t] for t in TEST_NAMES) + " |",
