@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: reproduce test test-slow bench lint clean
+.PHONY: reproduce test test-slow bench lint docs clean
 
 $(STAMP): pyproject.toml setup.py constraints.txt $(wildcard semi_core_ext/*.pyx)
 	$(PYTHON) -m venv $(VENV)
@@ -32,5 +32,10 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check semi_core tests benchmarks analysis
 	$(VENV)/bin/lint-imports --no-cache
 
+# The HTML documentation (API reference from the numpydoc docstrings, CLI reference from the
+# commands' help, the errata page); any warning fails the build.
+docs: $(STAMP)
+	$(VENV)/bin/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+
 clean:
-	rm -rf $(VENV) build report *.egg-info semi_core_ext/*.c semi_core_ext/*.so
+	rm -rf $(VENV) build report docs/_build docs/_generated *.egg-info semi_core_ext/*.c semi_core_ext/*.so

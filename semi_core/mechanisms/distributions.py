@@ -19,15 +19,15 @@ e.g. "product Bernoulli(p)" is exactly i.i.d. Bernoulli(p) coordinates when
 
 Standardised families (code used by the compiled kernels in brackets):
 
-===============  ==========================================================  =================
-family           standardised variate :math:`e`                                 parameter
-===============  ==========================================================  =================
-gaussian [0]     :math:`Z\sim\mathcal N(0,1)`                                   none
-laplace [1]      :math:`\mathrm{Laplace}(0, b=1/\sqrt2)` (variance :math:`2b^2=1`) none
-student-t [2]    :math:`t_\nu\sqrt{(\nu-2)/\nu}`                                :math:`\nu>2`
-bernoulli [3]    :math:`(\mathbb 1\{U<p\}-p)/\sqrt{p(1-p)}`                     :math:`p\in(0,1)`
-exponential [4]  :math:`\mathrm{Exp}(1)-1` (centred exponential)                none
-===============  ==========================================================  =================
+===============  ==================================================================  =================
+family           standardised variate :math:`e`                                      parameter
+===============  ==================================================================  =================
+gaussian [0]     :math:`Z\sim\mathcal N(0,1)`                                        none
+laplace [1]      :math:`\mathrm{Laplace}(0, b=1/\sqrt2)` (variance :math:`2b^2=1`)   none
+student-t [2]    :math:`t_\nu\sqrt{(\nu-2)/\nu}`                                     :math:`\nu>2`
+bernoulli [3]    :math:`(\mathbb 1\{U<p\}-p)/\sqrt{p(1-p)}`                          :math:`p\in(0,1)`
+exponential [4]  :math:`\mathrm{Exp}(1)-1` (centred exponential)                     none
+===============  ==================================================================  =================
 """
 
 from __future__ import annotations

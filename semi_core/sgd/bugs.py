@@ -13,20 +13,20 @@ GDP parameter of the audited run (one record replaced, each record used once,
 :math:`\mu = 2/\sigma_{DP}` when correct, :mod:`semi_core.sgd.accounting`), for an auditor who
 controls the differing record's gradient (white-box Dirac canary, :mod:`semi_core.sgd.dirac`):
 
-==========================  ================================================  ====================
-name                        what the code does                                true :math:`\mu`
-==========================  ================================================  ====================
-``noise_unscaled``          noise :math:`\sigma_{DP}\xi` (not scaled by C)    :math:`2C/\sigma_{DP}`
-``batch_clip``              clips the batch-mean gradient to C, not each      :math:`2n/\sigma_{DP}`
-                            per-sample gradient (``clip_grad_norm_`` bug)
-``noise_reused``            draws :math:`\xi` once and reuses it every step   :math:`\infty` (T ≥ 2)
-``clip_mismatch``           clips per sample to :math:`kC`, noise for C       :math:`2k/\sigma_{DP}`
-                            (the canary's gradient gets through at norm kC)
-``wrong_batch_size``        noise divided by :math:`kn` instead of n          :math:`2k/\sigma_{DP}`
-``sampling_rate_misreport`` correct mechanism; the accountant is told the     :math:`2/\sigma_{DP}`
-                            batches were Poisson-sampled at rate
-                            :math:`q = n/N` (the claimed ε is too small)
-==========================  ================================================  ====================
+===========================  ===============================================  ======================
+name                         what the code does                               true :math:`\mu`
+===========================  ===============================================  ======================
+``noise_unscaled``           noise :math:`\sigma_{DP}\xi` (not scaled by C)   :math:`2C/\sigma_{DP}`
+``batch_clip``               clips the batch-mean gradient to C, not each     :math:`2n/\sigma_{DP}`
+                             per-sample gradient (``clip_grad_norm_`` bug)
+``noise_reused``             draws :math:`\xi` once and reuses it every step  :math:`\infty` (T ≥ 2)
+``clip_mismatch``            clips per sample to :math:`kC`, noise for C      :math:`2k/\sigma_{DP}`
+                             (the canary's gradient gets through at norm kC)
+``wrong_batch_size``         noise divided by :math:`kn` instead of n         :math:`2k/\sigma_{DP}`
+``sampling_rate_misreport``  correct mechanism; the accountant is told the    :math:`2/\sigma_{DP}`
+                             batches were Poisson-sampled at rate
+                             :math:`q = n/N` (the claimed ε is too small)
+===========================  ===============================================  ======================
 
 ``noise_reused`` leaks the canary exactly: :math:`u_\tau - u_{t}` for :math:`t\ne\tau` cancels
 the noise, so :math:`\varepsilon = \infty` for any :math:`\delta < 1` once :math:`T \ge 2`

@@ -235,11 +235,11 @@ def woodbury_solve(ref, x, *, shrinkage: float, ridge: float, extra: float = 0.0
     r"""``(mean, x - mean, A^{-1}(x - mean))`` for a batch of shrunk covariances (torch).
 
     ``ref`` is ``(B, m, d)`` reference gradients, ``x`` is ``(B, k, d)``;
-    :math:`A=(1-\lambda)S+((\lambda+r)\,\mathrm{tr}S/d+	ext{extra})I` (``extra``: e.g. the
-    DP noise variance), solved by Woodbury with an :math:`m	imes m` Cholesky factor:
+    :math:`A=(1-\lambda)S+((\lambda+r)\,\mathrm{tr}S/d+\text{extra})I` (``extra``: e.g. the
+    DP noise variance), solved by Woodbury with an :math:`m\times m` Cholesky factor:
 
-    .. math:: A^{-1}v = v/eta - 	frac{lpha}{eta^2}W K^{-1}W^	op v,\quad
-              K = I+	frac{lpha}{eta}W^	op W.
+    .. math:: A^{-1}v = v/\beta - \tfrac{\alpha}{\beta^2}W K^{-1}W^\top v,\quad
+              K = I+\tfrac{\alpha}{\beta}W^\top W.
     """
     import torch  # lazy: heavy optional dependency
 

@@ -47,16 +47,15 @@ class UpdateCanaryMechanism(MechanismBase):
 
     ``T = 2`` releases: the parameter snapshots :math:`(f_0, f_1)` (``(R, 2, d)``). Each round
     draws its own :math:`D_0` (``n0`` records) and update set (``n_up`` records) from the
-    learner's pool; a member round replaces one record of :math:`D_	au` by the canary
-    (:math:`	au = 2`: the update, the game of ``combining_mi_updates`` §5.7; :math:`	au = 1`:
+    learner's pool; a member round replaces one record of :math:`D_\tau` by the canary
+    (:math:`\tau = 2`: the update, the game of ``combining_mi_updates`` §5.7; :math:`\tau = 1`:
     the base set). Training: :func:`~semi_core.attacks.updates.training.run_updates` on the
     round's own generator (replicas are trained together, each as if alone).
 
     The update has no tractable likelihood ratio, so the mechanism offers no SeMI test
     (``tests = ()``): it is played with scorers (:class:`CanaryLossScorer`).
     :meth:`log_lr_steps` returns the canary's loss decrease per step,
-    :math:`(\ell(	heta_{
-m init})-\ell(f_0),\ \ell(f_0)-\ell(f_1))` -- a per-round statistic
+    :math:`(\ell(\theta_{\mathrm{init}})-\ell(f_0),\ \ell(f_0)-\ell(f_1))` -- a per-round statistic
     of the releases for the protocol's checks, *not* a log-likelihood ratio.
     """
 
