@@ -107,3 +107,13 @@ def test_epsilon_sensitivity_needs_noise(capsys):
     assert rc == 2 and "--sensitivity" in out["error"]
     rc, out = run_json(capsys, ["epsilon", "--noise", "1e-300", "--delta", "1e-5", "--json"])
     assert rc == 2 and "--noise" in out["error"] and "1e+06" in out["error"]
+
+
+def test_simulate_time_estimate_and_one_class(capsys, monkeypatch):
+    """simulate estimates its time from the arguments (variates drawn) and refuses past
+    SEMI_CORE_MAX_SECONDS; games that drew one class only are an error naming --p-member."""
+    monkeypatch.setenv("SEMI_CORE_MAX_SECONDS", "5")
+    rc, out = run_json(capsys, ["simulate", "--rounds", "40", "--n", "1000000000", "--json"])
+    assert rc == 2 and out["kind"] == "resource" and "--n 1000000000" in out["error"]
+    rc, out = run_json(capsys, ["simulate", "--rounds", "40", "--p-member", "1e-300", "--json"])
+    assert rc == 2 and "--p-member" in out["error"]
