@@ -176,6 +176,10 @@ def test_leave_one_out_scorer_picks_the_models_without_the_record():
         LeaveOneOutScorer(("iha",), target_losses, target_losses)
     with pytest.raises(ValueError, match="attacks must be drawn from"):
         WhiteBoxScorer(("lira-online",))
+    with pytest.raises(ValueError, match="hessian must be"):
+        WhiteBoxScorer(("iha",), hessian="lissa")
+    with pytest.raises(ValueError, match="damping must be finite"):
+        WhiteBoxScorer(("iha",), damping=float("nan"))
     with pytest.raises(ValueError, match="attacks must be drawn from"):
         LiRAScorer(())
 

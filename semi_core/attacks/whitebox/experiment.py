@@ -347,6 +347,11 @@ class WhiteBoxScorer:
         if not self.attacks or bad:
             raise ValueError(f"attacks must be drawn from {list(WHITEBOX_ATTACKS)}, got "
                              f"{list(bad or self.attacks)}")
+        if self.hessian not in ("exact", "cg"):
+            raise ValueError(f"hessian must be 'exact' or 'cg', got {self.hessian!r}")
+        if not (np.isfinite(self.damping) and self.damping >= 0):
+            raise ValueError(f"damping must be finite and >= 0, got {self.damping!r}")
+        check_positive(self.cg_tol, "cg_tol")
 
     @property
     def names(self) -> tuple[str, ...]:
