@@ -88,16 +88,18 @@ def register(subparsers) -> None:
     add_delta(p, required=True)
     add_failure_prob(p, alpha_alias=True)
     add_method(p)
-    p.add_argument("--sides", choices=("two", "one"), default="two",
-                   help="two: both inequalities of Lemma 2.1; one: (TPR - delta)/FPR only")
+    p.add_argument("--sides", choices=("two", "one"), default=None,
+                   help="band, dkw, cp: two (default): both inequalities of Lemma 2.1; one: "
+                        "(TPR - delta)/FPR only")
     p.add_argument("--threshold", type=float, action="append", default=None,
                    help="cp only: pre-registered threshold (repeat for a Bonferroni grid); "
                         "default: choose on a random half, certify on the other")
     p.add_argument("--gdp-fit", choices=("tradeoff", "gaussian"), default=None,
                    help="gdp only: DKW trade-off fit (default) or equal-variance Gaussian fit")
-    add_seed(p, help_suffix="; draws the cp split")
+    add_seed(p, help_suffix="; draws the cp split (cp without --threshold) or breaks one-run "
+                            "ties")
     add_json(p)
-    p.set_defaults(func=handler)
+    p.set_defaults(func=handler, seed=None)
 
 
 def handler(args) -> Result:
@@ -110,6 +112,19 @@ def handler(args) -> Result:
         raise ValueError(f"--gdp-fit applies to --method gdp only, got --method {args.method}")
     if args.method != "cp" and args.threshold:
         raise ValueError(f"--threshold applies to --method cp only, got --method {args.method}")
+    if args.sides is not None and args.method not in ("band", "dkw", "cp"):
+        raise ValueError(f"--sides applies to --method band, dkw or cp only (the {args.method} "
+                         f"bound has no one-sided form), got --method {args.method}")
+    if args.seed is not None and not (args.method == "one-run" or (
+            args.method == "cp" and not args.threshold)):
+        raise ValueError("--seed applies to --method cp without --threshold (the split) and "
+                         f"--method one-run (tie-breaks) only; --method {args.method}"
+                         f"{' with --threshold' if args.threshold else ''} draws nothing")
+    if args.threshold:
+        from semi_core._validation import check_real
+
+        for t in args.threshold:
+            check_real(t, "--threshold", finite=False)
     higher_is = args.higher_is
     mem, non = orient_scores(*read_scores_file(args.scores, score_col=args.score_col,
                                                label_col=args.label_col), higher_is)
@@ -117,8 +132,9 @@ def handler(args) -> Result:
     thresholds = None if not args.threshold else [sign * t for t in args.threshold]
     auditor = ScoreAuditor(mem, non)
     res = auditor.epsilon_lower_bound(delta=args.delta, failure_prob=args.failure_prob,
-                                      method=args.method, sides=args.sides,
-                                      thresholds=thresholds, seed=args.seed,
+                                      method=args.method, sides=args.sides or "two",
+                                      thresholds=thresholds,
+                                      seed=0 if args.seed is None else args.seed,
                                       gdp_fit=args.gdp_fit or "tradeoff")
     payload = res.to_dict()
     payload["threshold"] = sign * res.threshold + 0.0  # back on the file's scale (no -0.0)

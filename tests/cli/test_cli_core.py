@@ -117,3 +117,18 @@ def test_simulate_time_estimate_and_one_class(capsys, monkeypatch):
     assert rc == 2 and out["kind"] == "resource" and "--n 1000000000" in out["error"]
     rc, out = run_json(capsys, ["simulate", "--rounds", "40", "--p-member", "1e-300", "--json"])
     assert rc == 2 and "--p-member" in out["error"]
+
+
+@pytest.mark.parametrize("extra, flag", [
+    (["--method", "gdp", "--sides", "one"], "--sides"),
+    (["--method", "one-run", "--sides", "two"], "--sides"),
+    (["--method", "band", "--seed", "3"], "--seed"),
+    (["--method", "cp", "--threshold", "0.2", "--seed", "3"], "--seed"),
+    (["--method", "cp", "--threshold", "nan"], "--threshold"),
+])
+def test_audit_refuses_options_that_do_not_apply(tmp_path, capsys, extra, flag):
+    f = tmp_path / "s.csv"
+    f.write_text("score,member\n0.1,1\n0.5,0\n0.3,1\n0.2,0\n")
+    rc, out = run_json(capsys, ["audit", "--scores", str(f), "--delta", "1e-5", *extra,
+                                "--json"])
+    assert rc == 2 and out["error"].startswith(f"ValueError: {flag} ")
