@@ -154,29 +154,28 @@ def render_markdown(results: dict) -> str:
 
 
 def _paths_figure(path, paths_by_label: dict, alpha: float) -> None:
-    # lazy: matplotlib is a heavy import, loaded only when this runs
-    import matplotlib
-
-    matplotlib.use("Agg")
-    # lazy: matplotlib is a heavy import, loaded only when this runs
-    import matplotlib.pyplot as plt
+    """Log-wealth paths of the sequential audits, one panel per mechanism, with the rejection
+    threshold log(1/alpha) (report style: :mod:`semi_core.report._plots`)."""
+    from semi_core.report import _plots as P
 
     n = len(paths_by_label)
     cols = min(4, n)
     rows = -(-n // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.3 * rows), squeeze=False)
-    for ax in axes.flat[n:]:
-        ax.set_visible(False)
-    for ax, (label, paths) in zip(axes.flat, paths_by_label.items()):
-        for p in paths:
-            ax.plot(np.arange(1, len(p) + 1), p, lw=0.8, alpha=0.6)
-        ax.axhline(math.log(1 / alpha), color="k", ls="--", lw=0.8)
-        ax.set_title(label, fontsize=9)
-        ax.set_xlabel("test pairs")
-        ax.set_ylabel("log wealth")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    with P.style() as plt:
+        fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.3 * rows), squeeze=False)
+        for ax in axes.flat[n:]:
+            ax.set_visible(False)
+        for ax, (label, paths) in zip(axes.flat, paths_by_label.items()):
+            for p in paths:
+                ax.plot(np.arange(1, len(p) + 1), p, lw=0.8, alpha=0.7)
+            ax.axhline(math.log(1 / alpha), color="k", ls="--", lw=0.8,
+                       label=f"reject: log(1/alpha), alpha = {alpha:g}")
+            ax.set_title(f"{label} ({len(paths)} runs)")
+            ax.set_xlabel("test pairs")
+            ax.set_ylabel("log wealth")
+        fig.tight_layout()
+        P.figure_legend(fig, axes.flat[0], ncol=1)
+        P.save(fig, path)
 
 
 def build(ctx: ReportContext) -> Section:
