@@ -322,7 +322,9 @@ class TrainingLoop(MechanismBase):
     :math:`\theta_0` is the given model's); per-step log-LRs are computed at each run's own
     parameters (module docstring). Passes :func:`semi_core.testing.check_mechanism` and plays
     with :func:`~semi_core.game.play.play` / :func:`~semi_core.game.play.play_sweep` on any
-    executor (for Dask, ``train`` must be an importable module-level function).
+    executor. For Dask, the workers must be able to import ``train``'s module, or the module
+    is sent by value (``cloudpickle.register_pickle_by_value(module)``; functions of a script
+    or notebook are sent by value already).
 
     Parameters
     ----------
@@ -428,7 +430,12 @@ class TrainingLoop(MechanismBase):
             if run._states:
                 raise ValueError(f"{name} both recorded states and returned some: do one")
             seq = list(out)
-            if len(seq) == self.T + 1:
+            if len(seq) == self.T + 1:  # theta_0 included: it must be the given model's
+                run.record(seq[0])
+                first = run._states.pop()
+                if not np.array_equal(first, self.theta0.numpy()):
+                    raise ValueError(f"{name} returned a first state that is not the model's "
+                                     "theta_0: every run must start from the model given")
                 seq = seq[1:]
             for s in seq:
                 run.record(s)
@@ -542,18 +549,37 @@ class TrainingLoop(MechanismBase):
 
 def accountant_epsilon(noise_multiplier: float, delta: float) -> dict[str, Any]:
     r"""The accountants' :math:`\varepsilon(\delta)` of the audited game (the canary in one
-    step, replace-one, no subsampling): exact GDP (:func:`semi_core.sgd.accounting.dpsgd_epsilon`)
-    and ``dp_accounting``'s PLD accountant when it is installed (else ``None``)."""
+    step, replace-one, no subsampling).
+
+    ``gdp_exact``: :func:`semi_core.sgd.accounting.dpsgd_epsilon` (:math:`\mu=2/\sigma_{DP}`,
+    tight); ``dp_accounting_pld``: ``dp_accounting``'s PLD accountant with
+    ``NeighboringRelation.REPLACE_ONE``; ``opacus_rdp`` / ``opacus_prv``: Opacus' accountants,
+    which count add/remove-one neighbours (sensitivity :math:`C`), given the noise multiplier
+    :math:`\sigma_{DP}/2` so that they account the same replace-one step (sensitivity
+    :math:`2C`), sample rate 1, one step (RDP is an upper bound, looser than the others). Each
+    optional library that is not installed gives ``None``.
+    """
     out: dict[str, Any] = {"relation": "replace-one, canary in one step, no subsampling",
                            "gdp_exact": dpsgd_epsilon(noise_multiplier, delta),
-                           "dp_accounting_pld": None}
-    if noise_multiplier > 0:
-        try:
-            from semi_core.sgd.accounting import dp_accounting_epsilon
+                           "dp_accounting_pld": None, "opacus_rdp": None, "opacus_prv": None}
+    if noise_multiplier == 0:
+        return out
+    try:
+        from semi_core.sgd.accounting import dp_accounting_epsilon
 
-            out["dp_accounting_pld"] = dp_accounting_epsilon(noise_multiplier, delta)
-        except ImportError:  # optional dependency
-            pass
+        out["dp_accounting_pld"] = dp_accounting_epsilon(noise_multiplier, delta)
+    except ImportError:  # optional dependency
+        pass
+    try:  # lazy: heavy optional dependency
+        from opacus.accountants import PRVAccountant, RDPAccountant
+    except ImportError:
+        return out
+    for key, cls in (("opacus_rdp", RDPAccountant), ("opacus_prv", PRVAccountant)):
+        acc = cls()
+        acc.history = [(noise_multiplier / 2.0, 1.0, 1)]
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            out[key] = float(acc.get_epsilon(delta))
     return out
 
 

@@ -1,4 +1,5 @@
-"""A user's own DP-SGD loop (plain torch, no Opacus) audited through integrations.training."""
+"""A user's own DP-SGD loop (plain torch; and with Opacus objects) audited through
+integrations.training; the user's code is in tests/integrations/user_loop.py."""
 
 import pickle
 
@@ -7,60 +8,25 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from torch import nn  # noqa: E402
-from torch.func import functional_call, grad, vmap  # noqa: E402
 
 from semi_core.game.backends import Executor  # noqa: E402
 from semi_core.game.play import play  # noqa: E402
 from semi_core.integrations.training import TrainingLoop, audit_training  # noqa: E402
-from semi_core.sgd.accounting import calibrate_sigma  # noqa: E402
 from semi_core.testing import MechanismCheckError, check_mechanism  # noqa: E402
-
-# ---- the user's code: their model, data, loss, optimizer and DP-SGD step ------------------
-LR, BATCH, CLIP, STEPS = 0.2, 16, 1.0, 3
-SIGMA = calibrate_sigma(2.0, 1e-5)
-_rng = np.random.default_rng(0)
-X = torch.as_tensor(_rng.standard_normal((500, 6)))
-X[:, -1] = 0.0                                        # a feature no record uses
-Y = torch.as_tensor((X[:, 0] + X[:, 1] > 0).long() + (X[:, 2] > 1).long())
-
-
-def make_model():
-    torch.manual_seed(1)
-    return nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3)).double()
-
-
-def user_train(model, run, *, clip=True, noise_scale=1.0):
-    opt = torch.optim.SGD(model.parameters(), lr=LR)
-    params = dict(model.named_parameters())
-
-    def loss_fn(p, x, y):
-        return nn.functional.cross_entropy(functional_call(model, p, (x[None],)), y[None])
-
-    per_sample = vmap(grad(loss_fn), in_dims=(None, 0, 0))
-    for t in range(1, run.steps + 1):
-        idx = torch.randperm(len(X), generator=run.generator)[:BATCH]
-        x, y = run.canary_batch(t, X[idx], Y[idx])
-        g = per_sample({k: v.detach() for k, v in params.items()}, x, y)
-        g = run.canary_gradients(t, g)
-        norms = torch.cat([v.flatten(1) for v in g.values()], 1).norm(dim=1)
-        factor = (CLIP / norms).clamp(max=1.0) if clip else torch.ones_like(norms)
-        for k, p in params.items():
-            noise = noise_scale * SIGMA * CLIP * torch.randn(p.shape, generator=run.generator,
-                                                             dtype=p.dtype)
-            p.grad = ((g[k] * factor.view(-1, *[1] * p.dim())).sum(0) + noise) / BATCH
-        opt.step()
-        run.record(model)
-
-
-SIGMA_1 = calibrate_sigma(1.0, 1e-5)
-
-
-def noise_on_mean_bug(model, run):
-    """A common bug: the noise is divided by the batch size twice (std sigma*C/n on the sum),
-    in a loop that claims epsilon = 1 (noise_multiplier SIGMA_1)."""
-    user_train(model, run, noise_scale=SIGMA_1 / SIGMA / BATCH)
-# -------------------------------------------------------------------------------------------
+from tests.integrations.user_loop import (  # noqa: E402  (the user's code)
+    BATCH,
+    CLIP,
+    LR,
+    SIGMA,
+    SIGMA_1,
+    STEPS,
+    X,
+    Y,
+    make_model,
+    noise_on_mean_bug,
+    opacus_train,
+    user_train,
+)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -106,15 +72,23 @@ def test_dirac_scores_are_the_exact_gaussian_pair():
         assert abs(s[cls].std() / SIGMA - 1) < 5 / np.sqrt(2 * cls.sum())
 
 
-def test_same_seed_same_result_in_process_threads_and_dask(dask_client):
-    loop = _loop()
+def _same_as_in_process(loop, executor):
     a = play(loop, 24, seed=7, tau=2, chunk_size=8)
-    for ex in (Executor(threads=2), Executor(client=dask_client)):
-        b = play(loop, 24, seed=7, tau=2, chunk_size=8, executor=ex)
-        np.testing.assert_array_equal(a.member, b.member)
-        for k in a.stats:
-            np.testing.assert_array_equal(a.stats[k], b.stats[k])
+    b = play(loop, 24, seed=7, tau=2, chunk_size=8, executor=executor)
+    np.testing.assert_array_equal(a.member, b.member)
+    for k in a.stats:
+        np.testing.assert_array_equal(a.stats[k], b.stats[k])
+
+
+def test_same_seed_same_result_in_process_and_threads():
+    loop = _loop()
+    _same_as_in_process(loop, Executor(threads=2))
     assert pickle.loads(pickle.dumps(loop)).params() == loop.params()
+
+
+@pytest.mark.slow
+def test_same_seed_same_result_on_dask(dask_client):
+    _same_as_in_process(_loop(), Executor(client=dask_client))
 
 
 @pytest.mark.slow
@@ -149,7 +123,20 @@ def test_user_mistakes_are_named():
     def short(model, run):
         run.canary_gradients(run.steps, torch.zeros(BATCH, 83, dtype=torch.float64))
 
+    def returns_states(model, run, shift=0.0):
+        states = [{k: v.detach().clone() + shift for k, v in model.state_dict().items()}]
+        for t in range(1, run.steps + 1):
+            run.canary_gradients(t, torch.zeros(BATCH, 83, dtype=torch.float64))
+            states.append({k: v + t for k, v in states[0].items()})
+        return states
+
     gen = np.random.default_rng(0)
+    got = _loop(returns_states).release(np.array([True]), np.array([2]), gen)
+    th0 = _loop().theta0.numpy()
+    np.testing.assert_array_equal(got[0], th0 + np.arange(1, STEPS + 1)[:, None])
+    with pytest.raises(ValueError, match="not the model's theta_0"):
+        _loop(lambda m, r: returns_states(m, r, 1.0)).release(np.array([True]), np.array([2]),
+                                                              gen)
     with pytest.raises(ValueError, match="never called run.canary_gradients"):
         _loop(no_canary).release(np.array([True]), np.array([2]), gen)
     with pytest.raises(ValueError, match="recorded 0 states"):
@@ -158,25 +145,6 @@ def test_user_mistakes_are_named():
         _loop(canary="input")
     with pytest.raises(ValueError, match="canary must be one of"):
         _loop(canary="gradient")
-
-
-def opacus_train(model, run):
-    """The same loop written with Opacus objects (GradSampleModule, DPOptimizer)."""
-    from opacus import GradSampleModule
-    from opacus.optimizers import DPOptimizer
-
-    gsm = GradSampleModule(model, loss_reduction="mean")
-    opt = DPOptimizer(torch.optim.SGD(gsm.parameters(), lr=LR), noise_multiplier=SIGMA,
-                      max_grad_norm=CLIP, expected_batch_size=BATCH, loss_reduction="mean",
-                      generator=run.generator)
-    for t in range(1, run.steps + 1):
-        idx = torch.randperm(len(X), generator=run.generator)[:BATCH]
-        x, y = run.canary_batch(t, X[idx], Y[idx])
-        opt.zero_grad()
-        nn.functional.cross_entropy(gsm(x), y).backward()
-        run.canary_gradients(t, gsm)          # edits p.grad_sample before Opacus clips
-        opt.step()
-        run.record(gsm)
 
 
 @pytest.mark.slow
