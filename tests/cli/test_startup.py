@@ -97,8 +97,9 @@ print(json.dumps(report))
 
 
 def test_torch_free_commands_run_without_torch(tmp_path):
-    """Commands that need no torch run with torch blocked (and never try to import it); a torch
-    command fails with the missing-dependency error naming the extra to install."""
+    """Commands that need no torch run with torch blocked (and never try to import it; small
+    sizes; ``derive``/``verify`` need SymPy and are slow, their ``--help`` is checked above); a
+    torch command fails with the missing-dependency error naming the extra to install."""
     csv = tmp_path / "scores.csv"
     lines = ["score,member"] + [f"{0.01 * i},{int(i % 2 == 0)}" for i in range(200)]
     csv.write_text("\n".join(lines) + "\n")
@@ -106,6 +107,10 @@ def test_torch_free_commands_run_without_torch(tmp_path):
         "power": ["power", "--T", "10", "--json"],
         "epsilon": ["epsilon", "--gdp-mu", "1", "--delta", "1e-5", "--json"],
         "audit": ["audit", "--scores", str(csv), "--delta", "0", "--json"],
+        "simulate": ["simulate", "--rounds", "2000", "--json"],
+        "audit-game": ["audit-game", "--rounds", "200", "--json"],
+        "seq-audit": ["seq-audit", "--epsilon", "0.01", "--max-obs", "100", "--json"],
+        "leakage": ["leakage", "--d", "100", "--n", "50", "--json"],
     }
     res = _child(r"""
 report = {}
