@@ -3,10 +3,12 @@
 R audit games at one tau (Dirac canary, logistic regression pretrained on digits, T = 10,
 n = 64, C = 1, sigma for eps = 4): (a) the Opacus adapter looped -- per run ``model_fn()``,
 ``PrivacyEngine.make_private`` and T steps of Opacus' hooks-based per-sample gradients,
-clipping and noise; (b) :func:`semi_core.sgd.dirac.train_white_box` -- all runs as replicas,
-outer-product ("ghost") clipped means on the canary-free steps, ``torch.func`` per-sample
-gradients on the canary step. Both train exactly the same plan (batches, slots, bits); one
-torch thread. Quick mode times 100 runs (Opacus on 40 of them, scaled linearly: runs are
+clipping and noise (:class:`semi_core.integrations.opacus.OpacusMechanism`); (b) the batched
+trainer of :class:`semi_core.sgd.dirac.WhiteBoxMechanism` -- all runs of a chunk (128) as
+replicas, outer-product ("ghost") clipped means on the canary-free steps, ``torch.func``
+per-sample gradients on the canary step. Both train exactly the same Crafter draws
+(:func:`semi_core.sgd.dirac.draw_runs`: batches, slots, bits), chunk by chunk as the game runner
+plays them; one torch thread. Quick mode times 100 runs (Opacus on 40 of them, scaled linearly: runs are
 independent and equally costly); full mode 1,000 runs through both.
 """
 

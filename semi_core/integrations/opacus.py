@@ -65,6 +65,7 @@ from torch import nn
 
 from semi_core._rng import as_seed_sequence
 from semi_core._validation import (
+    ResourceLimitError,
     check_delta,
     check_failure_prob,
     check_int,
@@ -396,7 +397,8 @@ def _make_private(ctx: _OpacusContext, loader, seed: int, bug: Bug | None, caugh
     from opacus import PrivacyEngine  # lazy: heavy optional dependency
 
     cfg = ctx.setup.cfg
-    model = ctx.model_fn()
+    with torch.random.fork_rng(devices=[]):  # the factory's initialisation (overwritten by
+        model = ctx.model_fn()               # state0) must not move torch's global generator
     model.load_state_dict(ctx.state0)
     opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=cfg.lr)
     gen = torch.Generator().manual_seed(int(seed))
@@ -825,9 +827,10 @@ class OpacusAuditConfig:
         growth = self.lr * self.max_grad_norm * (1.0 + 10.0 * self.noise_multiplier) * (
             self.steps * self.dirac_scale)
         if not growth < _MAX_GROWTH:
-            raise ValueError(f"lr * max_grad_norm * noise_multiplier * steps = {growth:.3g} "
-                             f"would overflow the parameters (limit {_MAX_GROWTH:.0e}): lower "
-                             "lr, max_grad_norm or noise_multiplier")
+            raise ValueError(f"lr * max_grad_norm * (1 + 10 noise_multiplier) * steps * "
+                             f"dirac_scale = {growth:.3g} bounds the parameters' growth and "
+                             f"must stay below {_MAX_GROWTH:.0e} (far from overflow): lower lr, "
+                             "max_grad_norm, noise_multiplier or steps")
 
     @property
     def games(self) -> int:
@@ -843,7 +846,37 @@ class OpacusAuditConfig:
 _MAX_GROWTH = 1e100
 #: Seconds per trained step assumed by the up-front work estimate (an optimistic floor, so
 #: only work that cannot finish is refused): Opacus' hooks path and the batched trainer.
-_SECONDS_PER_STEP = {"opacus": 1e-4, "batched": 1e-6}
+_SECONDS_PER_STEP = {"opacus": 1e-3, "batched": 2e-5}
+#: Opacus' PRV accountant: bytes and (floor) seconds per accounted step (measured: 0.3 GB and
+#: about 10 s at 10^4 steps).
+_PRV_BYTES_PER_STEP = 2.5e4
+_PRV_SECONDS_PER_STEP = 1e-4
+
+
+def _check_resolution(cfg: OpacusAuditConfig, theta0: torch.Tensor) -> None:
+    r"""The canary's share of an update, :math:`\eta C / n`, must be resolvable in the
+    parameters' precision (relative rounding error of :math:`\theta_t - \theta_{t-1}` at most
+    1 %); below it every score would be rounding noise."""
+    step = cfg.lr * cfg.max_grad_norm / cfg.batch_size
+    scale = max(1.0, float(theta0.abs().max()))
+    floor = 100.0 * torch.finfo(theta0.dtype).eps * scale
+    if not step >= floor:
+        raise ValueError(f"lr * max_grad_norm / batch_size = {step:.3g} is below the resolution "
+                         f"of the model's {theta0.dtype} parameters (|theta| up to {scale:.3g}: "
+                         f"needs >= {floor:.3g}): the canary's update would be lost in rounding; "
+                         "raise lr or max_grad_norm")
+
+
+def _check_audit_work(cfg: OpacusAuditConfig, ex: Executor) -> None:
+    """Refuse, before anything is built, work that cannot finish: the runs and their scores,
+    and Opacus' PRV accountant (whose grid grows with the number of steps)."""
+    stats = 4 + len(BASELINES)
+    check_work(f"audit_opacus: {cfg.rounds} runs x {cfg.steps} steps ({cfg.engine} engine) and "
+               f"Opacus' PRV accountant over {cfg.steps} steps",
+               nbytes=max(8.0 * cfg.games * (stats + 2), _PRV_BYTES_PER_STEP * cfg.steps),
+               seconds=cfg.rounds * cfg.steps * _SECONDS_PER_STEP[cfg.engine] / max(
+                   1, ex.parallelism) + _PRV_SECONDS_PER_STEP * cfg.steps,
+               hint="fewer rounds or steps, or more workers (--workers/--scheduler)")
 
 
 def _config(config, options) -> OpacusAuditConfig:
@@ -882,6 +915,9 @@ def _claims(cfg: OpacusAuditConfig, mech: WhiteBoxMechanism, n_dataset: int) -> 
             source = "Opacus PRV accountant (add/remove, Poisson rate q, T steps)"
             relation = ("add/remove: the canary is in the dataset (H1) or not (H0); Opacus' "
                         "DPDataLoader samples every record with probability q at every step")
+    except MemoryError:
+        raise ResourceLimitError(f"Opacus' accountants ran out of memory for steps = {steps}: "
+                                 "use fewer steps") from None
     except (RuntimeError, ValueError, OverflowError, FloatingPointError) as exc:
         raise ValueError(f"delta = {delta!r} (with noise_multiplier = {cfg.noise_multiplier!r}, "
                          f"{steps} steps): the accountants cannot compute epsilon ({exc}); use "
@@ -949,6 +985,7 @@ def audit_opacus(model_fn, train_dataset, config: OpacusAuditConfig | None = Non
     t_start = time.perf_counter()
     cfg = _config(config, options)
     ex = Executor.coerce(executor)
+    _check_audit_work(cfg, ex)
     _opacus()
     root = as_seed_sequence(seed)
     the_bug = get_bug(cfg.bug)
@@ -960,17 +997,12 @@ def audit_opacus(model_fn, train_dataset, config: OpacusAuditConfig | None = Non
                                dirac_scale=cfg.dirac_scale, n_reference=cfg.n_reference,
                                seed=ss_setup)
     setup = ctx.setup
+    _check_resolution(cfg, setup.theta0)
     if cfg.engine == "opacus":
         mech: WhiteBoxMechanism = OpacusMechanism(ctx, bug=the_bug)
     else:
         mech = WhiteBoxMechanism(setup, bug=the_bug)
     claims = _claims(cfg, mech, ctx.n_dataset)
-    stats = 4 + len(BASELINES)
-    check_work(f"audit_opacus: {cfg.rounds} runs x {cfg.steps} steps ({cfg.engine})",
-               nbytes=8.0 * cfg.games * (stats + 2),
-               seconds=cfg.rounds * cfg.steps * _SECONDS_PER_STEP[cfg.engine] / max(
-                   1, ex.parallelism),
-               hint="fewer rounds or steps, or more workers (--workers/--scheduler)")
     if cfg.sampler == "fixed":
         scorers = (WhiteBoxScorer(mech, cfg.semi),)
     elif setup.kind == "dirac":

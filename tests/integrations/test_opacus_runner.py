@@ -1,0 +1,257 @@
+"""The white-box DP-SGD game and the Opacus adapter on the one game runner: conformance
+(check_mechanism), identical results on every executor, validation before any training, and
+``semi-core audit-opacus`` at extreme values of every value flag."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from semi_core.game.backends import Executor  # noqa: E402
+from semi_core.sgd.bugs import get_bug  # noqa: E402
+from semi_core.sgd.dirac import (  # noqa: E402
+    WhiteBoxMechanism,
+    WhiteBoxScorer,
+    WhiteBoxSetup,
+    dirac_coordinates,
+    play_white_box,
+)
+from semi_core.sgd.dpsgd import DPSGDConfig  # noqa: E402
+from semi_core.sgd.grads import FunctionalModel, clip_rows  # noqa: E402
+from semi_core.testing import check_mechanism  # noqa: E402
+
+MC = 4.5
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+def wb_setup(problem, *, kind="dirac", k=1, sigma=1.5, steps=3, n=16):
+    model_fn, (x, y) = problem
+    fm = FunctionalModel(model_fn())
+    theta0 = fm.theta()
+    cfg = DPSGDConfig(batch_size=n, steps=steps, lr=0.5, clip=1.0, sigma_dp=sigma)
+    common = dict(fm=fm, theta0=theta0, pool_x=x[100:], pool_y=y[100:], ref_x=x[:100],
+                  ref_y=y[:100], cfg=cfg)
+    if kind == "dirac":
+        coords, _ = dirac_coordinates(clip_rows(fm.per_sample_grads(theta0, x[100:], y[100:]),
+                                                1.0), k)
+        return WhiteBoxSetup(**common, coords=coords)
+    return WhiteBoxSetup(**common, kind="input", canary_x=x[0] * 3, canary_y=(y[0] + 1) % 3)
+
+
+def _same(a, b):
+    np.testing.assert_array_equal(a.member, b.member)
+    np.testing.assert_array_equal(a.tau, b.tau)
+    assert list(a.stats) == list(b.stats)
+    for k in a.stats:
+        np.testing.assert_array_equal(a.stats[k], b.stats[k])
+
+
+# ----------------------------------------------------------------------------- conformance
+@pytest.mark.parametrize("kind,k,bug", [("dirac", 1, None), ("dirac", 2, None),
+                                        ("dirac", 2, "noise_unscaled"), ("input", 1, None)])
+def test_white_box_mechanism_passes_check_mechanism(problem, kind, k, bug):
+    """Every rule, the ground truth included (mu = 2/sigma times the bug's factor; no
+    certified bound from 200 games may exceed it)."""
+    mech = WhiteBoxMechanism(wb_setup(problem, kind=kind, k=k), bug=get_bug(bug))
+    report = check_mechanism(mech, rounds=20, truth_rounds=200 if kind == "dirac" else 0)
+    assert report["chunking"] == "passed" and report["global_rng"] == "passed"
+
+
+def test_opacus_mechanisms_pass_check_mechanism(problem):
+    pytest.importorskip("opacus")
+    from semi_core.integrations.opacus import OpacusMechanism, prepare_opacus_setup
+
+    model_fn, data = problem
+    cfg = DPSGDConfig(batch_size=16, steps=3, lr=0.5, clip=1.0, sigma_dp=1.5)
+    for sampler, k in (("fixed", 2), ("poisson", 1)):
+        ctx = prepare_opacus_setup(model_fn, data, cfg=cfg, canary="dirac", sampler=sampler,
+                                   canaries_per_run=k, seed=0)
+        report = check_mechanism(OpacusMechanism(ctx), rounds=20, truth_rounds=0)
+        assert report["global_rng"] == "passed", sampler
+
+
+def test_dirac_log_lr_steps_give_the_dirac_score_at_tau(problem):
+    """SeMI* of the mechanism's per-step log-LRs is the ``dirac`` scorer, per canary of a
+    packed run (k = 3, rounds not a multiple of k: the last run carries fewer canaries)."""
+    mech = WhiteBoxMechanism(wb_setup(problem, k=3))
+    rng = np.random.default_rng(0)
+    member, tau = rng.random(10) < 0.5, rng.integers(1, 4, 10)
+    rel = mech.release(member, tau, rng)
+    assert rel.shape == (10, 3, mech.setup.fm.d + 1)
+    np.testing.assert_array_equal(rel[:, 0, -1], np.arange(10) % 3)
+    lr = mech.log_lr_steps(rel)
+    sc = WhiteBoxScorer(mech, semi=False)(rel, tau)
+    np.testing.assert_allclose(lr[np.arange(10), tau - 1], sc["dirac"], rtol=1e-12)
+    # members shift the standardised update at their own step only: +1 vs -1 (sd sigma)
+    traj, idx = mech.trajectories(rel)
+    s = mech.standardised(traj, idx)[np.arange(10), tau - 1]
+    assert np.all(np.abs(s - np.where(member, 1.0, -1.0)) < MC * 1.5)
+
+
+def test_packed_canaries_have_the_one_canary_law(problem):
+    """k = 4 canaries per run: each canary's s_tau is N(+-1, sigma^2) as for k = 1
+    (isolated coordinates), 4.5 standard errors on mean and sd."""
+    sigma = 1.5
+    mech = WhiteBoxMechanism(wb_setup(problem, k=4, sigma=sigma))
+    g = play_white_box(mech, rounds=150, tau=2, seed=4, semi=False, runs_per_chunk=50)
+    assert g.member.size == 600
+    s = g.stats["dirac"] * sigma ** 2 / 2       # a = 0, var = sigma^2 (isolated)
+    for c in range(4):
+        for sel, mean in ((g.member, 1.0), (~g.member, -1.0)):
+            v = s[c::4][sel[c::4]]
+            assert abs(v.mean() - mean) < MC * sigma / math.sqrt(v.size)
+            assert abs(v.std(ddof=1) - sigma) < MC * sigma / math.sqrt(2 * (v.size - 1))
+
+
+# ----------------------------------------------------------------------------- executors
+def test_white_box_game_identical_in_process_threads_and_dask(problem, dask_client):
+    setup = wb_setup(problem, k=2)
+    kw = dict(rounds=24, tau=2, semi=True, runs_per_chunk=5)
+    a = play_white_box(setup, seed=5, **kw)
+    b = play_white_box(setup, seed=5, executor=Executor(threads=2), **kw)
+    c = play_white_box(setup, seed=5, executor=Executor(client=dask_client), **kw)
+    assert a.member.size == 48 and list(a.stats) == ["dirac", "dirac_contrast", "semi_sgd",
+                                                     "semi_max"]
+    _same(a, b)
+    _same(a, c)
+    d = play_white_box(setup, seed=6, **kw)
+    assert not np.array_equal(a.stats["dirac"], d.stats["dirac"])
+    inp = wb_setup(problem, kind="input")
+    _same(play_white_box(inp, seed=1, **kw),
+          play_white_box(inp, seed=1, executor=Executor(threads=2), **kw))
+
+
+def test_opacus_game_identical_in_process_threads_and_dask(problem, dask_client):
+    pytest.importorskip("opacus")
+    from semi_core.integrations.opacus import (
+        OpacusMechanism,
+        PoissonDiracScorer,
+        prepare_opacus_setup,
+    )
+
+    model_fn, data = problem
+    cfg = DPSGDConfig(batch_size=16, steps=3, lr=0.5, clip=1.0, sigma_dp=1.5)
+    ctx = prepare_opacus_setup(model_fn, data, cfg=cfg, canary="dirac", canaries_per_run=2,
+                               seed=0)
+    mech = OpacusMechanism(ctx)
+    kw = dict(rounds=7, tau=2, semi=False, runs_per_chunk=3)
+    a = play_white_box(mech, seed=2, **kw)
+    _same(a, play_white_box(mech, seed=2, executor=Executor(threads=2), **kw))
+    _same(a, play_white_box(mech, seed=2, executor=Executor(client=dask_client), **kw))
+    assert any("Secure RNG" in w for w in mech.warnings_seen)
+    pctx = prepare_opacus_setup(model_fn, data, cfg=cfg, canary="dirac", sampler="poisson",
+                                seed=0)
+    pm = OpacusMechanism(pctx)
+    kw = dict(rounds=6, tau=1, runs_per_chunk=4, scorers=(PoissonDiracScorer(pm),))
+    _same(play_white_box(pm, seed=3, **kw),
+          play_white_box(pm, seed=3, executor=Executor(threads=2), **kw))
+
+
+def test_audit_opacus_executor_and_config(problem):
+    pytest.importorskip("opacus")
+    from semi_core.integrations.opacus import OpacusAuditConfig, audit_opacus
+
+    model_fn, data = problem
+    kw = dict(noise_multiplier=2.0, max_grad_norm=1.0, batch_size=16, steps=3, tau=2,
+              rounds=12, delta=1e-5, semi=False, runs_per_chunk=5)
+    a = audit_opacus(model_fn, data, seed=3, **kw)
+    b = audit_opacus(model_fn, data, OpacusAuditConfig(**kw), seed=3, executor=2)
+    _same(a.game, b.game)
+    assert a.epsilon_lower_bound == b.epsilon_lower_bound
+    assert b.config["executor"] == "threads:2" and a.config["executor"] == "threads:1"
+    c = audit_opacus(model_fn, data, OpacusAuditConfig(**{**kw, "rounds": 2}), rounds=12,
+                     seed=3)  # keywords override a config's fields
+    _same(a.game, c.game)
+    with pytest.raises(TypeError, match="config"):
+        audit_opacus(model_fn, data, {"rounds": 12}, seed=3)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        audit_opacus(model_fn, data, seed=3, **kw, no_such_option=1)
+
+
+# ----------------------------------------------------------------------------- before training
+@pytest.mark.parametrize("change,needle", [
+    ({"delta": 0.9999999999999999}, "delta"),
+    ({"delta": 1e-300}, "delta"),
+    ({"lr": 1e-300}, "lr"),
+    ({"max_grad_norm": 1e-300}, "max_grad_norm"),
+    ({"lr": 1e300}, "lr"),
+    ({"noise_multiplier": 1e300}, "noise_multiplier"),
+    ({"noise_multiplier": float("inf")}, "noise_multiplier"),
+    ({"dirac_scale": float("nan")}, "dirac_scale"),
+    ({"dirac_scale": 0.5}, "dirac_scale"),
+    ({"n_reference": 1}, "n_reference"),
+    ({"runs_per_chunk": 0}, "runs_per_chunk"),
+    ({"semi": "yes"}, "semi"),
+    ({"canaries_per_run": 17}, "canaries_per_run"),
+    ({"failure_prob": float("nan")}, "failure_prob"),
+    ({"steps": 10 ** 9, "sampler": "poisson"}, "steps"),
+    ({"rounds": 10 ** 9}, "runs"),
+])
+def test_every_argument_is_checked_before_any_training(problem, change, needle):
+    """The Opacus path calls model_fn once per trained run: a bad value fails with at most the
+    one call of the setup (no run trained), with an error naming the argument."""
+    pytest.importorskip("opacus")
+    from semi_core.integrations.opacus import audit_opacus
+
+    base, data = problem
+    calls = []
+
+    def model_fn():
+        calls.append(1)
+        return base()
+
+    kw = dict(noise_multiplier=1.0, max_grad_norm=1.0, batch_size=16, steps=3, tau=2,
+              rounds=12, delta=1e-5, semi=False)
+    if change.get("sampler") == "poisson":
+        kw.pop("tau")
+    with pytest.raises(ValueError, match=needle):
+        audit_opacus(model_fn, data, **{**kw, **change})
+    assert len(calls) <= 1
+
+
+# ----------------------------------------------------------------------------- CLI extremes
+VALUE_FLAGS = ["--epsilon", "--delta", "--lr", "--clip", "--failure-prob", "--steps",
+               "--batch-size", "--rounds", "--tau", "--canaries-per-run", "--runs-per-chunk",
+               "--seed", "--threads", "--workers", "--connect-timeout", "--worker-timeout"]
+EXTREMES = ["1e-300", "1e300", "0", "-1", "nan", "inf"]
+#: Extremes that are valid values: the audit runs (rc 0).
+VALID = {("--epsilon", "1e-300"), ("--failure-prob", "1e-300"), ("--runs-per-chunk", "1e300"),
+         ("--connect-timeout", "1e-300"), ("--connect-timeout", "1e300"),
+         ("--worker-timeout", "1e-300"), ("--worker-timeout", "1e300"), ("--seed", "0")}
+#: Refused by the resource estimate (the message names the work, not one flag).
+RESOURCE = {("--rounds", "1e300"), ("--threads", "1e300"), ("--workers", "1e300")}
+
+
+@pytest.mark.parametrize("flag,value", [(f, v) for f in VALUE_FLAGS for v in EXTREMES])
+def test_cli_value_flags_at_extremes(flag, value, capsys):
+    """Every value flag at 1e-300, 1e300, 0, -1, nan, inf: a clean result or one JSON error
+    naming the flag (exit 2), never an internal error."""
+    pytest.importorskip("opacus")
+    from semi_core.cli import main
+
+    args = {"--rounds": "12", "--steps": "3", "--batch-size": "16", "--tau": "2", flag: value}
+    argv = ["audit-opacus", "--no-semi", "--engine", "batched", "--json"]
+    for k, v in args.items():
+        argv += [k, v]
+    rc = main(argv)
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1
+    d = json.loads(out[0])
+    if (flag, value) in VALID:
+        assert rc == 0 and "epsilon_lower_bound" in d
+        return
+    assert rc == 2 and d["kind"] != "internal", d
+    if (flag, value) in RESOURCE:
+        assert d["kind"] == "resource"
+    else:
+        assert flag in d["error"], d["error"]
