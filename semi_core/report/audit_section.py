@@ -113,12 +113,7 @@ def soundness_table(sound: dict) -> str:
 
 def build(ctx: ReportContext) -> Section:
     """Audit-game table at three noise levels (quick: 2000 games each) and soundness rates."""
-    # lazy: matplotlib is a heavy import, loaded only when this runs
-    import matplotlib
-
-    matplotlib.use("Agg")
-    # lazy: matplotlib is a heavy import, loaded only when this runs
-    import matplotlib.pyplot as plt
+    from semi_core.report import _plots as P
 
 
     rounds = 2000 if ctx.quick else 20_000
@@ -129,21 +124,21 @@ def build(ctx: ReportContext) -> Section:
 
     tests = list(rows[0]["tests"])
     mus = [r["mu"] for r in rows]
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
-    ax.plot(mus, [r["epsilon_true"] for r in rows], "k-o", label="true eps(delta)")
-    for i, t in enumerate(tests):
-        ax.plot(mus, [r["tests"][t]["epsilon_lower_bound"] for r in rows], "-s", color=f"C{i}",
-                label=f"{t} (dkw)")
-        ax.plot(mus, [r["tests"][t]["epsilon_lower_bound"] for r in rows_gdp], "--^",
-                color=f"C{i}", label=f"{t} (gdp)")
-    ax.set_xlabel("mu of the mechanism (noise s = Delta_1 / mu)")
-    ax.set_ylabel("epsilon at delta = 1e-5")
-    ax.set_title("Certified eps_LB (95%) vs ground truth")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fname = "audit_game.png"
-    fig.savefig(ctx.out_dir / fname, dpi=110)
-    plt.close(fig)
+    with P.style() as plt:
+        fig, ax = plt.subplots(figsize=(5.5, 3.8))
+        ax.plot(mus, [r["epsilon_true"] for r in rows], "k-o", label="true eps(delta)")
+        for i, t in enumerate(tests):
+            ax.plot(mus, [r["tests"][t]["epsilon_lower_bound"] for r in rows], "-s", color=f"C{i}",
+                    label=f"{t} (dkw)")
+            ax.plot(mus, [r["tests"][t]["epsilon_lower_bound"] for r in rows_gdp], "--^",
+                    color=f"C{i}", label=f"{t} (gdp)")
+        ax.set_xlabel("mu of the mechanism (noise s = Delta_1 / mu)")
+        ax.set_ylabel("epsilon at delta = 1e-5")
+        ax.set_title("Certified eps_LB (95%) vs ground truth")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fname = "audit_game.png"
+        P.save(fig, ctx.out_dir / fname)
 
     md = (
         f"Noisy running mean (n=10, T=10, tau=1, clip C=1, data N(-1, 0.1^2) clipped, canary "

@@ -52,12 +52,7 @@ def robustness_table(rounds: int, seed: int = 0, progress=lambda msg: None) -> d
 
 def build(ctx: ReportContext) -> Section:
     """Robustness table and a bar chart (measured vs Gaussian theory)."""
-    # lazy: matplotlib is a heavy import, loaded only when this runs
-    import matplotlib
-
-    matplotlib.use("Agg")
-    # lazy: matplotlib is a heavy import, loaded only when this runs
-    import matplotlib.pyplot as plt
+    from semi_core.report import _plots as P
 
     rounds = 40_000 if ctx.quick else 400_000
     data = robustness_table(rounds, ctx.seed, ctx.progress)
@@ -73,21 +68,21 @@ def build(ctx: ReportContext) -> Section:
                       f"{c['z']:+.1f}", f"{c['fpr_achieved']:.4f}"]
         lines.append(f"| {fam} | " + " | ".join(cells) + " |")
 
-    fig, axes = plt.subplots(1, len(TESTS), figsize=(10, 3.6))
-    x = np.arange(len(FAMILIES))
-    for ax, t in zip(axes, TESTS):
-        meas = [rows[f][t]["measured"] for f in FAMILIES]
-        err = [2 * rows[f][t]["se"] for f in FAMILIES]
-        ax.bar(x, meas, yerr=err, color="C0", capsize=3, label="measured (2 s.e.)")
-        ax.axhline(rows[FAMILIES[0]][t]["theory"], color="C3", ls="--", label="Gaussian theory")
-        ax.set_xticks(x, FAMILIES, rotation=20, fontsize=8)
-        ax.set_ylabel(f"TPR at {FPR:.0%} FPR")
-        ax.set_title(f"{LABELS[t]} (Gaussian LR)")
-        ax.grid(alpha=0.3, axis="y")
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(ctx.out_dir / "robustness.png", dpi=110)
-    plt.close(fig)
+    with P.style() as plt:
+        fig, axes = plt.subplots(1, len(TESTS), figsize=(10, 3.6))
+        x = np.arange(len(FAMILIES))
+        for ax, t in zip(axes, TESTS):
+            meas = [rows[f][t]["measured"] for f in FAMILIES]
+            err = [2 * rows[f][t]["se"] for f in FAMILIES]
+            ax.bar(x, meas, yerr=err, color="C0", capsize=3, label="measured (2 s.e.)")
+            ax.axhline(rows[FAMILIES[0]][t]["theory"], color="C3", ls="--", label="Gaussian theory")
+            ax.set_xticks(x, FAMILIES, rotation=20, fontsize=8)
+            ax.set_ylabel(f"TPR at {FPR:.0%} FPR")
+            ax.set_title(f"{LABELS[t]} (Gaussian LR)")
+            ax.grid(alpha=0.3, axis="y")
+        axes[0].legend(fontsize=8)
+        fig.tight_layout()
+        P.save(fig, ctx.out_dir / "robustness.png")
 
     md = f"""
 How robust is the Gaussian likelihood ratio when the data are not Gaussian? Each family has the

@@ -65,6 +65,7 @@ def _sep_closed(N, m, d=1):
 def _fig1(ctx, plt, rounds):
     from semi_core._rng import chunk_generators
     from semi_core.game.play import crafter
+    from semi_core.report import _plots as P
 
     T, tau = 10, 5
     mech = _mech(T)
@@ -95,8 +96,7 @@ def _fig1(ctx, plt, rounds):
                       "N": n_eff.tolist()}
     axes[0].legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(ctx.out_dir / "fig1_isolation.png", dpi=110)
-    plt.close(fig)
+    P.save(fig, ctx.out_dir / "fig1_isolation.png")
     return data
 
 
@@ -240,6 +240,7 @@ def _fig7(ctx, rounds):
 def _fig8(ctx, plt, rounds):
     """App. H.3: d = 2 decision boundary; power vs d (closed form, Monte Carlo, paper)."""
     from semi_core.game.engine import simulate
+    from semi_core.report import _plots as P
     from semi_core.stats import errors as E
 
     T, tau = 5, 3
@@ -281,8 +282,7 @@ def _fig8(ctx, plt, rounds):
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(ctx.out_dir / "fig8_multivariate.png", dpi=110)
-    plt.close(fig)
+    P.save(fig, ctx.out_dir / "fig8_multivariate.png")
     return {"d": list(ds), "closed_form": closed, "monte_carlo": mc, "boundary_radius_sq": r2}
 
 
@@ -366,17 +366,18 @@ def build(ctx: ReportContext) -> Section:
     studies."""
     from semi_core.report import _plots as P
 
-    plt = P.pyplot()
     mc = 60_000 if ctx.quick else 400_000
     ctx.progress("fig 1")
-    f1 = _fig1(ctx, plt, 2000 if ctx.quick else 20_000)
+    with P.style() as plt:
+        f1 = _fig1(ctx, plt, 2000 if ctx.quick else 20_000)
     ctx.progress("fig 4")
     f4 = _fig4(ctx, mc)
     f56 = _fig5_6(ctx, mc)
     ctx.progress("fig 7")
     f7 = _fig7(ctx, 4000 if ctx.quick else 20_000)
     ctx.progress("fig 8")
-    f8 = _fig8(ctx, plt, mc)
+    with P.style() as plt:
+        f8 = _fig8(ctx, plt, mc)
     ctx.progress("priors")
     pri = prior_study(mc, ctx.seed + 900)
     lim = limit_table()
