@@ -160,7 +160,7 @@ def _check_bootstrap(args, targets, n_attacks: int) -> None:
 def _flag_error(exc: Exception) -> Exception:
     """The library's error with its argument named by the flag (``n_targets`` -> --targets)."""
     msg = str(exc)
-    head = msg.split(" ", 1)[0]
+    head = msg.split(" ", 1)[0].rstrip(":")
     if head in _FLAGS and type(exc) in (ValueError, TypeError):
         return type(exc)(_FLAGS[head] + msg[len(head):])
     return exc

@@ -140,6 +140,13 @@ def test_loo_targets_refused_above_targets(capsys):
     assert rc == 2 and "--loo-targets must be in 2..40, got 41" in out["error"], out
 
 
+def test_loo_subset_of_one_class_refused_before_training_loo_models(capsys):
+    """Seed 0: the first 2 records of target model 0 are of one class; refused, named."""
+    rc, out = _run(capsys, SMALL + ["--attacks", "loss,l-attack", "--loo-targets", "2",
+                                    "--loo-models", "2", "--json"])
+    assert rc == 2 and "--loo-targets: the 2 leave-one-out records" in out["error"], out
+
+
 @pytest.mark.parametrize("flag, value", [("--damping", "1e300"), ("--epochs", "1e-300"),
                                          ("--seed", str(10**30)), ("--threads", "1e300"),
                                          ("--connect-timeout", "1e300")])

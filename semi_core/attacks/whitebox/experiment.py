@@ -675,9 +675,14 @@ def run_attacks(cfg: AttackConfig, attacks=("iha", "loss", "sif", "lira-online",
                     view=view, targets=targets,
                     _whitebox={t: wb for t, (wb, _) in wbs.kept.items()})
     if loo:
+        sub = np.arange(cfg.loo_targets)
+        n_in = int(res.member[sub].sum())
+        if n_in in (0, sub.size):   # known before training: refuse instead of failing later
+            raise ValueError(f"loo_targets: the {sub.size} leave-one-out records of target "
+                             f"model 0 are all {'members' if n_in else 'non-members'}; the "
+                             f"attacks need both (use more, up to {k})")
         say("leave-one-out reference models")
         t0 = time.perf_counter()
-        sub = np.arange(cfg.loo_targets)
         loo_res, n_loo = _loo_game(view, targets[0][sub], loo, cfg, child_seed(root, 2),
                                    chunk_size=chunk_size, executor=ex)
         seconds["train_loo_models"] = time.perf_counter() - t0
