@@ -1,0 +1,172 @@
+"""One-run DP-SGD audits (semi_core.sgd.one_run): m canaries with Bernoulli(1/2) inclusion in
+ONE training run, white-box (Dirac canaries at chosen steps, per-step log-LR) and black-box
+(input canaries, final model's loss), certified by one-run and one-run-fdp."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from scipy.stats import binom  # noqa: E402
+
+from semi_core.audit.one_run_fdp import one_run_fdp_p_value  # noqa: E402
+from semi_core.sgd.accounting import calibrate_sigma, dpsgd_epsilon  # noqa: E402
+from semi_core.sgd.dirac import WhiteBoxMechanism  # noqa: E402
+from semi_core.sgd.one_run import (  # noqa: E402
+    ONE_RUN_METHODS,
+    min_certifying_canaries,
+    one_run_black_box,
+    one_run_white_box,
+    spread_steps,
+    synthetic_setup,
+)
+
+DELTA = 1e-5
+NAMES = [n for n, _, _ in ONE_RUN_METHODS]
+
+
+@pytest.fixture(scope="module")
+def small():
+    """m = 60 canaries, 3 steps, eps = 4."""
+    torch.set_num_threads(1)
+    sigma = calibrate_sigma(4.0, DELTA)
+    return synthetic_setup(60, sigma, steps=3, seed=0)
+
+
+def test_white_box_end_to_end(small):
+    res = one_run_white_box(small, seed=1, delta=DELTA)
+    assert res.kind == "white-box" and res.m == 60 and res.scores.shape == (60,)
+    assert set(res.bounds) == set(NAMES)
+    assert all(np.isfinite(v) and v >= 0 for v in res.bounds.values())
+    assert res.epsilon_true == pytest.approx(4.0, rel=1e-6)
+    np.testing.assert_array_equal(res.tau, spread_steps(60, 3))
+    assert set(res.tau.tolist()) == {1, 2, 3}           # spread over the whole run
+    # white-box Dirac scores: members' scores are shifted up by 4/sigma^2 on average
+    assert res.scores[res.member].mean() > res.scores[~res.member].mean()
+    assert res.to_dict()["m"] == 60
+
+
+def test_white_box_semi_sgd_score(small):
+    res = one_run_white_box(small, seed=1, delta=DELTA, score="semi_sgd")
+    base = one_run_white_box(small, seed=1, delta=DELTA)
+    np.testing.assert_array_equal(res.member, base.member)
+    # SeMI-SGD's log-LR ranks the canaries like the optimal Dirac LR (same update, same step)
+    rho = np.corrcoef(res.scores, base.scores)[0, 1]
+    assert rho > 0.9
+
+
+def test_black_box_end_to_end(small):
+    res = one_run_black_box(small, m=60, seed=2, delta=DELTA)
+    assert res.kind == "black-box" and res.scores.shape == (60,)
+    assert np.all(res.scores <= 0)                      # negative losses
+    assert all(np.isfinite(v) and v >= 0 for v in res.bounds.values())
+    assert res.epsilon_true == pytest.approx(dpsgd_epsilon(small.cfg.sigma_dp, DELTA))
+
+
+def test_same_seed_same_result(small):
+    a = one_run_white_box(small, seed=7, delta=DELTA)
+    b = one_run_white_box(small, seed=7, delta=DELTA)
+    np.testing.assert_array_equal(a.scores, b.scores)
+    np.testing.assert_array_equal(a.member, b.member)
+    assert a.bounds == b.bounds
+    c = one_run_white_box(small, seed=8, delta=DELTA)
+    assert not np.array_equal(a.scores, c.scores)
+    x = one_run_black_box(small, m=60, seed=7, delta=DELTA)
+    y = one_run_black_box(small, m=60, seed=7, delta=DELTA)
+    np.testing.assert_array_equal(x.scores, y.scores)
+    assert x.bounds == y.bounds
+
+
+def test_white_box_never_overclaims_over_seeds(small):
+    """eps_LB <= eps_true for 10 seeds: each bound over-claims with probability <= 0.05 per
+    run, so more than binom.isf(1e-3, 10, .05) = 3 over-claims of one method would refute it
+    at level 1e-3 (a correct implementation fails this with probability < 1e-3)."""
+    allowed = int(binom.isf(1e-3, 10, 0.05))
+    over = dict.fromkeys(NAMES, 0)
+    for seed in range(10):
+        res = one_run_white_box(small, seed=seed, delta=DELTA)
+        for k, v in res.bounds.items():
+            over[k] += v > res.epsilon_true
+    assert all(c <= allowed for c in over.values()), over
+
+
+@pytest.mark.slow
+def test_white_box_overclaim_rate_slow():
+    """200 one-run audits at eps = 8, m = 200 (power: eps_LB > 0 in most runs); over-claims per
+    method within the binomial(200, 0.05) upper 1e-3 quantile."""
+    torch.set_num_threads(1)
+    setup = synthetic_setup(200, calibrate_sigma(8.0, DELTA), steps=2, seed=3)
+    mech = WhiteBoxMechanism(setup)
+    over = dict.fromkeys(NAMES, 0)
+    positive = 0
+    for seed in range(200):
+        res = one_run_white_box(mech, seed=seed, delta=DELTA)
+        positive += res.bounds["one-run-fdp (gdp)"] > 0
+        for k, v in res.bounds.items():
+            over[k] += v > res.epsilon_true
+    assert positive > 150
+    assert all(c <= binom.isf(1e-3, 200, 0.05) for c in over.values()), over
+
+
+# ----------------------------------------------------------------------------- bad input
+def test_unbalanced_inclusion_refused(small):
+    member = np.zeros(60, bool)
+    member[:50] = True                                  # 50 of 60 included: p ~ 1e-7
+    with pytest.raises(ValueError, match="probability 1/2"):
+        one_run_white_box(small, member=member, delta=DELTA)
+    with pytest.raises(ValueError, match="probability 1/2"):
+        one_run_black_box(small, m=60, member=member, delta=DELTA)
+    ok = np.arange(60) % 2 == 0                         # balanced bits are accepted
+    assert one_run_white_box(small, member=ok, delta=DELTA).member.sum() == 30
+
+
+def test_member_shape_and_steps_refused(small):
+    with pytest.raises(ValueError, match="member must be a bool array"):
+        one_run_white_box(small, member=np.ones(59, bool), delta=DELTA)
+    with pytest.raises(ValueError, match="member must be a bool array"):
+        one_run_white_box(small, member=np.ones(60), delta=DELTA)
+    with pytest.raises(ValueError, match=r"taus must be insertion steps in 1\.\.3"):
+        one_run_white_box(small, taus=4, delta=DELTA)
+    with pytest.raises(ValueError, match="score must be"):
+        one_run_white_box(small, score="loss", delta=DELTA)
+
+
+def test_too_few_canaries_refused():
+    need = min_certifying_canaries(DELTA, 0.05, "one-run")
+    assert 4 <= need <= 12
+    setup = synthetic_setup(need - 1, 1.0, steps=2, seed=0)
+    with pytest.raises(ValueError, match=f"use m >= {need}"):
+        one_run_white_box(setup, delta=DELTA)
+    with pytest.raises(ValueError, match=f"use m >= {need}"):
+        one_run_black_box(setup, m=need - 1, delta=DELTA)
+
+
+def test_min_certifying_canaries_is_the_boundary():
+    """At the returned m a perfect run certifies eps > 0; one canary fewer cannot."""
+    from semi_core.audit import epsilon_lower_bound
+
+    for method, kw in (("one-run", {}), ("one-run-fdp", {"tradeoff": "gdp"})):
+        m = min_certifying_canaries(DELTA, 0.05, method, kw.get("tradeoff"))
+        for mm, positive in ((m, True), (m - 1, False)):
+            n1 = (mm + 1) // 2
+            e = epsilon_lower_bound(np.arange(n1) + 100.0, -np.arange(mm - n1) - 1.0,
+                                    delta=DELTA, method=method, **kw).epsilon_lower_bound
+            assert (e > 0) == positive, (method, mm, e)
+
+
+def test_claimed_curve_not_a_tradeoff_function_refused():
+    with pytest.raises(ValueError, match="not a trade-off function"):
+        one_run_fdp_p_value(1000, 100, 90, tradeoff=lambda a: np.maximum(0, 1 - a) ** 0.5)
+    with pytest.raises(ValueError, match="not a trade-off function"):  # above 1 - alpha
+        one_run_fdp_p_value(1000, 100, 90, tradeoff=lambda a: np.minimum(1, 1.2 - a))
+
+
+def test_input_setup_refused_for_white_box(small):
+    import dataclasses
+
+    inp = dataclasses.replace(small, kind="input", canary_x=small.ref_x[0],
+                              canary_y=small.ref_y[0])
+    with pytest.raises(ValueError, match="needs Dirac canaries"):
+        one_run_white_box(inp, delta=DELTA)
