@@ -315,6 +315,39 @@ def _probe_greeting(scheduler: str, host: str, port: int, timeout: float) -> Non
         sock.close()
 
 
+def _load_on_worker(payload: bytes) -> str:
+    """Unpickle ``payload`` on a worker: ``""`` when it loads, else the error (a probe)."""
+    try:
+        import cloudpickle  # lazy: comes with Dask, used on workers only
+
+        cloudpickle.loads(payload)
+    except Exception as exc:  # noqa: BLE001 - reported to the caller with a clear message
+        return f"{type(exc).__name__}: {exc}"
+    return ""
+
+
+def _probe_workers(client, fn: Callable, task, timeout: float) -> None:
+    """Refuse, with a clear error, a task the workers could not load.
+
+    A worker that cannot unpickle a task (its function lives in a module only the client can
+    import, e.g. a test module or a notebook cell saved under a private name) dies and is
+    restarted, and the run would wait for ever; one small probe task finds out first.
+    """
+    import cloudpickle  # lazy: comes with Dask
+
+    name = getattr(fn, "__qualname__", type(fn).__name__)
+    hint = ("define the function, the mechanism and the scorers in a module the workers can "
+            "import (installed, or on their PYTHONPATH)")
+    try:
+        payload = cloudpickle.dumps((fn, task))
+    except Exception as exc:  # noqa: BLE001 - any pickling failure means the same thing
+        raise TypeError(f"the task of {name} cannot be sent to Dask workers "
+                        f"({type(exc).__name__}: {exc}); {hint}") from None
+    err = client.submit(_load_on_worker, payload, pure=False).result(timeout=timeout)
+    if err:
+        raise RuntimeError(f"the Dask workers cannot load the task of {name} ({err}); {hint}")
+
+
 def run_dask(fn: Callable, tasks: Sequence, *, workers: int | None = None,
              scheduler: str | None = None, client=None, progress: bool = False,
              sizes: Sequence[int] | None = None, reduce: Callable | None = None, init=None,
@@ -367,6 +400,8 @@ def run_dask(fn: Callable, tasks: Sequence, *, workers: int | None = None,
         except Exception:  # noqa: BLE001 - only sizes the submission window
             n_workers = 1
         window = max(8, 4 * n_workers) if reduce is not None else max(len(tasks), 1)
+        if len(tasks):
+            _probe_workers(client, fn, tasks[0], worker_timeout)
 
         def submit(i):
             fut = client.submit(fn, tasks[i], pure=False)
