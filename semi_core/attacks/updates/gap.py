@@ -191,14 +191,15 @@ class SufficientEmpiricalMean(EmpiricalMean):
         if taus.size and (taus.min() < 1 or taus.max() > self.T):
             raise ValueError(f"tau must be in 1..{self.T}")
         R = member.size
-        e = rng.standard_normal((R, self.T, self.d))
-        xb = np.empty((R, self.T, self.d))
+        xb = rng.standard_normal((R, self.T, self.d))
         for t in range(self.T):
             n = float(self.n_t[t])
-            et = e[:, t] @ self.chol_t[t].T
-            h0 = self.mu_t[t] + et / np.sqrt(n)
-            h1 = self.target / n + (n - 1) / n * self.mu_t[t] + et * np.sqrt(n - 1) / n
-            xb[:, t] = np.where((member & (taus == t + 1))[:, None], h1, h0)
+            et = xb[:, t] @ self.chol_t[t].T
+            ins = member & (taus == t + 1)
+            xb[:, t] = self.mu_t[t] + et / np.sqrt(n)
+            if ins.any():  # a datum replaced by the target: the other n - 1 keep their law
+                xb[ins, t] = (self.target / n + (n - 1) / n * self.mu_t[t]
+                              + et[ins] * np.sqrt(n - 1) / n)
         return self.releases(xb)
 
     def params(self) -> dict:
