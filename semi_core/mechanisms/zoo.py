@@ -25,6 +25,15 @@ Gaussian mechanism, i.e. :math:`\sigma = 1/\mu` where :math:`\mu`-GDP has
 
 The seed's pair is :math:`S=\{0\}`, :math:`S'=\{0,1\}` (:data:`SEED_PAIR`).
 
+**Where the floor goes** (``floor``). Eq. 5 as printed floors the noisy *count*,
+:math:`\tilde n=\max\{10^{-12}, n+W\}` (``floor="count"``, the default above). DP-Auditorium's
+``MeanMechanism``, whose setup the seed says it follows, floors the noise *scale* instead: the
+mean uses :math:`n+W` unfloored and the noise scale is :math:`\max\{10^{-12}, b/(n+W)\}`
+(``floor="scale"``, :math:`b=2/\varepsilon` or the Gaussian :math:`\sigma`). Under the scale
+floor a negative noisy count (probability :math:`\approx\tfrac12 e^{-n\varepsilon/2}`) gives an
+output with noise :math:`10^{-12}`: a point mass at :math:`s/n` for NonDP2 (and at
+:math:`s/(n+W)` for DP, which is then no longer DP), which is what makes NonDP2 detectable.
+
 Any Python callable ``mechanism(dataset, rng) -> output`` (a scalar or a fixed-shape array) is
 accepted by :func:`as_dataset_mechanism` without subclassing; every output is checked (finite,
 same shape each call) and a violation raises an error naming ``mechanism``.
@@ -47,12 +56,16 @@ from semi_core.mechanisms.base import GroundTruthUnknown, MechanismBase
 
 __all__ = ["NoisyCountMean", "DPLaplace", "NonDPLaplace1", "NonDPLaplace2", "DPGaussian",
            "NonDPGaussian1", "NonDPGaussian2", "CallableMechanism", "as_dataset_mechanism",
-           "ZOO", "ZOO_EPSILON_RANGE", "SEED_PAIR", "gaussian_sigma", "make_zoo_mechanism", "RandomizedResponse"]
+           "ZOO", "ZOO_EPSILON_RANGE", "FLOORS", "SEED_PAIR", "gaussian_sigma",
+           "make_zoo_mechanism", "RandomizedResponse"]
 
 #: The seed's neighbouring datasets (§4.1): S = {0}, S' = {0, 1}.
 SEED_PAIR = (np.array([0.0]), np.array([0.0, 1.0]))
 
 _FLOOR = 1e-12  # the seed's max{1e-12, n + noise}
+#: Where the 1e-12 floor applies: the noisy count (eq. 5 as printed) or the noise scale
+#: (DP-Auditorium's MeanMechanism).
+FLOORS = ("count", "scale")
 
 #: Design epsilons a :class:`NoisyCountMean` accepts: outside, the noise scale (``2/eps`` or the
 #: Gaussian calibration) over- or underflows and the quadrature log-LR loses every digit.
@@ -105,13 +118,20 @@ class NoisyCountMean(MechanismBase):
         Gaussian variants only (default ``1e-5``).
     pair : tuple of array_like
         ``(S, S')`` used by the :class:`Mechanism` protocol (default :data:`SEED_PAIR`).
+    floor : {"count", "scale"}
+        Floor :math:`10^{-12}` on the noisy count (eq. 5 as printed) or on the noise scale
+        (DP-Auditorium); see the module doc. Exact densities exist for ``"count"`` only.
     """
 
     T = 1
     tests = ("semi-star", "semi-max", "semi-unif")
 
     def __init__(self, epsilon: float, *, noise: str = "laplace", variant: str = "dp",
-                 delta: float = 1e-5, pair=SEED_PAIR, quad_nodes: int = 4000):
+                 delta: float = 1e-5, pair=SEED_PAIR, quad_nodes: int = 4000,
+                 floor: str = "count"):
+        if floor not in FLOORS:
+            raise ValueError(f"floor must be one of {FLOORS}, got {floor!r}")
+        self.floor = floor
         self.epsilon_design = check_positive(epsilon, "epsilon")
         lo, hi = ZOO_EPSILON_RANGE
         if not lo <= self.epsilon_design <= hi:
@@ -141,6 +161,11 @@ class NoisyCountMean(MechanismBase):
         x = _check_dataset(dataset)
         n, s = float(x.size), float(x.sum())
         w, z = self._noise(rng, size), self._noise(rng, size)
+        if self.floor == "scale" and self.variant != "nondp1":
+            nw = n + w  # DP-Auditorium: unfloored count, noise scale max(1e-12, b / count)
+            noise = z / self.scale * np.maximum(_FLOOR, self.scale / nw)
+            mean = s / nw if self.variant == "dp" else s / n
+            return (mean + noise)[:, None]
         nt = np.maximum(_FLOOR, n + w)
         if self.variant == "dp":
             out = (s + z) / nt
@@ -182,6 +207,9 @@ class NoisyCountMean(MechanismBase):
         r"""Log-density of scalar outputs on ``dataset``: exact for ``nondp1``, else the mean of
         the conditional densities over ``quad_nodes`` midpoint quantiles of the count noise
         (:math:`p(o)=\mathbb E_{\tilde n}\,p(o\mid\tilde n)`)."""
+        if self.floor == "scale" and self.variant != "nondp1":
+            raise GroundTruthUnknown(f"{self.name} with floor='scale' has a near-atom of width "
+                                     "1e-12: no density is computed")
         x = _check_dataset(dataset)
         n, s = float(x.size), float(x.sum())
         o = np.asarray(outputs, dtype=float).reshape(-1)
@@ -219,7 +247,7 @@ class NoisyCountMean(MechanismBase):
 
     def params(self) -> dict[str, Any]:
         return {"mechanism": self.name, "T": 1, "epsilon": self.epsilon_design,
-                "delta": self.delta_design, "noise_scale": self.scale,
+                "delta": self.delta_design, "noise_scale": self.scale, "floor": self.floor,
                 "S": self.pair[0].tolist(), "S_prime": self.pair[1].tolist()}
 
     def __repr__(self) -> str:
@@ -258,20 +286,22 @@ def NonDPGaussian2(epsilon, delta=1e-5, **kw):  # noqa: N802
 
 #: CLI names -> constructors ``f(epsilon, delta)``.
 ZOO: dict[str, Callable[..., NoisyCountMean]] = {
-    "dp-laplace": lambda e, d: DPLaplace(e),
-    "nondp-laplace-1": lambda e, d: NonDPLaplace1(e),
-    "nondp-laplace-2": lambda e, d: NonDPLaplace2(e),
-    "dp-gaussian": lambda e, d: DPGaussian(e, d),
-    "nondp-gaussian-1": lambda e, d: NonDPGaussian1(e, d),
-    "nondp-gaussian-2": lambda e, d: NonDPGaussian2(e, d),
+    "dp-laplace": lambda e, d, **kw: DPLaplace(e, **kw),
+    "nondp-laplace-1": lambda e, d, **kw: NonDPLaplace1(e, **kw),
+    "nondp-laplace-2": lambda e, d, **kw: NonDPLaplace2(e, **kw),
+    "dp-gaussian": lambda e, d, **kw: DPGaussian(e, d, **kw),
+    "nondp-gaussian-1": lambda e, d, **kw: NonDPGaussian1(e, d, **kw),
+    "nondp-gaussian-2": lambda e, d, **kw: NonDPGaussian2(e, d, **kw),
 }
 
 
-def make_zoo_mechanism(name: str, epsilon: float, delta: float = 1e-5) -> NoisyCountMean:
-    """A zoo mechanism by CLI name (``dp-laplace``, ``nondp-gaussian-2``, ...)."""
+def make_zoo_mechanism(name: str, epsilon: float, delta: float = 1e-5, *,
+                       floor: str = "count") -> NoisyCountMean:
+    """A zoo mechanism by CLI name (``dp-laplace``, ``nondp-gaussian-2``, ...); ``floor``: see
+    :class:`NoisyCountMean`."""
     if name not in ZOO:
         raise ValueError(f"mechanism must be one of {sorted(ZOO)}, got {name!r}")
-    return ZOO[name](epsilon, delta)
+    return ZOO[name](epsilon, delta, floor=floor)
 
 
 class CallableMechanism:

@@ -62,7 +62,8 @@ from .rff import (
 )
 from .tau import check_alpha, check_epsilon, tau_for
 
-__all__ = ["SequentialResult", "GridResult", "PairSource", "mechanism_source", "stream_source",
+__all__ = ["witness_diagnostics", "UNRESOLVED_MAX",
+           "SequentialResult", "GridResult", "PairSource", "mechanism_source", "stream_source",
            "sampler_source", "sequential_test", "sequential_grid", "run_audits", "summarize",
            "sequential_work", "check_sequential_work"]
 
@@ -146,6 +147,72 @@ def sampler_source(sample_x: Callable, sample_y: Callable, name: str = "distribu
     return PairSource(lambda size, rng: (sample_x(size, rng), sample_y(size, rng)), name)
 
 
+# ----------------------------------------------------------------------------- diagnostics
+#: Largest fraction of numerically distinct pairs the kernel may fail to tell apart before the
+#: witness is called degenerate (a sound bandwidth leaves ~0; the count-floor reading of eq. 5
+#: leaves ~1/4, see :func:`witness_diagnostics`).
+UNRESOLVED_MAX = 0.05
+#: :math:`1-K` below this is 0 to double precision: the kernel sees the two points as one.
+_K_TOL = 1e-12
+#: Two outputs closer than this, relative to their size, are the same output (an atom blurred by
+#: a 1e-12 noise floor): the kernel *should* merge them.
+_REL_SAME = 1e-6
+
+
+def _unresolved(A: np.ndarray, B: np.ndarray, bandwidth: float) -> tuple[int, int]:
+    """(# pairs (a_i, b_i) that are distinct but have 1 - K < 1e-12, # distinct pairs)."""
+    d2 = np.sum((A - B) ** 2, axis=1)
+    size = np.maximum(np.maximum(np.sum(A * A, 1), np.sum(B * B, 1)), 1.0)
+    distinct = d2 > (_REL_SAME ** 2) * size
+    blind = -np.expm1(-d2 / (2.0 * bandwidth ** 2)) < _K_TOL
+    return int(np.sum(distinct & blind)), int(np.sum(distinct))
+
+
+def witness_diagnostics(bandwidth: float, warm: tuple | None, pair_counts: tuple[int, int],
+                        one_minus_k: float, n_pairs: int, v_max: float) -> dict:
+    r"""Whether a run's witness could have had power (issue: vacuous evidence).
+
+    The OGA witness :math:`f_t=\sum_i c_i[K(X_i,\cdot)-K(Y_i,\cdot)]` only sees what the RBF
+    kernel resolves. Three signs that it resolved nothing:
+
+    * **unresolved pairs**: the fraction of numerically distinct pairs (relative distance
+      :math:`>10^{-6}`) for which :math:`1-K<10^{-12}` -- the kernel treats them as one point --
+      among the pooled warm-up pairs and among the test pairs :math:`(X_t,Y_t)`; above
+      :data:`UNRESOLVED_MAX` the bandwidth is too large for the bulk of the outputs (e.g. the
+      median heuristic on eq. 5's count floor, :math:`hpprox10^{13}`-:math:`10^{14}`, merges
+      every output of size :math:`O(1)`);
+    * :math:`M_tpprox0`: :math:`M_t=\sum_{i\le t}2(1-K(X_i,Y_i))`, so
+      :math:`M_t/(2t)<10^{-12}` means every test pair looked identical to the kernel;
+    * the witness values :math:`|v_t|` all below :math:`10^{-9}` (no bet can move the wealth).
+
+    Returns a dict with those numbers, ``degenerate`` and ``reason``.
+    """
+    reasons = []
+    out = {"bandwidth": float(bandwidth)}
+    if warm is not None:
+        Z = np.vstack(warm)
+        i, j = np.triu_indices(Z.shape[0], k=1)
+        u, n = _unresolved(Z[i], Z[j], bandwidth)
+        out["warmup_unresolved_fraction"] = u / n if n else 0.0
+        if n and u / n > UNRESOLVED_MAX:
+            reasons.append(f"bandwidth {bandwidth:.3g} merges {100 * u / n:.0f}% of distinct "
+                           "warm-up pairs")
+    u, n = pair_counts
+    out["test_unresolved_fraction"] = u / n if n else 0.0
+    if n and u / n > UNRESOLVED_MAX and not reasons:
+        reasons.append(f"bandwidth {bandwidth:.3g} merges {100 * u / n:.0f}% of distinct test "
+                       "pairs")
+    out["mean_one_minus_k"] = one_minus_k / n_pairs if n_pairs else 0.0
+    if n_pairs and out["mean_one_minus_k"] < _K_TOL:
+        reasons.append("M_t ~ 0 (every test pair identical to the kernel)")
+    out["max_abs_witness"] = float(v_max)
+    if n_pairs > 1 and v_max < 1e-9:
+        reasons.append("witness values ~ 0")
+    out["degenerate"] = bool(reasons)
+    out["reason"] = "; ".join(reasons)
+    return out
+
+
 # ----------------------------------------------------------------------------- results
 @dataclass
 class SequentialResult:
@@ -167,9 +234,28 @@ class SequentialResult:
     witness: np.ndarray | None = None
     witness_kind: str = "exact"
     features: int | None = None
+    diagnostics: dict = field(default_factory=dict)
+
+    @property
+    def degenerate(self) -> bool:
+        """True when the witness could not resolve the outputs (:func:`witness_diagnostics`)."""
+        return bool(self.diagnostics.get("degenerate", False))
+
+    @property
+    def verdict(self) -> str:
+        """``"violation"``, ``"no violation found"`` (the witness resolved the outputs) or
+        ``"inconclusive: degenerate witness (...)"`` (the run had no power: never read it as
+        evidence that the mechanism is private)."""
+        if self.rejected:
+            return "violation"
+        if self.degenerate:
+            return f"inconclusive: degenerate witness ({self.diagnostics['reason']})"
+        return "no violation found"
 
     def to_dict(self, *, paths: bool = True) -> dict:
-        d = {"rejected": self.rejected, "stopped_at": self.stopped_at,
+        d = {"rejected": self.rejected, "verdict": self.verdict,
+             "degenerate_witness": self.degenerate, "witness_diagnostics": self.diagnostics,
+             "stopped_at": self.stopped_at,
              "n_observed": self.n_observed, "epsilon": self.epsilon, "delta": self.delta,
              "failure_prob": self.failure_prob, "tau": self.tau, "algorithm": self.algorithm,
              "bandwidth": self.bandwidth, "bandwidth_note": self.bandwidth_note,
@@ -474,10 +560,14 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
     buf = None
     W = None
     t = 0
-    lb_path = np.zeros(max_obs)
+    n_unres = n_dist = 0
+    omk = 0.0
     while t < max_obs and any(b.stop is None for b in bettors):
         size = min(block, max_obs - t)
         xb, yb = source(size, rng)
+        u, n = _unresolved(xb, yb, bw)
+        n_unres, n_dist = n_unres + u, n_dist + n
+        omk += float(np.sum(-np.expm1(-np.sum((xb - yb) ** 2, axis=1) / (2.0 * bw * bw))))
         if buf is None:
             d = xb.shape[1]
             if d > 1 and not median:
@@ -501,6 +591,9 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
                 b.feed(v, t)
         t += size
     n_obs = t
+    v_all = buf["v"][:n_obs] if buf is not None else np.zeros(0)
+    diag = witness_diagnostics(bw, (wx, wy) if median else None, (n_unres, n_dist), omk, n_obs,
+                               float(np.max(np.abs(v_all))) if v_all.size else 0.0)
     results, stops = [], []
     for e, tau_i, b in zip(eps, taus, bettors):
         mix = np.asarray(b.mix) if algorithm == 2 else None
@@ -510,7 +603,7 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
             tau=float(tau_i), algorithm=algorithm, bandwidth=bw, bandwidth_note=note,
             bound=bound, log_mixture=mix,
             witness=buf["v"][:n_obs].copy() if (keep_witness and buf is not None) else None,
-            witness_kind=witness, features=n_feat))
+            witness_kind=witness, features=n_feat, diagnostics=diag))
         stops.append(np.inf if b.stop is None else b.stop)
     # fixed-sequence lower bound path: largest eps_i with every eps_j <= eps_i rejected by t
     stops = np.asarray(stops, dtype=float)
@@ -565,7 +658,16 @@ def summarize(runs: Sequence[SequentialResult]) -> dict:
            "rejection_rate_se": float(np.sqrt(rate * (1 - rate) / R)) if R else float("nan"),
            "mean_stop": float(stops.mean()) if stops.size else None,
            "mean_stop_se": (float(stops.std(ddof=1) / np.sqrt(stops.size))
-                            if stops.size > 1 else (0.0 if stops.size else None))}
+                            if stops.size > 1 else (0.0 if stops.size else None)),
+           "degenerate_runs": int(sum(r.degenerate for r in runs))}
+    nd = out["degenerate_runs"]
+    if nd and out["rejections"] == 0:
+        out["verdict"] = (f"inconclusive: the witness was degenerate in {nd}/{R} runs (no "
+                          "power; not evidence of privacy)")
+    elif out["rejections"]:
+        out["verdict"] = "violation"
+    else:
+        out["verdict"] = "no violation found"
     return out
 
 
