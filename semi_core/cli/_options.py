@@ -302,8 +302,15 @@ def executor_from_args(args):
     (validated there: the CLI only parses)."""
     from semi_core.game.backends import Executor
 
-    return Executor(threads=args.threads, workers=args.workers, scheduler=args.scheduler,
-                    connect_timeout=args.connect_timeout, worker_timeout=args.worker_timeout)
+    try:
+        return Executor(threads=args.threads, workers=args.workers, scheduler=args.scheduler,
+                        connect_timeout=args.connect_timeout, worker_timeout=args.worker_timeout)
+    except (TypeError, ValueError) as exc:  # the library's message, under the flag's name
+        msg = str(exc)
+        for name in ("threads", "workers", "scheduler", "connect_timeout", "worker_timeout"):
+            if msg.startswith(name + " "):
+                raise type(exc)("--" + name.replace("_", "-") + msg[len(name):]) from None
+        raise
 
 
 def add_latex(parser, *, what: str) -> None:

@@ -24,6 +24,7 @@ An :class:`Executor` names where tasks run; it is the one option every game take
 from __future__ import annotations
 
 import math
+import os
 import socket
 import threading
 import time
@@ -56,6 +57,12 @@ class Interrupted(KeyboardInterrupt):
         self.total = int(total)
 
 
+#: Most threads or local Dask worker processes one machine is asked to run: 8 per core (at
+#: least 64). More gives no speed and exhausts memory or process limits; a larger cluster is
+#: reached through ``scheduler``.
+MAX_LOCAL_PARALLELISM = max(64, 8 * (os.cpu_count() or 1))
+
+
 @dataclass(frozen=True)
 class Executor:
     """Where the chunks of a game run; the result never depends on it.
@@ -63,9 +70,10 @@ class Executor:
     Parameters
     ----------
     threads : int
-        Local threads (``1``: in-process, sequential).
+        Local threads (``1``: in-process, sequential), at most :data:`MAX_LOCAL_PARALLELISM`.
     workers : int, optional
-        Start a Dask ``LocalCluster`` with this many single-threaded worker processes.
+        Start a Dask ``LocalCluster`` with this many single-threaded worker processes, at most
+        :data:`MAX_LOCAL_PARALLELISM`.
     scheduler : str, optional
         Address of an existing Dask scheduler (``tcp://host:port``). Only connect to a
         scheduler you trust: the Dask protocol deserialises (unpickles) what it receives.
@@ -85,9 +93,9 @@ class Executor:
     worker_timeout: float = DEFAULT_WORKER_TIMEOUT
 
     def __post_init__(self):
-        check_int(self.threads, "threads", minimum=1)
+        check_int(self.threads, "threads", minimum=1, maximum=MAX_LOCAL_PARALLELISM)
         if self.workers is not None:
-            check_int(self.workers, "workers", minimum=1)
+            check_int(self.workers, "workers", minimum=1, maximum=MAX_LOCAL_PARALLELISM)
         if self.scheduler is not None and self.workers is not None:
             raise ValueError("give either workers (start a LocalCluster) or scheduler (connect), "
                              "not both")

@@ -30,3 +30,24 @@ def test_unpicklable_task_is_refused(dask_client):
 
     with pytest.raises(TypeError, match="cannot be sent to Dask workers"):
         Executor(client=dask_client).run(abs, [threading.Lock()])
+
+
+@pytest.mark.parametrize("kw", [{"workers": 10**6}, {"threads": 10**6}, {"workers": 0}])
+def test_local_parallelism_is_bounded(kw):
+    from semi_core.game.backends import MAX_LOCAL_PARALLELISM
+
+    with pytest.raises(ValueError, match=rf"must be in 1\.\.{MAX_LOCAL_PARALLELISM}"):
+        Executor(**kw)
+
+
+def test_cli_names_the_executor_flag():
+    import contextlib
+    import io
+    import json
+
+    from semi_core.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["simulate", "--workers", "1000000", "--json"])
+    assert code != 0 and "--workers must be in 1.." in json.loads(out.getvalue())["error"]
