@@ -4,10 +4,17 @@ Every run of the audit calls the user's ``model_fn()``, loads the common :math:`
 model, ``torch.optim.SGD`` and a data loader with Opacus' ``PrivacyEngine.make_private`` (its
 ``GradSampleModule`` per-sample gradients, ``DPOptimizer`` clipping, noise and scaling, and --
 with ``sampler="poisson"`` -- its ``DPDataLoader`` Poisson sampler), trains ``steps`` steps and
-records :math:`\theta_0..\theta_T`. The Crafter of :mod:`semi_core.sgd.dirac` decides batches,
-canary slots and bits; scores come from :func:`semi_core.sgd.dirac.white_box_scores`
-(Dirac log-LR and contrast, SeMI-SGD, SeMI-max, the loss baselines); bounds from
-:func:`semi_core.audit.games.audit_game_result`.
+records :math:`\theta_0..\theta_T`. The game is played by the one runner
+(:func:`semi_core.game.play.play`, through :func:`semi_core.sgd.dirac.play_white_box`):
+:class:`OpacusMechanism` is the white-box mechanism of :mod:`semi_core.sgd.dirac` whose
+``release`` trains the chunk's runs through Opacus (the Crafter of
+:func:`~semi_core.sgd.dirac.draw_runs` decides batches and canary slots, the runner the bits);
+scores come from :class:`~semi_core.sgd.dirac.WhiteBoxScorer` (Dirac log-LR and contrast,
+SeMI-SGD, SeMI-max, the loss baselines) or :class:`PoissonDiracScorer`; bounds from
+:func:`semi_core.audit.games.audit_game_result`. ``executor=`` runs the chunks on threads or a
+Dask cluster with an identical result (Opacus runs of one process take turns: the warnings
+they raise are collected with process-global state). The configuration is one validated
+record, :class:`OpacusAuditConfig`; :func:`audit_opacus` also takes its fields as keywords.
 
 Neighbouring relations and ground truth
 ---------------------------------------
@@ -44,7 +51,9 @@ false -- no assumption on the mechanism's whole privacy profile is needed. Elsew
 assume the mechanism is GDP and are reported, not used to refute.
 
 Randomness: noise comes from a ``torch.Generator`` passed as ``noise_generator`` (and, for
-Poisson sampling, to the sampler), seeded per run from the audit's ``SeedSequence``. This needs
+Poisson sampling, to the sampler), seeded per run from the runner's stream of the run's chunk;
+the data loader gets a generator of its own and the model factory runs under
+``torch.random.fork_rng``, so torch's global generator is never moved. This needs
 ``secure_mode=False``; Opacus warns about it and the warning is reported in
 ``report.warnings``, never silenced. A model factory is *called* (never unpickled); nothing is
 loaded from files.
