@@ -50,6 +50,13 @@ from semi_core._validation import check_delta, check_int, check_work
 from semi_core.kernels.rff_witness import rff_block
 from semi_core.kernels.witness import new_state, witness_block
 
+from .conventions import (
+    NotebookONS,
+    new_notebook_witness,
+    notebook_witness_block,
+    parse_conventions,
+    tau_notebook,
+)
 from .ons import OnlineNewtonStep
 from .rbf import median_bandwidth
 from .rff import (
@@ -302,9 +309,10 @@ class GridResult:
 class _ONSBettor:
     """Alg. 1 wealth with ONS on [0, 1/(4+2 tau)]."""
 
-    def __init__(self, tau: float, alpha: float):
+    def __init__(self, tau: float, alpha: float, notebook: bool = False):
         self.tau, self.log_thr = tau, math.log(1.0 / alpha)
-        self.ons = OnlineNewtonStep(0.0, 1.0 / (4.0 + 2.0 * tau), 4.0 + 2.0 * tau)
+        self.ons = (NotebookONS(tau) if notebook
+                    else OnlineNewtonStep(0.0, 1.0 / (4.0 + 2.0 * tau), 4.0 + 2.0 * tau))
         self.logk = 0.0
         self.path: list[float] = []
         self.stop: int | None = None
@@ -468,7 +476,7 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
                     bandwidth: float | str = "median", warmup: int = 20, bound: str = "new",
                     evalue: str = "max", seed=0, block: int = 128, backend: str = "auto",
                     keep_witness: bool = False, witness: str = "exact",
-                    features: int = DEFAULT_FEATURES) -> GridResult:
+                    features: int = DEFAULT_FEATURES, conventions: str = "paper") -> GridResult:
     r"""Sequential tests of :math:`H_0(\varepsilon_i):\mathrm{MMD}\le\tau(\varepsilon_i,\delta)` on
     one stream, and the anytime-valid :math:`\varepsilon` lower bound (see :class:`GridResult`).
 
@@ -509,6 +517,10 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
     features : int
         Number of frequencies :math:`D\in[1, 128]` of the RFF witness (default 16; not used
         by ``exact``).
+    conventions : str
+        ``"paper"`` (Alg. 1, 3, 4 and Thm 3.1 as printed), ``"notebook"`` (the authors' public
+        notebook: its threshold, ONS constants and OGA step/radius) or a comma list of
+        ``tau,ons,oga`` (:mod:`.conventions`); ``ons`` needs Alg. 1, ``oga`` the exact witness.
 
     Returns
     -------
@@ -518,6 +530,13 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
                                                   bound, evalue)
     if witness not in WITNESSES:
         raise ValueError(f"witness must be one of {WITNESSES}, got {witness!r}")
+    comps = parse_conventions(conventions)
+    if "ons" in comps and algorithm != 1:
+        raise ValueError("conventions with 'ons' apply to algorithm=1 only")
+    if "oga" in comps and witness != "exact":
+        raise ValueError("conventions with 'oga' apply to witness='exact' only")
+    if "tau" in comps and bound != "new":
+        raise ValueError("conventions with 'tau' replace the threshold: use bound='new'")
     rff = witness == "rff"
     n_feat = check_features(features) if rff else None
     if rff and backend not in ("auto", "numba", "numpy"):
@@ -536,7 +555,8 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
     elif isinstance(bandwidth, bool) or not isinstance(bandwidth, numbers.Real) or not (
             np.isfinite(bandwidth) and bandwidth > 0):
         raise ValueError(f"bandwidth must be finite and > 0, got {bandwidth!r}")
-    taus = [tau_for(bound, float(e), delta) for e in eps]
+    taus = [(tau_notebook(float(e), delta) if "tau" in comps else tau_for(bound, float(e), delta))
+            for e in eps]
     bad = [float(e) for e, t in zip(eps, taus) if not np.isfinite(t)]
     if bad:
         raise ValueError(f"epsilon = {bad[0]:g} gives an infinite MMD threshold with "
@@ -554,7 +574,7 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
         bw, note = median_bandwidth(wx, wy)
     else:
         bw, note = float(bandwidth), "fixed"
-    bettors = [(_ONSBettor(t, alpha) if algorithm == 1 else _EBettor(t, alpha, max_obs, evalue))
+    bettors = [(_ONSBettor(t, alpha, "ons" in comps) if algorithm == 1 else _EBettor(t, alpha, max_obs, evalue))
                for t in taus]
     X = Y = None
     buf = None
@@ -578,13 +598,16 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
                 buf = new_rff_state(max_obs, n_feat)
             else:
                 X, Y = np.zeros((max_obs, d)), np.zeros((max_obs, d))
-                buf = new_state(max_obs, d)
+                buf = new_notebook_witness(max_obs) if "oga" in comps else new_state(max_obs, d)
         if rff:
             rff_block(rff_base_features(xb, W), rff_base_features(yb, W), t, buf,
                       backend=backend)
         else:
             X[t:t + size], Y[t:t + size] = xb, yb
-            witness_block(X, Y, t, t + size, bw, buf, backend=backend)
+            if "oga" in comps:
+                notebook_witness_block(X, Y, t, t + size, bw, buf)
+            else:
+                witness_block(X, Y, t, t + size, bw, buf, backend=backend)
         v = buf["v"][t:t + size]
         for b in bettors:
             if b.stop is None:
