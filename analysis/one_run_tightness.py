@@ -7,10 +7,18 @@ scores of ONE run (``one-run``: Steinke et al. 2023; ``one-run-fdp``: Mahloujifa
 Gaussian curve and (eps, delta) curve). The many-run methods (``band``, ``gdp``) read the same
 number of scores as m independent games (one canary, one run each: R = m runs), which for
 this mechanism have the same law. Median over --reps seeds of eps_LB / eps_true at 95 %.
+
+``--dpsgd`` prints the DP-SGD table of the report's one-run section instead
+(:func:`semi_core.sgd.one_run.tightness_table`): ONE run of our trainer with m canaries,
+white-box (Dirac canaries at steps spread over the run, per-step log-LR at each canary's step) and
+black-box (input canaries, final model's loss), beside R = m runs of today's white-box audit, with
+the seconds of the one run and of the R runs, and the oracle ceiling
+(:func:`semi_core.audit.one_run_fdp.gaussian_ceiling`).
 Usage::
 
     python analysis/one_run_tightness.py                    # m in {100, 1000, 5000}, 5 reps
     python analysis/one_run_tightness.py --m 1000 --reps 3 --json out.json
+    python analysis/one_run_tightness.py --dpsgd --reps 3   # the DP-SGD one-run table
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import numpy as np
 
 from semi_core._rng import child_seed
 from semi_core.audit import epsilon_lower_bound
+from semi_core.audit.one_run_fdp import gaussian_ceiling
 from semi_core.sgd.accounting import calibrate_sigma
 
 #: (column, method, extra keyword arguments)
@@ -85,7 +94,30 @@ def main(argv=None) -> None:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=None, help="write the rows as JSON")
+    parser.add_argument("--dpsgd", action="store_true",
+                        help="the one-run DP-SGD table (white-box, black-box, R = m runs)")
     args = parser.parse_args(argv)
+    if args.dpsgd:
+        import torch  # lazy: heavy optional dependency
+
+        from semi_core.sgd.one_run import format_tightness, tightness_table
+
+        torch.set_num_threads(1)
+        rows = tightness_table(tuple(args.epsilons), tuple(args.m), delta=args.delta,
+                               failure_prob=args.failure_prob, reps=args.reps, seed=args.seed)
+        for r in rows:
+            r["ceiling"] = gaussian_ceiling(r["mu"], r["m"], delta=args.delta,
+                                            failure_prob=args.failure_prob)["epsilon"] / r["eps"]
+        print(f"ONE DP-SGD run with m canaries: eps_LB / eps_true (median of {args.reps}), "
+              f"delta = {args.delta:g}, failure probability {args.failure_prob:g}")
+        print(format_tightness(rows))
+        print("\noracle ceiling of one-run-fdp (gdp), expected counts, no Bonferroni:")
+        for r in rows:
+            print(f"  eps = {r['eps']:g}, m = {r['m']}: {r['ceiling']:.3f}")
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump(rows, fh, indent=2)
+        return
     rows = tightness(tuple(args.epsilons), tuple(args.m), delta=args.delta,
                      failure_prob=args.failure_prob, reps=args.reps, seed=args.seed)
     print(f"eps_LB / eps_true (median of {args.reps}), delta = {args.delta:g}, "

@@ -81,7 +81,8 @@ from .grads import FunctionalModel, clip_rows
 
 __all__ = ["ONE_RUN_METHODS", "OneRunAudit", "certify_one_run", "min_certifying_canaries",
            "spread_steps", "draw_inclusion", "one_run_white_box", "one_run_black_box",
-           "synthetic_setup", "black_box_canaries"]
+           "synthetic_setup", "black_box_canaries", "MANY_RUN_METHODS", "tightness_table",
+           "format_tightness"]
 
 #: (name, method, keyword arguments) of the certified bounds of a one-run audit.
 ONE_RUN_METHODS = (("one-run", "one-run", {}),
@@ -473,3 +474,102 @@ def synthetic_setup(m: int, sigma_dp: float, *, steps: int = 3, classes: int = 3
                          ref_y=ref_y, cfg=cfg, coords=coords, scale=4.0,
                          info={"mu": 2.0 / sigma_dp})
 
+
+
+# ----------------------------------------------------------------------------- tightness table
+#: Many-run audits beside the one-run ones: (name, method) on ``R = m`` runs, one canary each.
+MANY_RUN_METHODS = (("gdp", "gdp"), ("band", "band"))
+
+
+def tightness_table(epsilons=(1.0, 2.0, 4.0, 8.0), ms=(100, 1000, 5000), *,
+                    delta: float = 1e-5, failure_prob: float = 0.05, steps: int = 3,
+                    reps: int = 1, black_box: bool = True, many_runs: bool = True, seed=0,
+                    progress=None) -> list[dict]:
+    r""":math:`\underline\varepsilon/\varepsilon_{\mathrm{true}}` of ONE DP-SGD run with ``m``
+    canaries (white-box and black-box, :func:`synthetic_setup` calibrated so that
+    :math:`\varepsilon(\delta)=\varepsilon`), beside ``R = m`` runs of today's audit (one Dirac
+    canary per run at :math:`\tau=2`, :func:`~semi_core.sgd.dirac.play_white_box`, certified by
+    ``gdp`` and ``band``), with their costs.
+
+    Returns one dict per ``(eps, m)``: ``wb``/``bb`` (ratios per :data:`ONE_RUN_METHODS`),
+    ``runs`` (ratios per :data:`MANY_RUN_METHODS`), ``wb_seconds``/``bb_seconds`` (the one
+    run: training + scoring), ``runs_seconds`` (the ``R`` runs of the small-batch game,
+    measured) and ``runs_seconds_same_model`` (:math:`R\times` the white-box run's training
+    time: ``R`` trainings of the one-run model); each the median over ``reps`` independent
+    repetitions (seeds ``child_seed(seed, i, rep)`` for cell ``i``), ``*_all`` the values.
+    """
+    from .accounting import calibrate_sigma
+    from .dirac import play_white_box
+
+    delta = check_delta(delta)
+    reps = check_int(reps, "reps", minimum=1)
+    rows = []
+    for i, (eps, m) in enumerate((e, mm) for e in epsilons for mm in ms):
+        sigma = calibrate_sigma(float(eps), delta)
+        if progress is not None:
+            progress(f"one-run eps={eps:g} m={m}")
+        samples: list[dict] = []
+        for rep in range(reps):
+            cell = child_seed(seed, i, rep)
+            one: dict = {}
+            setup = synthetic_setup(m, sigma, steps=steps, zero_features=math.ceil(m / 3),
+                                    seed=cell)
+            wb = one_run_white_box(setup, seed=cell, delta=delta, failure_prob=failure_prob)
+            one["wb"] = wb.ratios()
+            one["wb_seconds"] = wb.seconds["train"] + wb.seconds["score"]
+            one["runs_seconds_same_model"] = m * wb.seconds["train"]
+            if black_box:
+                setup = synthetic_setup(m, sigma, steps=steps, seed=cell)
+                bb = one_run_black_box(setup, m=m, seed=cell, delta=delta,
+                                       failure_prob=failure_prob)
+                one["bb"] = bb.ratios()
+                one["bb_seconds"] = bb.seconds["train"] + bb.seconds["score"]
+            if many_runs:
+                t0 = time.perf_counter()
+                small = synthetic_setup(1, sigma, steps=steps, seed=cell)
+                game = play_white_box(small, rounds=m, tau=min(2, steps), seed=cell,
+                                      semi=False)
+                mem, non = game.scores("dirac")
+                one["runs_seconds"] = time.perf_counter() - t0
+                one["runs"] = {name: float(epsilon_lower_bound(
+                    mem, non, delta=delta, failure_prob=failure_prob,
+                    method=method).epsilon_lower_bound) / eps
+                    for name, method in MANY_RUN_METHODS}
+            samples.append(one)
+        row = {"eps": float(eps), "m": int(m), "sigma_dp": sigma, "mu": 2.0 / sigma,
+               "reps": reps}
+        for key, val in samples[0].items():
+            if isinstance(val, dict):
+                row[key] = {k: float(np.median([s[key][k] for s in samples])) for k in val}
+                row[key + "_all"] = {k: [s[key][k] for s in samples] for k in val}
+            else:
+                row[key] = float(np.median([s[key] for s in samples]))
+        rows.append(row)
+    return rows
+
+
+def format_tightness(rows: list[dict]) -> str:
+    """Markdown table of :func:`tightness_table` rows."""
+    one = [n for n, _, _ in ONE_RUN_METHODS]
+    has_bb = any("bb" in r for r in rows)
+    has_runs = any("runs" in r for r in rows)
+    head = ["eps", "m", *[f"WB {n}" for n in one]]
+    head += [f"BB {n}" for n in one] if has_bb else []
+    head += [f"R=m runs {n}" for n, _ in MANY_RUN_METHODS] if has_runs else []
+    head += ["one run s (WB)"] + (["one run s (BB)"] if has_bb else [])
+    head += (["R runs s (small batch)"] if has_runs else []) + ["R runs s (same model, est.)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [f"{r['eps']:g}", str(r["m"]), *[f"{r['wb'][n]:.3f}" for n in one]]
+        if has_bb:
+            cells += [f"{r['bb'][n]:.3f}" for n in one]
+        if has_runs:
+            cells += [f"{r['runs'][n]:.3f}" for n, _ in MANY_RUN_METHODS]
+        cells.append(f"{r['wb_seconds']:.1f}")
+        if has_bb:
+            cells.append(f"{r['bb_seconds']:.1f}")
+        if has_runs:
+            cells.append(f"{r['runs_seconds']:.1f}")
+        cells.append(f"{r['runs_seconds_same_model']:.0f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -170,3 +170,51 @@ def test_input_setup_refused_for_white_box(small):
                               canary_y=small.ref_y[0])
     with pytest.raises(ValueError, match="needs Dirac canaries"):
         one_run_white_box(inp, delta=DELTA)
+
+
+def test_opacus_one_run_white_box():
+    """The Opacus adapter's mechanism (Opacus' own optimizer) with m Dirac canaries per run
+    plays the same one-run audit; the run's ground truth is the same."""
+    pytest.importorskip("opacus")
+    from semi_core.integrations.opacus import OpacusMechanism, prepare_opacus_setup
+    from semi_core.sgd.dpsgd import DPSGDConfig
+
+    sigma = calibrate_sigma(4.0, DELTA)
+    st = synthetic_setup(40, sigma, steps=2, seed=0)
+    X, Y = torch.cat([st.ref_x, st.pool_x]), torch.cat([st.ref_y, st.pool_y])
+
+    def model_fn():
+        torch.manual_seed(0)
+        return torch.nn.Linear(X.shape[1], 3, bias=False).double()
+
+    cfg = DPSGDConfig(batch_size=64, steps=2, lr=0.5, clip=1.0, sigma_dp=sigma)
+    ctx = prepare_opacus_setup(model_fn, (X, Y), cfg=cfg, canary="dirac", canaries_per_run=40,
+                               seed=0)
+    assert ctx.setup.info["dirac_isolated"]
+    a = one_run_white_box(OpacusMechanism(ctx), seed=1, delta=DELTA)
+    b = one_run_white_box(OpacusMechanism(ctx), seed=1, delta=DELTA)
+    assert a.m == 40 and a.epsilon_true == pytest.approx(4.0, rel=1e-6)
+    np.testing.assert_array_equal(a.scores, b.scores)     # Opacus' noise seeded per run
+    assert all(np.isfinite(v) and v >= 0 for v in a.bounds.values())
+    assert a.scores[a.member].mean() > a.scores[~a.member].mean()
+
+
+def test_tightness_table_small():
+    from semi_core.sgd.one_run import format_tightness, tightness_table
+
+    rows = tightness_table((4.0,), (30,), reps=1, steps=2)
+    assert len(rows) == 1 and set(rows[0]["wb"]) == set(NAMES)
+    assert set(rows[0]["runs"]) == {"gdp", "band"}
+    assert all(np.isfinite(v) and v >= 0 for v in rows[0]["wb"].values())
+    assert "| 4 | 30 |" in format_tightness(rows)
+
+
+def test_gaussian_ceiling_below_goal_at_m1000():
+    """The oracle ceiling of one-run-fdp (gdp) at eps = 4, m = 1000 is ~0.57 eps (< 0.7), grows
+    with m, and is at most the exact eps."""
+    from semi_core.audit.one_run_fdp import gaussian_ceiling
+
+    mu = 2.0 / calibrate_sigma(4.0, DELTA)
+    c1 = gaussian_ceiling(mu, 1000, delta=DELTA)["epsilon"] / 4.0
+    c5 = gaussian_ceiling(mu, 5000, delta=DELTA)["epsilon"] / 4.0
+    assert 0.5 < c1 < 0.7 and c1 < c5 < 1.0
