@@ -218,3 +218,27 @@ def test_gaussian_ceiling_below_goal_at_m1000():
     c1 = gaussian_ceiling(mu, 1000, delta=DELTA)["epsilon"] / 4.0
     c5 = gaussian_ceiling(mu, 5000, delta=DELTA)["epsilon"] / 4.0
     assert 0.5 < c1 < 0.7 and c1 < c5 < 1.0
+
+
+def test_report_section_registered():
+    from semi_core.report import SECTION_MODULES
+
+    assert "semi_core.report.one_run_section" in SECTION_MODULES
+    order = [m.rsplit(".", 1)[1] for m in SECTION_MODULES]
+    assert order.index("one_run_section") > order.index("dpsgd_section")
+
+
+@pytest.mark.slow
+def test_report_section_quick(tmp_path):
+    """The section in quick mode (about 40 s on one core): the table and the ceiling."""
+    from semi_core.report import ReportContext
+    from semi_core.report.one_run_section import build
+
+    sec = build(ReportContext(out_dir=tmp_path, quick=True))
+    assert "| 4 | 1000 |" in sec.markdown and "ceiling" in sec.markdown
+    rows = sec.data["rows"]
+    assert len(rows) == 8 and all(r["reps"] == 2 for r in rows)
+    # 24 medians of 2 bounds that each over-claim with probability <= 0.05: a median above 1
+    # needs an over-claim; more than 3 of 24 would be a binomial(24, 0.05) event below 1e-2
+    vals = [v for r in rows for v in r["wb"].values()]
+    assert all(v >= 0 for v in vals) and sum(v > 1 for v in vals) <= 3
