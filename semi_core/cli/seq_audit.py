@@ -74,6 +74,16 @@ def register(subparsers) -> None:
     p.add_argument("--noise", type=float, default=None,
                    help="noisy-mean noise std (default 0.1; n=10, data N(-1, 0.1^2), canary "
                         "+1); --stream semi --mechanism noisy-mean only")
+    p.add_argument("--noise-floor", choices=("count", "scale"), default=None,
+                   help="where the zoo mechanisms floor at 1e-12: the noisy count (eq. 5 as "
+                        "printed, default) or the noise scale (DP-Auditorium's MeanMechanism, "
+                        "which the seed says it follows; the NonDP2 rows of Table 1 reproduce "
+                        "only under it); zoo mechanisms only")
+    p.add_argument("--conventions", default=None,
+                   help="'paper' (Alg. 1/3/4 and Thm 3.1 as printed, default), 'notebook' (the "
+                        "authors' public notebook: its threshold, ONS constants, OGA step and "
+                        "radius) or a comma list of tau,ons,oga; stream mmd, --algorithm 1 for "
+                        "ons, --witness exact for oga")
     p.add_argument("--path-stride", type=int, default=10, help="keep every k-th path point")
     add_seed(p)
     add_json(p)
@@ -101,7 +111,8 @@ def _bar(args):
 
 #: Options that apply to one stream / algorithm only, with their defaults.
 _DEFAULTS = {"algorithm": 1, "evalue": "max", "bound": "new", "bandwidth": "median",
-             "warmup": 20, "noise": 0.1, "witness": "exact", "features": 16}
+             "warmup": 20, "noise": 0.1, "witness": "exact", "features": 16,
+             "noise_floor": "count", "conventions": "paper"}
 #: Accepted range of --noise (outside, the noisy mean's log-LR over- or underflows).
 NOISE_RANGE = (1e-6, 1e6)
 
@@ -116,12 +127,15 @@ def _refuse_inapplicable(args) -> None:
     given = {k for k in _DEFAULTS if getattr(args, k) is not None}
     if args.stream == "semi":
         bad = sorted(given & {"algorithm", "evalue", "bound", "bandwidth", "warmup", "witness",
-                              "features"})
+                              "features", "conventions"})
         why = "--stream semi (they configure the MMD test of --stream mmd)"
         if not bad and "noise" in given and args.mechanism != "noisy-mean":
             bad, why = ["noise"], f"--mechanism {args.mechanism} (noisy-mean only)"
         if not bad and args.mech_epsilon is not None and args.mechanism == "noisy-mean":
             bad, why = ["mech_epsilon"], "--mechanism noisy-mean (its privacy is set by --noise)"
+        if not bad and "noise_floor" in given and args.mechanism in ("noisy-mean",
+                                                                      "randomized-response"):
+            bad, why = ["noise_floor"], f"--mechanism {args.mechanism} (zoo mechanisms only)"
     else:
         bad, why = [], ""
         if "noise" in given:
@@ -179,7 +193,7 @@ def _check(args):
     return eps, bw
 
 
-def _zoo(name: str, eps: float, delta: float, flag: str):
+def _zoo(name: str, eps: float, delta: float, flag: str, floor: str = "count"):
     """A zoo mechanism at design epsilon ``eps`` (from ``flag``); nothing substituted."""
     from semi_core.mechanisms.zoo import ZOO_EPSILON_RANGE, make_zoo_mechanism
 
@@ -190,7 +204,7 @@ def _zoo(name: str, eps: float, delta: float, flag: str):
     if "gaussian" in name and delta <= 0:
         raise ValueError(f"--delta 0: --mechanism {name} is calibrated to (epsilon, delta)-DP "
                          "with delta > 0; give --delta > 0 or a Laplace mechanism")
-    return make_zoo_mechanism(name, eps, delta)
+    return make_zoo_mechanism(name, eps, delta, floor=floor)
 
 
 def _json_path_bytes(args, n_eps: int) -> float:
@@ -212,7 +226,7 @@ def _semi(args, eps) -> Result:
     elif args.mechanism in _SEMI_MECHS:
         flag = "--mech-epsilon" if args.mech_epsilon is not None else "the largest --epsilon"
         mech = _zoo(args.mechanism, args.mech_epsilon if args.mech_epsilon is not None
-                    else max(eps), args.delta, flag)
+                    else max(eps), args.delta, flag, args.noise_floor)
     else:
         raise ValueError(f"--mechanism must be one of {list(_SEMI_MECHS)} with --stream semi, "
                          f"got {args.mechanism!r}")
@@ -277,7 +291,18 @@ def handler(args) -> Result:
         raise ValueError("--mech-epsilon is required with --epsilon-grid (the epsilon the "
                          "mechanism is built for)")
     flag = "--mech-epsilon" if args.mech_epsilon is not None else "--epsilon"
-    mech = _zoo(args.mechanism, mech_eps, args.delta, flag)
+    mech = _zoo(args.mechanism, mech_eps, args.delta, flag, args.noise_floor)
+    from semi_core.audit.sequential.conventions import parse_conventions
+
+    comps = parse_conventions(args.conventions)
+    if "ons" in comps and args.algorithm != 1:
+        raise ValueError(f"--conventions {args.conventions} replaces Alg. 1's ONS: use "
+                         "--algorithm 1")
+    if "oga" in comps and args.witness != "exact":
+        raise ValueError(f"--conventions {args.conventions} replaces the exact OGA witness: use "
+                         "--witness exact")
+    if "tau" in comps and args.bound != "new":
+        raise ValueError(f"--conventions {args.conventions} replaces the threshold: drop --bound")
     bad = [e for e in eps if not np.isfinite(tau_for(args.bound, e, args.delta))]
     if bad:
         raise ValueError(f"--epsilon {bad[0]:g} with --bound {args.bound} gives an infinite MMD "
@@ -297,7 +322,8 @@ def handler(args) -> Result:
                             failure_prob=args.failure_prob, max_obs=args.max_obs,
                             algorithm=args.algorithm, bandwidth=bw, warmup=args.warmup,
                             bound=args.bound, evalue=args.evalue, seed=ss,
-                            witness=args.witness, features=args.features)
+                            witness=args.witness, features=args.features,
+                            conventions=args.conventions)
         # keep the strided paths only (memory: runs x max_obs / stride, as estimated)
         if args.epsilon is not None:
             r = g.results[0]
@@ -319,20 +345,27 @@ def handler(args) -> Result:
     if args.epsilon is not None:
         summary = summarize(light)
         payload = {"stream": "mmd", "mechanism": mech.params(), "runs": runs,
-                   "summary": summary, "path_stride": s,
+                   "summary": summary, "path_stride": s, "noise_floor": args.noise_floor,
+                   "conventions": args.conventions,
                    "log_wealth_threshold": float(np.log(1 / args.failure_prob))}
         ms = summary["mean_stop"]
         text = (f"{mech.name} at eps={args.epsilon:g}, delta={args.delta:g}, alpha="
                 f"{args.failure_prob:g}, Alg. {args.algorithm}, {args.runs} run(s): rejection "
                 f"rate {summary['rejection_rate']:.3f} +- {summary['rejection_rate_se']:.3f}; "
                 + (f"mean stop {ms:.1f} +- {summary['mean_stop_se']:.1f} pairs" if ms is not None
-                   else "no rejection"))
+                   else "no rejection") + f"; verdict: {summary['verdict']} (noise floor: "
+                f"{args.noise_floor})")
         return Result(payload=payload, text=text)
+    degen = sum(bool(r["tests"][0]["degenerate_witness"]) for r in runs)
     payload = {"stream": "mmd", "mechanism": mech.params(), "runs": runs,
+               "noise_floor": args.noise_floor, "conventions": args.conventions,
+               "degenerate_runs": degen,
                "epsilon_lower_bound": lbs[0] if len(lbs) == 1 else lbs,
                "reading": "largest grid epsilon with every smaller grid epsilon rejected "
                           "(fixed-sequence; valid at level alpha at every time)",
                "path_stride": s}
     text = (f"{mech.name}: anytime-valid epsilon lower bound(s) {lbs} over grid {sorted(eps)} "
-            f"(alpha={args.failure_prob:g})")
+            f"(alpha={args.failure_prob:g})"
+            + (f"; the witness was degenerate in {degen}/{len(runs)} run(s): a bound of 0 there "
+               "is no evidence" if degen else ""))
     return Result(payload=payload, text=text)

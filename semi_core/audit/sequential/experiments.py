@@ -19,7 +19,8 @@ from .semi_stream import fixed_r_rejection_rate, semi_stream_audit
 from .tester import mechanism_source, run_audits, sampler_source
 
 __all__ = ["SEED_TABLE1", "SEED_TABLE2", "SEED_TABLE3", "MECH_ORDER", "mechanism_table",
-           "ablation_table", "gaussian_shift_grid", "boundary_type1", "perturbed_uniform", "type1_rates",
+           "ablation_table", "power_at_alternative", "ALTERNATIVE",
+           "gaussian_shift_grid", "boundary_type1", "perturbed_uniform", "type1_rates",
            "semi_rounds_comparison", "perturbed_uniform_sampler"]
 
 MECH_ORDER = ("dp-gaussian", "nondp-gaussian-1", "nondp-gaussian-2", "dp-laplace",
@@ -58,19 +59,47 @@ SEED_TABLE3 = {
 SEED_NMAX = {0.01: 2000, 0.1: 5000}
 
 
-def _zoo(name, eps, delta):
+def _zoo(name, eps, delta, floor="count"):
     from semi_core.mechanisms.zoo import make_zoo_mechanism
 
-    return make_zoo_mechanism(name, eps, delta)
+    return make_zoo_mechanism(name, eps, delta, floor=floor)
+
+
+#: The known alternative beside each Type-I row: the same noise family's NonDP2 (mean with the
+#: private n, noise scaled by the noisy count: not DP), audited with the bandwidth the DP runs
+#: used. Its outputs live on the DP mechanism's scale (NonDP1's noise 2/(n eps) is ~100 times
+#: wider, so the DP runs' bandwidth cannot see it and it would test the wrong thing).
+ALTERNATIVE = {"dp-laplace": "nondp-laplace-2", "dp-gaussian": "nondp-gaussian-2"}
+
+
+def power_at_alternative(name: str, eps: float, *, bandwidth: float, runs: int, delta: float,
+                         failure_prob: float, max_obs: int, seed, floor: str = "count",
+                         conventions: str = "paper", algorithm: int = 1) -> dict:
+    """Rejection rate at the known alternative :data:`ALTERNATIVE` ``[name]`` with the Type-I
+    runs' (median) bandwidth fixed: what the same tester, seeing the outputs through the same
+    kernel, can detect. A Type-I row of 0 rejections is evidence only when this is high."""
+    from semi_core.mechanisms.zoo import SEED_PAIR
+
+    alt = _zoo(ALTERNATIVE[name], eps, delta, floor)
+    res = run_audits(lambda: mechanism_source(alt, *SEED_PAIR), runs=runs, seed=seed,
+                     epsilon=eps, delta=delta, failure_prob=failure_prob, max_obs=max_obs,
+                     algorithm=algorithm, bandwidth=float(bandwidth), conventions=conventions)
+    return {"alternative": ALTERNATIVE[name], "bandwidth": float(bandwidth), **res.summary}
 
 
 def mechanism_table(*, algorithm: int, epsilons=(0.01, 0.1), runs: int = 20, delta: float = 1e-5,
                     failure_prob: float = 0.05, max_obs: dict | None = None, seed=0,
                     mechanisms=MECH_ORDER, keep_paths: int = 0, bandwidth="median",
-                    progress=None, witness: str = "exact", features: int = 16) -> dict:
+                    progress=None, witness: str = "exact", features: int = 16,
+                    floor: str = "count", conventions: str = "paper",
+                    power_runs: int | None = None) -> dict:
     """Seed Tables 1 (``algorithm=1``) and 2 (``algorithm=2``): rejection rate and mean
     stopping time (over rejecting runs) with SEs, ``runs`` runs per cell, S={0}, S'={0,1}.
-    ``witness``/``features``: the exact or the RFF witness (:func:`.tester.sequential_grid`)."""
+    ``witness``/``features``: the exact or the RFF witness (:func:`.tester.sequential_grid`);
+    ``floor``: the mechanisms' reading (:class:`semi_core.mechanisms.zoo.NoisyCountMean`);
+    ``conventions``: paper or notebook (:mod:`.conventions`). Every DP row carries
+    ``degenerate_runs`` and ``power_at_alternative`` (:func:`power_at_alternative`,
+    ``power_runs`` runs, default ``runs``)."""
     from semi_core.mechanisms.zoo import SEED_PAIR
 
     max_obs = max_obs or SEED_NMAX
@@ -78,17 +107,24 @@ def mechanism_table(*, algorithm: int, epsilons=(0.01, 0.1), runs: int = 20, del
     rows = []
     for mi, name in enumerate(mechanisms):
         for ei, eps in enumerate(epsilons):
-            mech = _zoo(name, eps, delta)
+            mech = _zoo(name, eps, delta, floor)
             t0 = time.perf_counter()
             res = run_audits(lambda m=mech: mechanism_source(m, *SEED_PAIR), runs=runs,
                              seed=as_seed_sequence(seed).spawn(100 * (mi + 1) + ei + 1)[-1],
                              epsilon=eps, delta=delta, failure_prob=failure_prob,
                              max_obs=max_obs.get(eps, 5000), algorithm=algorithm,
-                             bandwidth=bandwidth, witness=witness, features=features)
+                             bandwidth=bandwidth, witness=witness, features=features,
+                             conventions=conventions)
             row = {"mechanism": name, "epsilon": eps, **res.summary,
                    "bandwidth_median": float(np.median([r.bandwidth for r in res.runs])),
                    "seconds": time.perf_counter() - t0,
                    "seed_value": ref.get(name, {}).get(eps)}
+            if name in ALTERNATIVE:
+                row["power_at_alternative"] = power_at_alternative(
+                    name, eps, bandwidth=row["bandwidth_median"], runs=power_runs or runs,
+                    delta=delta, failure_prob=failure_prob, max_obs=max_obs.get(eps, 5000),
+                    seed=as_seed_sequence(seed).spawn(100 * (mi + 1) + ei + 51)[-1],
+                    floor=floor, conventions=conventions, algorithm=algorithm)
             if keep_paths:
                 row["paths"] = [r.log_wealth.tolist() for r in res.runs[:keep_paths]]
             rows.append(row)
@@ -97,14 +133,16 @@ def mechanism_table(*, algorithm: int, epsilons=(0.01, 0.1), runs: int = 20, del
     return {"algorithm": algorithm, "runs": runs, "delta": delta, "failure_prob": failure_prob,
             "max_obs": {str(k): v for k, v in max_obs.items()}, "bandwidth": bandwidth,
             "witness": witness, "features": features if witness == "rff" else None,
-            "rows": rows}
+            "floor": floor, "conventions": conventions, "rows": rows}
 
 
 def ablation_table(*, runs: int = 10, max_obs: int = 2000, batch_n: int = 2000, seed=0,
                    epsilon: float = 0.01, delta: float = 1e-5, failure_prob: float = 0.05,
-                   progress=None) -> dict:
+                   progress=None, floor: str = "count") -> dict:
     """Seed Table 3: sequential (Alg. 1) vs batch, new vs DP-Auditorium bound, median heuristic
-    vs bandwidth 1; rejection rates over ``runs`` runs for DPGaussian, NonDPGaussian1/2."""
+    vs bandwidth 1; rejection rates over ``runs`` runs for DPGaussian, NonDPGaussian1/2
+    (``floor``: the mechanisms' reading). ``degenerate`` counts the sequential runs whose
+    witness was degenerate (:func:`.tester.witness_diagnostics`) per mechanism."""
     from semi_core.mechanisms.zoo import SEED_PAIR
 
     mechs = ("dp-gaussian", "nondp-gaussian-1", "nondp-gaussian-2")
@@ -118,9 +156,9 @@ def ablation_table(*, runs: int = 10, max_obs: int = 2000, batch_n: int = 2000, 
             ("Batch + MH", False, "auditorium", "median"),
             ("Batch + new bound", False, "new", 1.0),
             ("Batch", False, "auditorium", 1.0)]:
-        rates = []
+        rates, degen = [], []
         for mi, name in enumerate(mechs):
-            mech = _zoo(name, epsilon, delta)
+            mech = _zoo(name, epsilon, delta, floor)
             ss = as_seed_sequence(seed).spawn(10 * (mi + 1))[-1]
             if seq:
                 res = run_audits(lambda m=mech: mechanism_source(m, *SEED_PAIR), runs=runs,
@@ -128,18 +166,20 @@ def ablation_table(*, runs: int = 10, max_obs: int = 2000, batch_n: int = 2000, 
                                  failure_prob=failure_prob, max_obs=max_obs, algorithm=1,
                                  bound=bound, bandwidth=bw)
                 rates.append(res.summary["rejection_rate"])
+                degen.append(res.summary["degenerate_runs"])
             else:
                 rej = [batch_mmd_test(mechanism_source(mech, *SEED_PAIR), epsilon=epsilon,
                                       delta=delta, failure_prob=failure_prob, n=batch_n,
                                       bandwidth=bw, bound=bound, seed=c)["rejected"]
                        for c in ss.spawn(runs)]
                 rates.append(float(np.mean(rej)))
+                degen.append(None)
         out.append({"procedure": label, "rates": dict(zip(mechs, rates)),
-                    "seed_value": SEED_TABLE3[label]})
+                    "degenerate": dict(zip(mechs, degen)), "seed_value": SEED_TABLE3[label]})
         if progress:
             progress(label)
     return {"runs": runs, "max_obs": max_obs, "batch_n": batch_n, "epsilon": epsilon,
-            "delta": delta, "rows": out}
+            "delta": delta, "floor": floor, "rows": out}
 
 
 def gaussian_shift_grid(*, dims=(1, 2, 3, 4, 5), norms=(0.0, 0.25, 0.5, 0.75, 1.0),
@@ -217,25 +257,34 @@ def perturbed_uniform(*, runs: int = 100, max_obs: int = 3000, failure_prob: flo
 
 def type1_rates(*, runs: int = 200, epsilons=(0.01, 0.1), delta: float = 1e-5,
                 failure_prob: float = 0.05, algorithms=(1, 2), seed=0, max_obs=None,
-                progress=None) -> dict:
-    """Rejection rates of DPLaplace and DPGaussian (Type I) with binomial SEs."""
+                progress=None, floor: str = "count", power_runs: int | None = None) -> dict:
+    """Rejection rates of DPLaplace and DPGaussian (Type I) with binomial SEs, the runs whose
+    witness was degenerate, and beside each row the power at the known alternative
+    (:func:`power_at_alternative`, ``power_runs`` runs, default ``min(runs, 20)``)."""
     from semi_core.mechanisms.zoo import SEED_PAIR
 
     max_obs = max_obs or SEED_NMAX
     rows = []
     for mi, name in enumerate(("dp-gaussian", "dp-laplace")):
         for ei, eps in enumerate(epsilons):
-            mech = _zoo(name, eps, delta)
+            mech = _zoo(name, eps, delta, floor)
             for alg in algorithms:
                 res = run_audits(lambda m=mech: mechanism_source(m, *SEED_PAIR), runs=runs,
                                  seed=as_seed_sequence(seed).spawn(7 + 10 * mi + ei + alg)[-1],
                                  epsilon=eps, delta=delta, failure_prob=failure_prob,
                                  max_obs=max_obs.get(eps, 5000), algorithm=alg)
+                bw = float(np.median([r.bandwidth for r in res.runs]))
+                pw = power_at_alternative(
+                    name, eps, bandwidth=bw, runs=power_runs or min(runs, 20), delta=delta,
+                    failure_prob=failure_prob, max_obs=max_obs.get(eps, 5000),
+                    seed=as_seed_sequence(seed).spawn(57 + 10 * mi + ei + alg)[-1],
+                    floor=floor, algorithm=alg)
                 rows.append({"mechanism": name, "epsilon": eps, "algorithm": alg,
-                             **res.summary})
+                             **res.summary, "bandwidth_median": bw,
+                             "power_at_alternative": pw})
                 if progress:
                     progress(f"{name} eps={eps} alg={alg}")
-    return {"runs": runs, "failure_prob": failure_prob, "rows": rows}
+    return {"runs": runs, "failure_prob": failure_prob, "floor": floor, "rows": rows}
 
 
 def boundary_type1(*, runs: int = 1000, epsilon: float = 0.8, failure_prob: float = 0.1,
