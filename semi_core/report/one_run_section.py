@@ -54,7 +54,8 @@ ONE DP-SGD training run with m canaries, each included independently with probab
 (`semi_core.sgd.one_run`; synthetic linear softmax, T = 3 steps, fixed disjoint batches, so the
 run is exactly (2/sigma_DP)-GDP and sigma_DP is calibrated to eps(delta = {delta:g}) = eps).
 **WB**: white-box, m Dirac gradient canaries on isolated coordinates inserted at steps spread over
-the run, each scored by the optimal per-step log-LR at its own step (SeMI's known-step setting).
+the run, each scored by the optimal per-step log-LR at its own step (SeMI's known-step setting);
+"step unknown": the same run read by the Final Observation score (sum over the steps).
 **BB**: black-box, m input canaries on all-zero features, scored by the final model's loss.
 **R=m runs**: today's audit, m training runs with one Dirac canary each (gdp: Gaussian-fit
 bound; band: distribution-free). Median of {reps} repetitions of eps_LB / eps_true at 95 %.

@@ -22,9 +22,11 @@ the run. The auditor knows every canary's step (the SeMI setting: seed ``semi_se
     s_{t,j} = -\frac{n}{\eta C}\,(\theta_t-\theta_{t-1})_j
 
 (the ``dirac`` score of :class:`~semi_core.sgd.dirac.WhiteBoxScorer`; ``score="semi_sgd"``: the
-SeMI-SGD per-step log-LR at :math:`\tau_c` with target gradient :math:`Ce_{j_c}`). On isolated
+SeMI-SGD per-step log-LR at :math:`\tau_c` with target gradient :math:`Ce_{j_c}`; beside it, the
+Final Observation score :math:`\sum_t(s_{t,j_c}-a_c)` that does not use the step, whose noise
+is that of all :math:`T` steps: :math:`\mu/\sqrt T`). On isolated
 coordinates the ``m`` scores are independent and exactly
-:math:`\mathcal N(\pm 2/\sigma_{DP}^2\cdot 1, \ldots)`: a :math:`\mu=2/\sigma_{DP}` GDP pair per
+:math:`\mathcal N(\pm 2/\sigma_{DP}^2, 4/\sigma_{DP}^2)`: a :math:`\mu=2/\sigma_{DP}` GDP pair per
 canary, the run's exact privacy (each record used once, fixed disjoint batches). Any
 :class:`~semi_core.sgd.dirac.WhiteBoxMechanism` with ``m`` canaries per run works: our batched
 trainer, or Opacus' optimizer through :class:`semi_core.integrations.opacus.OpacusMechanism`
@@ -114,6 +116,9 @@ class OneRunAudit:
         ``train``, ``score`` and ``certify`` wall seconds.
     params : dict
         Configuration (JSON metadata).
+    bounds_step_unknown : dict
+        White-box ``dirac`` only: the bounds of the Final Observation score
+        :math:`\\sum_t(s_{t,j_c}-a_c)` (the same release read without the insertion step).
     """
 
     kind: str
@@ -127,6 +132,7 @@ class OneRunAudit:
     failure_prob: float
     seconds: dict = field(default_factory=dict)
     params: dict = field(default_factory=dict)
+    bounds_step_unknown: dict = field(default_factory=dict)
 
     @property
     def m(self) -> int:
@@ -137,13 +143,18 @@ class OneRunAudit:
         """:math:`\\underline\\varepsilon/\\varepsilon_{\\mathrm{true}}` per method."""
         return {k: v / self.epsilon_true for k, v in self.bounds.items()}
 
+    def ratios_step_unknown(self) -> dict:
+        """:meth:`ratios` of :attr:`bounds_step_unknown`."""
+        return {k: v / self.epsilon_true for k, v in self.bounds_step_unknown.items()}
+
     def to_dict(self) -> dict:
         """JSON-safe summary (no per-canary arrays)."""
         return {"kind": self.kind, "m": self.m, "members": int(self.member.sum()),
                 "score": self.score, "bounds": dict(self.bounds),
                 "epsilon_true": self.epsilon_true, "delta": self.delta,
                 "failure_prob": self.failure_prob, "seconds": dict(self.seconds),
-                "params": dict(self.params)}
+                "params": dict(self.params),
+                "bounds_step_unknown": dict(self.bounds_step_unknown)}
 
 
 # ----------------------------------------------------------------------------- design checks
@@ -299,11 +310,17 @@ def one_run_white_box(mech: WhiteBoxMechanism | WhiteBoxSetup, *, seed=0, member
     bounds = certify_one_run(scores[member], scores[~member], delta=delta,
                              failure_prob=failure_prob)
     t3 = time.perf_counter()
+    unknown = {}
+    if score == "dirac":  # the Final Observation score: the same run, step not used
+        traj, idx = mech.trajectories(releases)
+        final = (mech.standardised(traj, idx) - mech._a[idx, None]).sum(1)
+        unknown = certify_one_run(final[member], final[~member], delta=delta,
+                                  failure_prob=failure_prob)
     return OneRunAudit(kind="white-box", member=member, tau=taus, scores=scores, score=score,
                        bounds=bounds, epsilon_true=float(mech.epsilon(delta)), delta=delta,
                        failure_prob=failure_prob,
                        seconds={"train": t1 - t0, "score": t2 - t1, "certify": t3 - t2},
-                       params={**mech.params(), "m": m})
+                       params={**mech.params(), "m": m}, bounds_step_unknown=unknown)
 
 
 # ----------------------------------------------------------------------------- black-box
@@ -516,6 +533,7 @@ def tightness_table(epsilons=(1.0, 2.0, 4.0, 8.0), ms=(100, 1000, 5000), *,
                                     seed=cell)
             wb = one_run_white_box(setup, seed=cell, delta=delta, failure_prob=failure_prob)
             one["wb"] = wb.ratios()
+            one["wb_step_unknown"] = wb.ratios_step_unknown()
             one["wb_seconds"] = wb.seconds["train"] + wb.seconds["score"]
             one["runs_seconds_same_model"] = m * wb.seconds["train"]
             if black_box:
@@ -553,14 +571,16 @@ def format_tightness(rows: list[dict]) -> str:
     one = [n for n, _, _ in ONE_RUN_METHODS]
     has_bb = any("bb" in r for r in rows)
     has_runs = any("runs" in r for r in rows)
-    head = ["eps", "m", *[f"WB {n}" for n in one]]
+    unk = "one-run-fdp (gdp)"
+    head = ["eps", "m", *[f"WB {n}" for n in one], f"WB {unk}, step unknown"]
     head += [f"BB {n}" for n in one] if has_bb else []
     head += [f"R=m runs {n}" for n, _ in MANY_RUN_METHODS] if has_runs else []
     head += ["one run s (WB)"] + (["one run s (BB)"] if has_bb else [])
     head += (["R runs s (small batch)"] if has_runs else []) + ["R runs s (same model, est.)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        cells = [f"{r['eps']:g}", str(r["m"]), *[f"{r['wb'][n]:.3f}" for n in one]]
+        cells = [f"{r['eps']:g}", str(r["m"]), *[f"{r['wb'][n]:.3f}" for n in one],
+                 f"{r['wb_step_unknown'][unk]:.3f}"]
         if has_bb:
             cells += [f"{r['bb'][n]:.3f}" for n in one]
         if has_runs:

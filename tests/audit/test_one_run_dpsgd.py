@@ -242,3 +242,17 @@ def test_report_section_quick(tmp_path):
     # needs an over-claim; more than 3 of 24 would be a binomial(24, 0.05) event below 1e-2
     vals = [v for r in rows for v in r["wb"].values()]
     assert all(v >= 0 for v in vals) and sum(v > 1 for v in vals) <= 3
+
+
+def test_step_unknown_reads_the_same_run(small):
+    """The Final Observation bounds come from the same run; over 10 seeds knowing each
+    canary's step certifies at least as much in total (mu vs mu / sqrt(T))."""
+    known = unknown = 0.0
+    for seed in range(10):
+        res = one_run_white_box(small, seed=seed, delta=DELTA)
+        assert set(res.bounds_step_unknown) == set(NAMES)
+        known += res.bounds["one-run-fdp (gdp)"]
+        unknown += res.bounds_step_unknown["one-run-fdp (gdp)"]
+    assert known >= unknown
+    assert one_run_white_box(small, seed=0, delta=DELTA,
+                             score="semi_sgd").bounds_step_unknown == {}
