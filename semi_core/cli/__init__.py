@@ -150,6 +150,20 @@ class _Signals:
             self.emitting = was
 
 
+#: Exit code when stdout's reader has gone away (128 + SIGPIPE, the shell convention).
+EXIT_BROKEN_PIPE = 141
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - stdout not a real file
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``semi-core`` console script.
 
@@ -185,6 +199,11 @@ def main(argv: list[str] | None = None) -> int:
                 sys.stdout.flush()
         except SystemExit:  # --help / --version
             raise
+        except BrokenPipeError:
+            # the reader went away (``semi-core ... | head``): nothing more can be written;
+            # exit quietly as other tools do, with the shell's code for SIGPIPE
+            _silence_stdout()
+            return EXIT_BROKEN_PIPE
         except BaseException as exc:  # noqa: BLE001 - the contract covers every failure
             from ._common import Terminated, classify_error, emit
 
@@ -198,9 +217,13 @@ def main(argv: list[str] | None = None) -> int:
                     raise
                 msg = " ".join(str(exc).split()) or type(exc).__name__
                 if as_json:
-                    emit({"error": f"{type(exc).__name__}: {msg}", "kind": kind,
-                          "command": command or None}, as_json=True)
-                    sys.stdout.flush()
+                    try:
+                        emit({"error": f"{type(exc).__name__}: {msg}", "kind": kind,
+                              "command": command or None}, as_json=True)
+                        sys.stdout.flush()
+                    except BrokenPipeError:
+                        _silence_stdout()
+                        return EXIT_BROKEN_PIPE
                 else:
                     where = f"semi-core {command}" if command else "semi-core"
                     print(f"{where}: error: {msg}", file=sys.stderr)

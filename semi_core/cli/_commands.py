@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "print the derived formulas (LaTeX, seed reference, match with the seed)"),
     "audit": ("semi_core.cli.audit",
               "certified epsilon lower bound from member/non-member scores (CSV, npy, npz, parquet)"),
+    "example-data": ("semi_core.cli.example_data",
+                     "write the README tour's example files (SIGMA.npy, Z.npy, scores.csv)"),
     "epsilon": ("semi_core.cli.epsilon",
                 "exact epsilon(delta) of mu-GDP or the Gaussian mechanism"),
     "audit-game": ("semi_core.cli.audit_game",
