@@ -131,12 +131,31 @@ def _labelled(args) -> tuple[list[str], np.ndarray | None, np.ndarray | None]:
     return dirs, np.asarray(member, dtype=bool), (np.asarray(taus) if taus else None)
 
 
+def _check_values(args) -> None:
+    """The numeric options, by flag name and range, before any file is opened."""
+    from semi_core._validation import (
+        check_delta,
+        check_failure_prob,
+        check_positive,
+        check_real,
+    )
+
+    check_positive(args.lr, "--lr")
+    check_positive(args.max_grad_norm, "--max-grad-norm")
+    if check_real(args.noise_multiplier, "--noise-multiplier") < 0:
+        raise ValueError(f"--noise-multiplier must be finite and >= 0, got "
+                         f"{args.noise_multiplier}")
+    check_delta(args.delta, "--delta")
+    check_failure_prob(args.failure_prob, "--failure-prob")
+
+
 def handler(args) -> Result:
     """Run the checkpoint audit; see the module docstring."""
     from semi_core._validation import check_output_path
     from semi_core.integrations.checkpoints import CheckpointRuns, audit_checkpoints, load_model
     from semi_core.sgd.data import load_tabular
 
+    _check_values(args)  # every number before any file is read
     plot = check_output_path(args.plot, "--plot", suffix=".png") if args.plot else None
     dirs, member, taus = _labelled(args)
     if member is not None and taus is None and args.tau is None:

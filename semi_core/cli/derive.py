@@ -52,7 +52,10 @@ def handler(args) -> Result:
     target = (check_output_path(args.latex, "--latex", suffix=".tex")
               if args.latex not in (None, LATEX_INLINE) else None)
     if args.name is not None:
-        items = {args.name: get_derivation(args.name)}
+        try:
+            items = {args.name: get_derivation(args.name)}
+        except (KeyError, ValueError) as exc:
+            raise ValueError(f"--name: {' '.join(str(exc).split())}") from None
     else:
         items = all_derivations()
     rows = []

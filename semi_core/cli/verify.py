@@ -14,7 +14,7 @@ Monte Carlo checks (it was ``--rng-seed``, kept as a deprecated alias); the pape
 from __future__ import annotations
 
 from ._common import Result
-from ._options import LATEX_INLINE, DeprecatedAlias, add_json, add_latex, add_seed
+from ._options import LATEX_INLINE, DeprecatedAlias, _seed, add_json, add_latex, add_seed
 
 
 def register(sub) -> None:
@@ -32,10 +32,10 @@ def register(sub) -> None:
     p.add_argument("--full", action="store_true",
                    help="larger Monte Carlo sizes (default: quick)")
     add_seed(p, help_suffix="; Monte Carlo checks")
-    p.add_argument("--rng-seed", dest="seed", type=int, action=DeprecatedAlias, new="--seed")
+    p.add_argument("--rng-seed", dest="seed", type=_seed, action=DeprecatedAlias, new="--seed")
     p.add_argument("--list", action="store_true", help="list the registered claim ids only")
     add_json(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, seed=None)  # None: not given (refused with --list); default 0
 
 
 def run(args) -> Result:
@@ -50,6 +50,13 @@ def run(args) -> Result:
         raise ValueError(f"--claim: no registered claim {args.claim!r} ({exc}); see "
                          "`semi-core verify --list`") from None
     if args.list:
+        given = [f for f, v in (("--latex", args.latex), ("--errata", args.errata),
+                                ("--full", args.full or None),
+                                ("--seed", args.seed)) if v is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not "
+                             "apply to --list (it lists the claim ids and verifies nothing); "
+                             "remove it")
         rows = [{"id": c.id, "location": c.location, "title": c.title, "method": c.method}
                 for c in claims]
         return Result({"claims": rows, "count": len(rows)},
@@ -59,7 +66,7 @@ def run(args) -> Result:
         targets["latex"] = check_output_path(args.latex, "--latex", suffix=".tex")
     if args.errata is not None:
         targets["errata"] = check_output_path(args.errata, "--errata", suffix=".md")
-    results = verify(args.paper, args.claim, quick=not args.full, rng_seed=args.seed)
+    results = verify(args.paper, args.claim, quick=not args.full, rng_seed=0 if args.seed is None else args.seed)
     summ = summary(results)
     written = {}
     if "latex" in targets:

@@ -132,3 +132,24 @@ def test_audit_refuses_options_that_do_not_apply(tmp_path, capsys, extra, flag):
     rc, out = run_json(capsys, ["audit", "--scores", str(f), "--delta", "1e-5", *extra,
                                 "--json"])
     assert rc == 2 and out["error"].startswith(f"ValueError: {flag} ")
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["verify", "--list", "--seed", "0"], "--seed"),
+    (["verify", "--list", "--errata", "x.md"], "--errata"),
+    (["verify", "--list", "--full"], "--full"),
+    (["verify", "--rng-seed", "-1", "--list"], "--rng-seed"),
+    (["derive", "--name", "nope"], "--name"),
+    (["audit-checkpoints", "--model", "m.pt", "--reference", "r.npz", "--target-index", "0",
+      "--lr", "-1", "--batch-size", "4", "--runs", "a"], "--lr"),
+    (["audit-checkpoints", "--model", "m.pt", "--reference", "r.npz", "--target-index", "0",
+      "--lr", "0.1", "--batch-size", "4", "--runs", "a", "--noise-multiplier", "-1"],
+     "--noise-multiplier"),
+    (["audit-checkpoints", "--model", "m.pt", "--reference", "r.npz", "--target-index", "0",
+      "--lr", "0.1", "--batch-size", "4", "--runs", "a", "--delta", "nan"], "--delta"),
+])
+def test_flags_named_before_work(tmp_path, monkeypatch, capsys, argv, flag):
+    """Options that do not apply are refused; numbers are checked (by flag) before files."""
+    monkeypatch.chdir(tmp_path)
+    rc, out = run_json(capsys, [*argv, "--json"])
+    assert rc == 2 and flag in out["error"], out
