@@ -331,6 +331,9 @@ def summarize_leakage(result: GameResult, fpr=(0.01, 0.1)) -> dict[str, dict]:
         out[name] = {
             "tpr_at_fpr": {str(f): float(t) for f, t in zip(r["fpr"], r["tpr"], strict=True)},
             "tpr_se": {str(f): float(t) for f, t in zip(r["fpr"], r["se"], strict=True)},
+            "tpr_resolvable": {str(f): bool(v) for f, v in
+                               zip(r["fpr"], r["resolvable"], strict=True)},
+            "fpr_resolution": r["fpr_resolution"],
             "auc": float(a), "auc_se": float(a_se),
             "bayes_advantage": p1 - p0,
             "bayes_advantage_se": math.sqrt(p1 * (1 - p1) / mem.size + p0 * (1 - p0) / non.size),

@@ -33,6 +33,16 @@ Standard errors (:func:`tpr_at_fpr_se`)
 
 AUC
     Mann-Whitney with DeLong's standard error (:mod:`semi_core.stats.ranking`).
+
+FPR resolution
+    With :math:`N_0` non-member scores the empirical FPR moves in steps of
+    :math:`1/N_0` (the *FPR resolution*, :func:`fpr_resolution`). A level :math:`f<1/N_0`
+    gives :math:`k=\lfloor fN_0\rfloor=0`: the step rule's threshold is the largest
+    non-member score, so the reported "TPR at :math:`f`" is the TPR at empirical FPR 0, not a
+    measurement at :math:`f`. Every output that reports TPR at FPR says so: ``resolvable``
+    (:func:`resolvable`, false for such levels) and ``fpr_resolution`` beside the rates
+    (:func:`tpr_at_fpr_se`, :func:`summarize`, :class:`RocMetrics`); tables mark the cells
+    (:func:`mark_unresolved`).
 """
 
 from __future__ import annotations
@@ -47,7 +57,8 @@ from semi_core._validation import as_score_array, check_int, check_probability, 
 from semi_core.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
 from semi_core.stats.ranking import count_at_or_below, mann_whitney_auc
 
-__all__ = ["split_scores", "empirical_threshold", "roc_curve", "auc", "advantage", "tpr_at_fpr",
+__all__ = ["fpr_resolution", "resolvable", "mark_unresolved", "resolution_fields",
+           "split_scores", "empirical_threshold", "roc_curve", "auc", "advantage", "tpr_at_fpr",
            "tpr_at_fpr_se", "roc_metrics", "RocMetrics", "summarize", "RULES", "DEFAULT_FPRS"]
 
 #: FPR levels reported by default (``semi-core simulate``, summaries): :data:`semi_core._params.FPR_LEVELS`.
@@ -55,6 +66,45 @@ DEFAULT_FPRS = FPR_LEVELS
 
 #: Tie rules of :func:`tpr_at_fpr` (see the module docstring).
 RULES = ("step", "hull")
+
+
+def fpr_resolution(n_nonmember) -> float:
+    r"""The attainable FPR resolution :math:`1/N_0` of ``n_nonmember`` non-member scores (the
+    smallest non-zero empirical FPR)."""
+    n0 = check_int(n_nonmember, "n_nonmember", minimum=1)
+    return 1.0 / n0
+
+
+def resolvable(fpr, n_nonmember) -> np.ndarray:
+    r"""Whether each FPR level can be resolved by ``n_nonmember`` non-members:
+    :math:`\lfloor fN_0\rfloor\ge1`, i.e. :math:`f\ge1/N_0` (module docstring). Where it is
+    false, TPR "at" ``f`` is the TPR at empirical FPR 0.
+
+    Returns
+    -------
+    ndarray of bool, same shape as ``atleast_1d(fpr)``
+    """
+    n0 = check_int(n_nonmember, "n_nonmember", minimum=1)
+    f = np.atleast_1d(np.asarray(fpr, dtype=np.float64))
+    if np.isnan(f).any() or (f < 0).any() or (f > 1).any():
+        raise ValueError(f"fpr must lie in [0, 1], got {fpr!r}")
+    return np.floor(f * n0 + 1e-9) >= 1   # same guard as empirical_threshold
+
+
+def mark_unresolved(text: str, is_resolvable: bool, mark: str = "*") -> str:
+    """``text`` followed by ``mark`` when the cell's FPR level is not resolvable (table cells;
+    a footnote should say "* FPR below 1/N0: TPR at FPR 0")."""
+    return text if is_resolvable else text + mark
+
+
+def resolution_fields(fpr, n_nonmember) -> dict:
+    """JSON fields that go beside TPR at ``fpr``: ``fpr_resolution`` (1/N0), ``resolvable``
+    ``{"<f>": bool}`` and ``unresolved_fpr`` (the levels below the resolution)."""
+    f = np.atleast_1d(np.asarray(fpr, dtype=np.float64))
+    ok = resolvable(f, n_nonmember)
+    return {"fpr_resolution": fpr_resolution(n_nonmember),
+            "resolvable": {f"{v:g}": bool(o) for v, o in zip(f, ok, strict=True)},
+            "unresolved_fpr": [float(v) for v, o in zip(f, ok, strict=True) if not o]}
 
 
 def split_scores(scores, member) -> tuple[np.ndarray, np.ndarray]:
@@ -235,7 +285,8 @@ def tpr_at_fpr_se(member_scores, nonmember_scores, fpr=DEFAULT_FPRS) -> dict[str
     -------
     dict
         ``fpr`` (targets), ``fpr_achieved``, ``threshold``, ``tpr``, ``se``, ``se_binomial``,
-        ``slope`` (arrays over ``fpr``) and ``n0``, ``n1``.
+        ``slope``, ``resolvable`` (arrays over ``fpr``; :func:`resolvable`) and ``n0``, ``n1``,
+        ``fpr_resolution`` (:math:`1/N_0`).
     """
     s1 = check_scores(member_scores, "member_scores")
     s0 = check_scores(nonmember_scores, "nonmember_scores")
@@ -253,7 +304,8 @@ def tpr_at_fpr_se(member_scores, nonmember_scores, fpr=DEFAULT_FPRS) -> dict[str
     se_bin = np.sqrt(tpr * (1.0 - tpr) / n1)
     se = np.sqrt(se_bin**2 + slope**2 * f * (1.0 - f) / n0)
     return {"fpr": f, "fpr_achieved": achieved, "threshold": gamma, "tpr": tpr, "se": se,
-            "se_binomial": se_bin, "slope": slope, "n0": n0, "n1": n1}
+            "se_binomial": se_bin, "slope": slope, "n0": n0, "n1": n1,
+            "resolvable": resolvable(f, n0), "fpr_resolution": fpr_resolution(n0)}
 
 
 @dataclass(frozen=True, repr=False)
@@ -262,6 +314,8 @@ class RocMetrics(ResultDisplay):
 
     ``summary()`` is a tidy table, one row per metric (AUC, advantage, TPR at each FPR level)
     with its interval; ``to_frame()`` the same as a ``DataFrame``; ``to_dict()`` the fields.
+    ``fpr_resolution`` is :math:`1/N_0`; ``resolvable[i]`` is false where ``fpr_levels[i]`` is
+    below it (then ``tpr_at_fpr[i]`` is the TPR at empirical FPR 0; module docstring).
     """
 
     _repr_fields = ("auc", "advantage", "n_member", "n_nonmember")
@@ -278,6 +332,8 @@ class RocMetrics(ResultDisplay):
     confidence: float
     n_member: int
     n_nonmember: int
+    fpr_resolution: float = float("nan")
+    resolvable: tuple[bool, ...] = ()
 
     def to_dict(self) -> dict:
         """Plain ``dict`` (for JSON)."""
@@ -289,15 +345,17 @@ class RocMetrics(ResultDisplay):
 
         def row(metric, fpr, value, iv):
             lo, hi = (None, None) if iv is None else (float(iv[0]), float(iv[1]))
+            ok = None if fpr is None else bool(resolvable(fpr, self.n_nonmember)[0])
             return {"metric": metric, "fpr": fpr, "value": float(value), "lower": lo,
-                    "upper": hi}
+                    "upper": hi, "resolvable": ok}
 
         rows = [row("auc", None, self.auc, self.auc_interval),
                 row("advantage", None, self.advantage, self.advantage_interval)]
         rows += [row("tpr", float(f), t, iv) for f, t, iv in
                  zip(self.fpr_levels, self.tpr_at_fpr, self.tpr_at_fpr_interval, strict=True)]
         return Table(rows, title=f"{self!r}: {self.interval} intervals at "
-                                 f"{self.confidence:g}, rule {self.rule}")
+                                 f"{self.confidence:g}, rule {self.rule}, FPR resolution "
+                                 f"1/{self.n_nonmember}")
 
 
 def _step_thresholds(m, n, levels):
@@ -390,6 +448,8 @@ def roc_metrics(member_scores, nonmember_scores, *, fpr=(0.001, 0.01, 0.1), rule
         fpr_levels=tuple(float(v) for v in levels), tpr_at_fpr=tuple(float(v) for v in tpr),
         tpr_at_fpr_interval=tpr_iv, rule=rule, interval=interval, confidence=conf,
         n_member=int(m.size), n_nonmember=int(n.size),
+        fpr_resolution=fpr_resolution(n.size),
+        resolvable=tuple(bool(v) for v in resolvable(levels, n.size)),
     )
 
 
@@ -408,7 +468,8 @@ def summarize(result, fprs=DEFAULT_FPRS, tests=None) -> dict[str, dict]:
     -------
     dict
         ``{test: {"tpr_at_fpr": {"0.01": {"tpr", "se", "se_binomial", "fpr_achieved",
-        "threshold"}, ...}, "auc": value, "auc_se": value}}``.
+        "threshold", "resolvable"}, ...}, "auc": value, "auc_se": value, "fpr_resolution":
+        1/N0}}`` (``resolvable`` false: the level is below 1/N0 and ``tpr`` is the TPR at FPR 0).
     """
     out = {}
     for name in tests or list(result.stats):
@@ -419,8 +480,9 @@ def summarize(result, fprs=DEFAULT_FPRS, tests=None) -> dict[str, dict]:
             "tpr_at_fpr": {f"{f:g}": {"tpr": float(t["tpr"][i]), "se": float(t["se"][i]),
                                       "se_binomial": float(t["se_binomial"][i]),
                                       "fpr_achieved": float(t["fpr_achieved"][i]),
-                                      "threshold": float(t["threshold"][i])}
+                                      "threshold": float(t["threshold"][i]),
+                                      "resolvable": bool(t["resolvable"][i])}
                            for i, f in enumerate(t["fpr"])},
-            "auc": a, "auc_se": a_se,
+            "auc": a, "auc_se": a_se, "fpr_resolution": t["fpr_resolution"],
         }
     return out

@@ -10,7 +10,9 @@ Trains ``--models`` models with heavy-ball SGD (the seed's lr 0.01, momentum 0.9
 5e-4; batched), each record of the pool in a model's training set with probability 1/2; model 0
 (and 1.. with ``--target-models``) is the target, the others its reference models. Payload:
 ``attacks`` -> per attack ``auc`` (+ ``auc_interval``), ``tpr_at_fpr`` {"0.01", "0.001"} with
-``tpr_at_fpr_interval`` (95 % bootstrap), ``n_member``/``n_nonmember`` and ``seconds``;
+``tpr_at_fpr_interval`` (95 % bootstrap), ``tpr_at_fpr_resolvable`` and ``fpr_resolution``
+(1/``n_nonmember``: a level below it cannot be measured, the cell is the TPR at FPR 0 and the
+text table marks it ``*``), ``n_member``/``n_nonmember`` and ``seconds``;
 leave-one-out attacks (``l-attack``, ``lira-l``) are scored on ``--loo-targets`` records (every
 other attack is also reported on that subset as ``<name>@loo-subset``). ``--roc out.png``
 writes the ROC curves on log axes. Local data: ``--dataset idx|idx-odd --data-path DIR`` (MNIST
@@ -177,6 +179,8 @@ def handler(args) -> Result:
                          f"{exc}") from None
     from dataclasses import replace
 
+    from semi_core.audit.roc import mark_unresolved
+
     attacks = parse_attacks(args.attacks)
     targets, loo_targets, loo_models = _check_args(args, attacks)
     _check_bootstrap(args, targets, len(attacks))
@@ -211,9 +215,15 @@ def handler(args) -> Result:
              f"models, target trained on {run.setup['n_train_target']} records",
              f"{'attack':<30}{'AUC':>7}  {'95% CI':<15}{'TPR@1%':>8}{'TPR@0.1%':>9}"
              f"{'members':>9}{'non-mem':>8}"]
+    unresolved = False
     for name, m in metrics.items():
         lo, hi = m["auc_interval"]
+        cells = [mark_unresolved(f"{m['tpr_at_fpr'][f]:.3f}", m["tpr_at_fpr_resolvable"][f])
+                 for f in ("0.01", "0.001")]
+        unresolved |= not all(m["tpr_at_fpr_resolvable"].values())
         lines.append(f"{name:<30}{m['auc']:>7.3f}  [{lo:.3f}, {hi:.3f}]  "
-                     f"{m['tpr_at_fpr']['0.01']:>7.3f}{m['tpr_at_fpr']['0.001']:>9.3f}"
-                     f"{m['n_member']:>9}{m['n_nonmember']:>8}")
+                     f"{cells[0]:>7}{cells[1]:>9}{m['n_member']:>9}{m['n_nonmember']:>8}")
+    if unresolved:
+        lines.append("* FPR level below the resolution 1/non-members: the cell is the TPR at "
+                     "FPR 0 (more targets resolve it)")
     return Result(payload=payload, text="\n".join(lines))

@@ -144,9 +144,11 @@ def handler(args) -> Result:
     payload["epsilon_max_certifiable"] = eps_max
     roc = auditor.roc(fpr=FPR_LEVELS, interval="binomial")
     payload["tpr_at_fpr"] = [{"fpr": f, "tpr": t, "interval": list(ci),
-                              "confidence": roc.confidence}
-                             for f, t, ci in zip(roc.fpr_levels, roc.tpr_at_fpr,
-                                                 roc.tpr_at_fpr_interval, strict=True)]
+                              "confidence": roc.confidence, "resolvable": ok}
+                             for f, t, ci, ok in zip(roc.fpr_levels, roc.tpr_at_fpr,
+                                                     roc.tpr_at_fpr_interval, roc.resolvable,
+                                                     strict=True)]
+    payload["fpr_resolution"] = roc.fpr_resolution
     payload["auc"] = roc.auc
     test = (f"score > {payload['threshold']:.6g}" if higher_is == "member"
             else f"score < {payload['threshold']:.6g} (lower = member)")
@@ -160,7 +162,9 @@ def handler(args) -> Result:
     for row in payload["tpr_at_fpr"]:
         lo, hi = row["interval"]
         text += (f"\n  TPR at FPR {100 * row['fpr']:g}%: {row['tpr']:.4g} "
-                 f"[{lo:.4g}, {hi:.4g}] ({100 * row['confidence']:g}% Clopper-Pearson)")
+                 f"[{lo:.4g}, {hi:.4g}] ({100 * row['confidence']:g}% Clopper-Pearson)"
+                 + ("" if row["resolvable"] else
+                    f" * below the FPR resolution 1/{res.n_nonmember}: TPR at FPR 0"))
     text += f"\n  AUC {roc.auc:.4g}"
     if res.mu_lower is not None:
         text += f"\n  mu >= {res.mu_lower:.4g} (fit {res.mu_hat:.4g})"

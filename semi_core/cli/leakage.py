@@ -234,10 +234,14 @@ def handler(args) -> Result:
         payload["simulation"] = {
             "rounds": args.simulate, "attack": mech.test,
             "power": s["tpr_at_fpr"][f], "power_se": s["tpr_se"][f],
+            "power_resolvable": s["tpr_resolvable"][f], "fpr_resolution": s["fpr_resolution"],
             "advantage": s["bayes_advantage"], "advantage_se": s["bayes_advantage_se"],
             "auc": s["auc"], "auc_se": s["auc_se"], "seconds": time.perf_counter() - t0,
             "attacks": summ}
         lines.append(f"simulated ({args.simulate} games, {payload['simulation']['seconds']:.2f}"
                      f" s): power {s['tpr_at_fpr'][f]:.4f} +- {s['tpr_se'][f]:.4f}, advantage "
-                     f"{s['bayes_advantage']:.4f} +- {s['bayes_advantage_se']:.4f}")
+                     f"{s['bayes_advantage']:.4f} +- {s['bayes_advantage_se']:.4f}"
+                     + ("" if s["tpr_resolvable"][f] else
+                        f" (--fpr below the resolution 1/{s['n_nonmember']} non-members: the "
+                        "power is the TPR at FPR 0)"))
     return Result(payload=payload, text="\n".join(lines))

@@ -76,7 +76,7 @@ def handler(args) -> Result:
     import numpy as np
 
     from semi_core._validation import check_work, memory_limit
-    from semi_core.audit.roc import DEFAULT_FPRS, summarize
+    from semi_core.audit.roc import DEFAULT_FPRS, resolvable, summarize
     from semi_core.game.engine import (
         build_params,
         estimate_resources,
@@ -123,6 +123,10 @@ def handler(args) -> Result:
                "chunk_size": r.chunk_size, "backend": r.backend, "kernel": r.kernel,
                "seconds": r.seconds, "summary": {"method": "in-memory"}}
     tests = res["tests"]
+    for t in tests.values():  # the streaming summary too: levels below 1/N0 are flagged
+        t["fpr_resolution"] = 1.0 / res["n_nonmembers"]
+        for f, v in t["tpr_at_fpr"].items():
+            v["resolvable"] = bool(resolvable(float(f), res["n_nonmembers"])[0])
     payload = {
         "params": {"n": args.n, "T": mech.T, "tau": tau, "d": mech.d, "mu": args.mu,
                    "sigma": args.sigma, "m_star": float(mech.m_t[0]),
@@ -142,8 +146,13 @@ def handler(args) -> Result:
              f"{'test':<10} " + " ".join(f"{'TPR@' + format(f, 'g'):>18}" for f in DEFAULT_FPRS)
              + f" {'AUC':>18}"]
     for name, t in tests.items():
-        cells = [f"{v['tpr']:.4f} ± {v['se']:.4f}" for v in t["tpr_at_fpr"].values()]
+        cells = [f"{v['tpr']:.4f} ± {v['se']:.4f}" + ("" if v["resolvable"] else "*")
+                 for v in t["tpr_at_fpr"].values()]
         lines.append(f"{name:<10} " + " ".join(f"{c:>18}" for c in cells)
                      + f" {t['auc']:.4f} ± {t['auc_se']:.4f}".rjust(19))
     lines.append("(± = Monte Carlo standard error; TPR s.e. includes threshold noise)")
+    if any(not v["resolvable"] for t in tests.values()
+           for v in t["tpr_at_fpr"].values()):
+        lines.append(f"* FPR below the resolution 1/{res['n_nonmembers']} (non-members): the "
+                     "cell is the TPR at FPR 0; use more --rounds")
     return Result(payload=payload, text="\n".join(lines))

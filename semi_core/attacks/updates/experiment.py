@@ -629,8 +629,10 @@ def summarize(run: UpdateRun, *, score: str = "loss", combiner: str = "diff",
         "entry_accuracy": _mean_se(ent),
         "entry_baselines": entry_baselines(cfg.k, p_mi),
         "auc": {**_mean_se(aucs), "pooled": rm.auc, "pooled_interval": rm.auc_interval},
-        "tpr_at_fpr": {f"{f:g}": {"tpr": t, "interval": iv} for f, t, iv in
-                       zip(rm.fpr_levels, rm.tpr_at_fpr, rm.tpr_at_fpr_interval, strict=True)},
+        "tpr_at_fpr": {f"{f:g}": {"tpr": t, "interval": iv, "resolvable": ok} for f, t, iv, ok in
+                       zip(rm.fpr_levels, rm.tpr_at_fpr, rm.tpr_at_fpr_interval, rm.resolvable,
+                           strict=True)},
+        "fpr_resolution": rm.fpr_resolution,
         "no_update": {"loss": _mean_se(no_upd_loss), "gap": _mean_se(gap)},
         "utility": run.test_accuracy,
         "trials": R,

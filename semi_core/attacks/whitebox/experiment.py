@@ -532,13 +532,18 @@ class AttackRun:
 def attack_metrics(result: GameResult, name: str, *, fpr=(0.01, 0.001), n_bootstrap: int = 200,
                    seed: int = 0) -> dict:
     """AUC and TPR at each FPR level with 95 % bootstrap intervals
-    (:func:`semi_core.audit.roc.roc_metrics`), plus the class sizes."""
+    (:func:`semi_core.audit.roc.roc_metrics`), plus the class sizes, the FPR resolution
+    ``1/n_nonmember`` and ``tpr_at_fpr_resolvable`` (false: the level is below the resolution
+    and the cell is the TPR at FPR 0)."""
     m, nm = result.scores(name)
     r = roc_metrics(m, nm, fpr=fpr, interval="bootstrap", n_bootstrap=n_bootstrap, seed=seed)
     return {"auc": r.auc, "auc_interval": list(r.auc_interval),
             "tpr_at_fpr": {f"{f:g}": v for f, v in zip(r.fpr_levels, r.tpr_at_fpr, strict=True)},
             "tpr_at_fpr_interval": {f"{f:g}": list(iv) for f, iv in
                                     zip(r.fpr_levels, r.tpr_at_fpr_interval, strict=True)},
+            "tpr_at_fpr_resolvable": {f"{f:g}": ok for f, ok in
+                                      zip(r.fpr_levels, r.resolvable, strict=True)},
+            "fpr_resolution": r.fpr_resolution,
             "n_member": r.n_member, "n_nonmember": r.n_nonmember}
 
 

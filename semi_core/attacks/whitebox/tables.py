@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from semi_core.audit.roc import mark_unresolved
 from semi_core.game.result import GameResult
 
 from .experiment import AttackRun, agreement_matrix, attack_metrics
@@ -140,8 +141,10 @@ def agreement_tables(run: AttackRun, fprs=(0.05, 0.3)) -> dict:
 
 def _fmt(m: dict) -> str:
     lo, hi = m["auc_interval"]
-    t1, t01 = m["tpr_at_fpr"]["0.01"], m["tpr_at_fpr"]["0.001"]
-    return f"{m['auc']:.3f} [{lo:.3f}, {hi:.3f}] | {100 * t1:.2f} | {100 * t01:.2f}"
+    ok = m.get("tpr_at_fpr_resolvable", {})
+    t1, t01 = (mark_unresolved(f"{100 * m['tpr_at_fpr'][f]:.2f}", ok.get(f, True))
+               for f in ("0.01", "0.001"))
+    return f"{m['auc']:.3f} [{lo:.3f}, {hi:.3f}] | {t1} | {t01}"
 
 
 def markdown_main(metrics: dict, *, setting: str, seed_col: str) -> str:
@@ -155,6 +158,9 @@ def markdown_main(metrics: dict, *, setting: str, seed_col: str) -> str:
         s = ref.get(key)
         seed_txt = f"{s[0]:.3f}, {s[1]:.2f}, {s[2]:.2f}" if s else ""
         lines.append(f"| {name} | {_fmt(m)} | {m['n_member']}/{m['n_nonmember']} | {seed_txt} |")
+    if any(not all(m.get("tpr_at_fpr_resolvable", {}).values()) for m in metrics.values()):
+        lines += ["", "\\* FPR level below the resolution 1/(non-members): the cell is the TPR "
+                      "at FPR 0, not a measurement at that level."]
     return "\n".join(lines)
 
 
