@@ -230,6 +230,14 @@ def _check_design(m, member, taus, steps, seed, *, delta, failure_prob):
     _check_m(m, delta=delta, failure_prob=failure_prob)
     if member is None:
         member = draw_inclusion(m, seed)
+        try:
+            check_inclusion_balance(int(member.sum()), int((~member).sum()), method="one-run")
+        except ValueError:  # a valid draw lands here with probability < BALANCE_LEVEL (1e-3)
+            raise ValueError(
+                f"the inclusion bits drawn from seed={seed!r} have {int(member.sum())} members "
+                f"of m = {m}: the one-run bounds refuse class sizes this unbalanced (two-sided "
+                "binomial p < 1e-3, a valid Bernoulli(1/2) draw is refused with probability "
+                "below 1e-3); use another seed") from None
     else:
         member = np.asarray(member)
         if member.shape != (m,) or member.dtype != bool:
@@ -513,7 +521,8 @@ def tightness_table(epsilons=(1.0, 2.0, 4.0, 8.0), ms=(100, 1000, 5000), *,
     run: training + scoring), ``runs_seconds`` (the ``R`` runs of the small-batch game,
     measured) and ``runs_seconds_same_model`` (:math:`R\times` the white-box run's training
     time: ``R`` trainings of the one-run model); each the median over ``reps`` independent
-    repetitions (seeds ``child_seed(seed, i, rep)`` for cell ``i``), ``*_all`` the values.
+    repetitions (seeds ``child_seed(seed, i, rep, attempt)`` for cell ``i``, the first attempt
+    whose bits the class-size check accepts), ``*_all`` the values.
     """
     from .accounting import calibrate_sigma
     from .dirac import play_white_box
@@ -527,7 +536,7 @@ def tightness_table(epsilons=(1.0, 2.0, 4.0, 8.0), ms=(100, 1000, 5000), *,
             progress(f"one-run eps={eps:g} m={m}")
         samples: list[dict] = []
         for rep in range(reps):
-            cell = child_seed(seed, i, rep)
+            cell = _accepted_seed(m, seed, i, rep)
             one: dict = {}
             setup = synthetic_setup(m, sigma, steps=steps, zero_features=math.ceil(m / 3),
                                     seed=cell)
@@ -564,6 +573,22 @@ def tightness_table(epsilons=(1.0, 2.0, 4.0, 8.0), ms=(100, 1000, 5000), *,
                 row[key] = float(np.median([s[key] for s in samples]))
         rows.append(row)
     return rows
+
+
+def _accepted_seed(m: int, *key):
+    """The first ``child_seed(*key, attempt)`` whose drawn bits the class-size check accepts
+    (a draw is refused with probability < 1e-3, so the accepted design differs from
+    Bernoulli(1/2) by < 1e-3 in total variation: a bound's over-claim probability grows by
+    < 1e-3)."""
+    for attempt in range(100):
+        ss = child_seed(*key, attempt)
+        bits = draw_inclusion(m, ss)
+        try:
+            check_inclusion_balance(int(bits.sum()), int((~bits).sum()))
+        except ValueError:
+            continue
+        return ss
+    raise RuntimeError("100 draws of inclusion bits refused: the class-size check is broken")
 
 
 def format_tightness(rows: list[dict]) -> str:
