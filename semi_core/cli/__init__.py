@@ -24,6 +24,8 @@ import sys
 import threading
 from collections.abc import Iterable
 
+from semi_core import __version__
+
 from ._commands import COMMANDS
 
 _PACKAGE = __name__
@@ -74,6 +76,7 @@ def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentPars
         prog="semi-core",
         description="Sequential membership inference and privacy auditing.",
     )
+    parser.add_argument("--version", action="version", version=f"semi-core {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
         cmd = name.replace("_", "-")

@@ -53,3 +53,14 @@ def test_closed_pipe_exits_quietly(tmp_path):
         executable="/bin/bash")
     assert proc.stdout == '{"eps'
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+
+
+def test_version(capsys):
+    import pytest
+
+    import semi_core
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out.strip() == f"semi-core {semi_core.__version__}"
