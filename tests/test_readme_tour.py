@@ -77,3 +77,14 @@ def test_tour_runs_as_pasted(tmp_path):
             failures.append(f"{line}\n  rc={proc.returncode} {proc.stdout[-300:]}"
                             f"{proc.stderr[-300:]}")
     assert not failures, "\n".join(failures)
+
+
+def test_tour_python_block_runs(tmp_path, monkeypatch):
+    """The Python block after the tour's commands runs as printed."""
+    monkeypatch.chdir(tmp_path)
+    text = (ROOT / "README.md").read_text()
+    tour = text[text.index("## Quick tour"):text.index("## Audit your own work")]
+    blocks = re.findall(r"```python\n(.*?)```", tour, flags=re.S)
+    assert blocks
+    for code in blocks:
+        exec(compile(code, "<README>", "exec"), {})
