@@ -32,6 +32,15 @@ Random-stream layout of one chunk (the NumPy twin
    variate of datum ``j`` of batch ``tau`` is drawn and discarded when ``B = 1`` (it is the
    element that ``z*`` replaces). Sufficient mode: for each round and step ``d`` standard
    normals ``g`` and :math:`w_t = g/\sqrt{n_t}` or :math:`(\sqrt{n_t-1}\,g + u_t)/n_t`.
+
+Cost (``benchmarks/bench_engine.py``): for ``d = 1`` with a stationary covariance the kernel
+works in blocks of 256 rounds, first drawing (the stream order above, one number per step kept:
+the batch sum or the one normal) and then computing the statistics by straight loops over the
+block's rounds, which LLVM vectorises; the operations per round are the general path's, so the
+results are the same. The terms :math:`e^{x_t-\max}` of SeMI-Unif are computed by the
+vectorised polynomial of :mod:`semi_core.kernels.witness` (error :math:`\le 2` ulp) instead of a
+libm call per step: SeMI-Unif can differ from a libm ``exp`` in its last bits (the other three
+statistics and the stream are unchanged).
 """
 
 from __future__ import annotations
@@ -43,6 +52,7 @@ import numpy as np
 from semi_core._names import SEMI_TESTS
 
 from ._jit import jit
+from .witness import _vexp_neg
 
 __all__ = ["semi_chunk", "STAT_NAMES"]
 
@@ -109,6 +119,123 @@ def _forward_solve(L, x, out):
         out[i] = acc / L[i, i]
 
 
+#: Rounds per block of the one-dimensional path (its scratch is ``~ 8 T`` doubles per round).
+_BLOCK = 256
+
+
+@jit
+def _chunk_d1(gen, rounds, setup, ctrl, member_out, tau_out, stats_out):
+    # d = 1, stationary covariance. Two phases per block of rounds: (1) the random draws, in
+    # the stream order of the general path (round, step, datum), reduced to one number per
+    # step (the batch sum, or the one normal of sufficient mode); (2) everything else as
+    # straight loops over the block's rounds, which LLVM vectorises (the same IEEE operations
+    # per round as the general path, so the same results).
+    exact, code, fparam, scale = setup.exact, setup.code, setup.fparam, setup.scale
+    n_t, u, llr_c0, llr_k = setup.n_t, setup.u, setup.llr_c0, setup.llr_k
+    log_w_unif, p_member, tau_cdf, N = setup.log_w_unif, setup.p_member, setup.tau_cdf, setup.fo_N
+    T = n_t.shape[0]
+    B = min(_BLOCK, max(rounds, 1))
+    g = np.empty((T, B))  # batch sum (exact) or normal (sufficient) of step t, round i
+    llr = np.empty((T, B))
+    hit_t = np.empty(B, dtype=np.int64)  # the step of the inserted datum, -1 if none
+    tau_b = np.empty(B, dtype=np.int64)
+    s0 = np.empty(B)
+    mx = np.empty(B)
+    top = np.empty(B)
+    bad = np.empty(B, dtype=np.bool_)
+    tot = np.empty(B)
+    ex = np.empty(B)
+    ex_bits = np.empty(B, dtype=np.int64)
+    ex_pw = ex_bits.view(np.float64)
+    acc = np.empty(1)
+    fo_c0 = -0.5 * 1 * math.log((N - 1.0) / N)
+    fo_c1 = N * N / (2.0 * (N - 1.0))
+    for r0 in range(0, rounds, B):
+        m = min(B, rounds - r0)
+        # phase 1: control values and draws (scalar; the Generator is sequential)
+        for i in range(m):
+            r = r0 + i
+            member = ctrl[r, 0] < p_member
+            tau = 0
+            while tau < T - 1 and ctrl[r, 1] >= tau_cdf[tau]:
+                tau += 1
+            j = int(ctrl[r, 2] * n_t[tau])
+            if j >= n_t[tau]:
+                j = n_t[tau] - 1
+            member_out[r] = member
+            tau_out[r] = tau + 1
+            tau_b[i] = tau
+            hit_t[i] = tau if member else -1
+            if not exact:
+                for t in range(T):
+                    g[t, i] = gen.standard_normal()
+                continue
+            for t in range(T):
+                h = member and t == tau
+                if code == 0:
+                    skip = j if h else -1
+                    a = 0.0
+                    for k in range(n_t[t]):
+                        x = gen.standard_normal()
+                        if k != skip:
+                            a += x
+                    g[t, i] = a
+                else:
+                    _batch_sum(gen, code, fparam, scale, n_t[t], j if h else -1, acc)
+                    g[t, i] = acc[0]
+        # phase 2: whitened means, log-LRs, running max / log-sum-exp top, Final Observation
+        for i in range(m):
+            s0[i] = 0.0
+            mx[i] = -np.inf
+            top[i] = -np.inf
+            bad[i] = False
+            tot[i] = 0.0
+        for t in range(T):
+            nt = n_t[t]
+            u0 = u[t, 0]
+            c0, kt, lw = llr_c0[t], llr_k[t], log_w_unif[t]
+            sq_n = math.sqrt(float(nt))
+            sq_n1 = math.sqrt(nt - 1.0)
+            for i in range(m):
+                gi = g[t, i]
+                h = hit_t[i] == t
+                if exact:
+                    w0 = (gi + (u0 if h else 0.0)) / nt
+                else:
+                    w0 = (sq_n1 * gi + u0) / nt if h else gi / sq_n
+                lt = c0 + kt * ((0.0 + u0 * w0) - 0.5 * (0.0 + w0 * w0))
+                llr[t, i] = lt
+                s0[i] += nt * w0
+                bad[i] = bad[i] or lt != lt  # NaN fails every comparison
+                mx[i] = lt if lt > mx[i] else mx[i]
+                v = lt + lw
+                top[i] = v if v > top[i] else top[i]
+        # SeMI-Unif: exp(-(top - x_t)) by the vectorised polynomial, summed in step order
+        for t in range(T):
+            lw = log_w_unif[t]
+            for i in range(m):
+                ex[i] = top[i] - (llr[t, i] + lw)
+            _vexp_neg(ex, m, 1.0, ex_bits, ex_pw)
+            for i in range(m):
+                tot[i] += ex[i]
+        for i in range(m):
+            r = r0 + i
+            tau = tau_b[i]
+            stats_out[0, r] = llr[tau, i]
+            stats_out[2, r] = np.nan if bad[i] else mx[i]
+            if bad[i] or top[i] == np.inf:
+                stats_out[1, r] = np.nan
+            elif top[i] == -np.inf:
+                stats_out[1, r] = -np.inf
+            else:
+                stats_out[1, r] = top[i] + math.log(tot[i])
+            wi = s0[i] / N
+            q0 = 0.0 + wi * wi
+            diff = wi - u[tau, 0] / N
+            q1 = 0.0 + diff * diff
+            stats_out[3, r] = fo_c0 - fo_c1 * q1 + 0.5 * N * q0
+
+
 @jit
 def semi_chunk(gen, rounds, setup, member_out, tau_out, stats_out):
     """Play ``rounds`` SeMI rounds with ``gen``; write ``member_out``, ``tau_out``, ``stats_out``.
@@ -129,12 +256,27 @@ def semi_chunk(gen, rounds, setup, member_out, tau_out, stats_out):
     for r in range(rounds):
         for c in range(3):
             ctrl[r, c] = gen.random()
+    if d == 1 and fo_stationary:
+        _chunk_d1(gen, rounds, setup, ctrl, member_out, tau_out, stats_out)
+        return
     acc = np.empty(d)
     w = np.empty(d)
     s = np.empty(d)
     tmp = np.empty(d)
     tmp2 = np.empty(d)
     llr = np.empty(T)
+    ex = np.empty(T)
+    ex_bits = np.empty(T, dtype=np.int64)
+    ex_pw = ex_bits.view(np.float64)
+    # per-step and per-chunk constants, hoisted out of the round loop (same values)
+    sq_n = np.empty(T)
+    sq_n1 = np.empty(T)
+    for t in range(T):
+        sq_n[t] = math.sqrt(float(n_t[t]))
+        sq_n1[t] = math.sqrt(n_t[t] - 1.0)
+    fo_c0 = -0.5 * d * math.log((fo_N - 1.0) / fo_N)
+    fo_c1 = fo_N * fo_N / (2.0 * (fo_N - 1.0))
+    scalar = d == 1 and fo_stationary  # d = 1: every vector is one register
     for r in range(rounds):
         member = ctrl[r, 0] < p_member
         tau = 0
@@ -147,61 +289,87 @@ def semi_chunk(gen, rounds, setup, member_out, tau_out, stats_out):
         tau_out[r] = tau + 1
         for i in range(d):
             s[i] = 0.0
-        for t in range(T):
-            nt = n_t[t]
-            hit = member and t == tau
-            if exact:
-                _batch_sum(gen, code, fparam, scale, nt, j if hit else -1, acc)
-                for i in range(d):
-                    add = u[t, i] if hit else 0.0
-                    w[i] = (acc[i] + add) / nt
-            else:
-                if hit:
-                    c1 = math.sqrt(nt - 1.0)
-                    for i in range(d):
-                        w[i] = (c1 * gen.standard_normal() + u[t, i]) / nt
-                else:
-                    c1 = math.sqrt(float(nt))
-                    for i in range(d):
-                        w[i] = gen.standard_normal() / c1
-            dot = 0.0
-            sq = 0.0
-            for i in range(d):
-                dot += u[t, i] * w[i]
-                sq += w[i] * w[i]
-            llr[t] = llr_c0[t] + llr_k[t] * (dot - 0.5 * sq)
-            # Final Observation: accumulate mu_hat_T - mu_bar (whitened when stationary).
-            if fo_stationary:
-                for i in range(d):
-                    s[i] += nt * w[i]
-            else:
-                for i in range(d):
-                    a = 0.0
-                    for k in range(i + 1):
-                        a += fo_A[t, i, k] * w[k]
-                    s[i] += a
-        # SeMI*, SeMI-max, SeMI-Unif (log-sum-exp with the unif weights)
-        stats_out[0, r] = llr[tau]
+        s0 = 0.0
+        # SeMI-max and the SeMI-Unif maximum, accumulated step by step
         mx = -np.inf
         top = -np.inf
         nan_seen = False  # NaN propagates to SeMI-max and SeMI-Unif, as in NumPy
         for t in range(T):
-            if math.isnan(llr[t]):
-                nan_seen = True
-            elif llr[t] > mx:
-                mx = llr[t]
-            v = llr[t] + log_w_unif[t]
-            if v > top:
-                top = v
+            nt = n_t[t]
+            hit = member and t == tau
+            if scalar:
+                u0 = u[t, 0]
+                if exact:
+                    if code == 0:
+                        # the Gaussian batch sum in a register (datum ``skip`` discarded)
+                        skip = j if hit else -1
+                        a = 0.0
+                        for k in range(nt):
+                            x = gen.standard_normal()
+                            if k != skip:
+                                a += x
+                    else:
+                        _batch_sum(gen, code, fparam, scale, nt, j if hit else -1, acc)
+                        a = acc[0]
+                    w0 = (a + (u0 if hit else 0.0)) / nt
+                elif hit:
+                    w0 = (sq_n1[t] * gen.standard_normal() + u0) / nt
+                else:
+                    w0 = gen.standard_normal() / sq_n[t]
+                lt = llr_c0[t] + llr_k[t] * ((0.0 + u0 * w0) - 0.5 * (0.0 + w0 * w0))
+                s0 += nt * w0
+            else:
+                if exact:
+                    _batch_sum(gen, code, fparam, scale, nt, j if hit else -1, acc)
+                    for i in range(d):
+                        add = u[t, i] if hit else 0.0
+                        w[i] = (acc[i] + add) / nt
+                elif hit:
+                    for i in range(d):
+                        w[i] = (sq_n1[t] * gen.standard_normal() + u[t, i]) / nt
+                else:
+                    for i in range(d):
+                        w[i] = gen.standard_normal() / sq_n[t]
+                dot = 0.0
+                sq = 0.0
+                for i in range(d):
+                    dot += u[t, i] * w[i]
+                    sq += w[i] * w[i]
+                lt = llr_c0[t] + llr_k[t] * (dot - 0.5 * sq)
+                # Final Observation: accumulate mu_hat_T - mu_bar (whitened when stationary).
+                if fo_stationary:
+                    for i in range(d):
+                        s[i] += nt * w[i]
+                else:
+                    for i in range(d):
+                        a = 0.0
+                        for k in range(i + 1):
+                            a += fo_A[t, i, k] * w[k]
+                        s[i] += a
+            llr[t] = lt
+        if scalar:
+            s[0] = s0
+        for t in range(T):  # branch-free: NaN fails every comparison
+            lt = llr[t]
+            nan_seen = nan_seen or lt != lt
+            mx = lt if lt > mx else mx
+            v = lt + log_w_unif[t]
+            top = v if v > top else top
+        # SeMI*, SeMI-max, SeMI-Unif (log-sum-exp with the unif weights)
+        stats_out[0, r] = llr[tau]
         stats_out[2, r] = np.nan if nan_seen else mx
-        if nan_seen:
+        if nan_seen or top == np.inf:
             stats_out[1, r] = np.nan
         elif top == -np.inf:
             stats_out[1, r] = -np.inf
         else:
+            # exp(-(top - x_t)) by the vectorised polynomial (no libm call per step)
+            for t in range(T):
+                ex[t] = top - (llr[t] + log_w_unif[t])
+            _vexp_neg(ex, T, 1.0, ex_bits, ex_pw)
             tot = 0.0
             for t in range(T):
-                tot += math.exp(llr[t] + log_w_unif[t] - top)
+                tot += ex[t]
             stats_out[1, r] = top + math.log(tot)
         # Final Observation log-LR
         if fo_stationary:
@@ -213,8 +381,7 @@ def semi_chunk(gen, rounds, setup, member_out, tau_out, stats_out):
                 q0 += wi * wi
                 diff = wi - u[tau, i] / N
                 q1 += diff * diff
-            stats_out[3, r] = (-0.5 * d * math.log((N - 1.0) / N)
-                               - N * N / (2.0 * (N - 1.0)) * q1 + 0.5 * N * q0)
+            stats_out[3, r] = fo_c0 - fo_c1 * q1 + 0.5 * N * q0
         else:
             _forward_solve(fo_C0, s, tmp)
             q0 = 0.0
