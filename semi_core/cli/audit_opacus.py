@@ -95,9 +95,7 @@ _FLAGS = {"max_grad_norm": "--clip", "batch_size": "--batch-size", "steps": "--s
           "failure_prob": "--failure-prob", "canaries_per_run": "--canaries-per-run",
           "runs_per_chunk": "--runs-per-chunk", "epsilon": "--epsilon", "bug": "--bug",
           "canary": "--canary", "sampler": "--sampler", "engine": "--engine",
-          "noise_multiplier": "--epsilon (sigma_DP is calibrated from it)",
-          "threads": "--threads", "workers": "--workers", "scheduler": "--scheduler",
-          "connect_timeout": "--connect-timeout", "worker_timeout": "--worker-timeout"}
+          "noise_multiplier": "--epsilon (sigma_DP is calibrated from it)"}
 
 
 def _flag_error(exc: Exception, *names: str) -> Exception:
@@ -150,10 +148,7 @@ def handler(args) -> Result:
                              f"({DIGITS_TRAIN_RECORDS} records)")
     except (TypeError, ValueError) as exc:
         raise _flag_error(exc) from None
-    try:
-        executor = executor_from_args(args)
-    except (TypeError, ValueError) as exc:
-        raise _flag_error(exc) from None
+    executor = executor_from_args(args)
     model_fn, data = digits_example(seed=args.seed)
     try:
         rep = audit_opacus(model_fn, data, config, seed=args.seed, executor=executor,

@@ -672,19 +672,6 @@ class OpacusAuditReport:
         return out
 
 
-def _poisson_scores(setup: WhiteBoxSetup, traj: torch.Tensor, q: float,
-                    expected_batch: int) -> dict[str, np.ndarray]:
-    """Dirac canary under Poisson sampling: exact mixture log-LR over all steps and the sum of
-    standardised updates."""
-    cfg = setup.cfg
-    j = torch.as_tensor(setup.coords[:1])
-    s = (-expected_batch / (cfg.lr * cfg.clip) * (traj[:, 1:] - traj[:, :-1])[:, :, j])[..., 0]
-    s = s.numpy()
-    z = (2 * s - 1) / (2 * cfg.sigma_dp ** 2)
-    llr = np.logaddexp(np.log1p(-q), np.log(q) + z).sum(1)
-    return {"dirac_mixture": llr, "dirac_sum": s.sum(1)}
-
-
 def _certify(game: GameResult, *, delta, failure_prob, seed) -> tuple[dict, dict]:
     bounds: dict = {t: {} for t in game.stats}
     for name, kw in BOUND_METHODS.items():

@@ -229,7 +229,7 @@ VALID = {("--epsilon", "1e-300"), ("--failure-prob", "1e-300"), ("--runs-per-chu
          ("--connect-timeout", "1e-300"), ("--connect-timeout", "1e300"),
          ("--worker-timeout", "1e-300"), ("--worker-timeout", "1e300"), ("--seed", "0")}
 #: Refused by the resource estimate (the message names the work, not one flag).
-RESOURCE = {("--rounds", "1e300"), ("--threads", "1e300"), ("--workers", "1e300")}
+RESOURCE = {("--rounds", "1e300")}
 
 
 @pytest.mark.parametrize("flag,value", [(f, v) for f in VALUE_FLAGS for v in EXTREMES])
