@@ -35,7 +35,9 @@ def average_ranks(values: np.ndarray) -> np.ndarray:
     point.
     """
     a = np.asarray(values, dtype=float).ravel()
-    order = np.argsort(a, kind="stable")
+    # a tie group gets one value whatever the order inside it, so the sort need not be stable
+    # (NumPy's default introsort is SIMD-accelerated: ~6x the stable merge sort)
+    order = np.argsort(a)
     s = a[order]
     starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]]) if s.size else np.zeros(0, int)
     ends = np.r_[starts[1:], s.size]
