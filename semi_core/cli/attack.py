@@ -51,6 +51,7 @@ _LOO_ATTACKS = ("l-attack", "lira-l")
 _FLAGS = {"n_targets": "--targets", "pool_size": "--pool-size", "loo_targets": "--loo-targets",
           "loo_models": "--loo-models", "n_models": "--models",
           "target_models": "--target-models", "damping": "--damping", "epsilon": "--damping",
+          "rmia_gamma": "--rmia-gamma", "rmia_a": "--rmia-a",
           "threads": "--threads", "workers": "--workers", "connect_timeout": "--connect-timeout",
           "worker_timeout": "--worker-timeout"}
 #: Seconds per bootstrap resample and score (AUC, TPR at two FPRs): an upper-side estimate.
@@ -75,7 +76,12 @@ def register(subparsers) -> None:
     p.add_argument("--model", default="logreg-mse", help=f"one of {', '.join(_MODELS)}")
     p.add_argument("--attacks", default="iha,loss,sif,lira-online,lira-offline",
                    help="comma-separated: iha, iha-exact, iha-cg, loss, sif, lira-online, "
-                        "lira-online-global, lira-offline, lira-offline-global, l-attack, lira-l")
+                        "lira-online-global, lira-offline, lira-offline-global, rmia, "
+                        "rmia-offline, l-attack, lira-l")
+    p.add_argument("--rmia-gamma", type=float, default=1.0,
+                   help="RMIA's pairwise threshold gamma > 0 (Zarifzadeh et al. 2024)")
+    p.add_argument("--rmia-a", type=float, default=0.3,
+                   help="offline RMIA's a in [0, 1]: Pr(x) = ((1+a) Pr_OUT(x) + 1 - a) / 2")
     p.add_argument("--models", type=int, default=64, help="models trained (>= 5; seed: 128)")
     p.add_argument("--targets", default="500",
                    help="target records per target model (>= 2), or 'all'")
@@ -194,7 +200,8 @@ def handler(args) -> Result:
                            n_targets=targets, target_models=args.target_models,
                            hessian=args.hessian, damping=float(args.damping),
                            loo_targets=loo_targets, loo_models=loo_models, sgd=sgd,
-                           data_path=args.data_path, pool_size=args.pool_size)
+                           data_path=args.data_path, pool_size=args.pool_size,
+                           rmia_gamma=float(args.rmia_gamma), rmia_a=float(args.rmia_a))
         run = run_attacks(cfg, attacks, seed=args.seed, executor=executor)
     except (ValueError, TypeError) as exc:
         raise _flag_error(exc) from None
@@ -205,11 +212,17 @@ def handler(args) -> Result:
                "config": cfg.to_dict(), "setup": run.setup, "attacks": metrics,
                "seconds": run.seconds, "executor": run.result.metadata.get("executor")}
     if args.roc is not None:
-        from semi_core._io import atomic_output
-        from semi_core.attacks.whitebox.tables import plot_roc
+        import tempfile
+        from pathlib import Path
 
-        with atomic_output(args.roc, name="--roc") as fh:  # a new file renamed over --roc
-            plot_roc(run, fh, title=f"{args.dataset} / {args.model}, {args.models} models")
+        from semi_core._io import atomic_output
+        from semi_core.report.attack_section import plot_roc
+
+        # drawn into a private directory, then copied into a new file renamed over --roc
+        with tempfile.TemporaryDirectory() as tmp, atomic_output(args.roc, name="--roc") as fh:
+            png = Path(tmp) / "roc.png"
+            plot_roc(run, png, title=f"{args.dataset} / {args.model}, {args.models} models")
+            fh.write(png.read_bytes())
         payload["roc"] = str(args.roc)
     lines = [f"attack: {args.dataset} / {args.model} (d = {run.setup['d']}), {args.models} "
              f"models, target trained on {run.setup['n_train_target']} records",

@@ -1,6 +1,7 @@
 """White-box and reference-model membership attacks on one trained model
 (``iha_parameters_vs_loss``): IHA (Eq. 8) with exact or CG inverse-Hessian products, LOSS, SIF,
-LiRA online/offline (per-example or global variance), the L-attack and LiRA-L.
+LiRA online/offline (per-example or global variance), RMIA online/offline (Zarifzadeh et al.
+2024), the L-attack and LiRA-L.
 
 :mod:`.scores` holds the score functions (NumPy/torch, no training); :mod:`.mechanism` the
 trained models as a pool mechanism (``release_pool``) and as a ``T = 1``
@@ -18,6 +19,7 @@ from .experiment import (
     AttackRun,
     LeaveOneOutScorer,
     LiRAScorer,
+    RMIAScorer,
     WhiteBoxScorer,
     agreement_matrix,
     attack_metrics,
@@ -37,12 +39,13 @@ from .scores import (
     logit_confidence,
     loss_score,
     normal_logpdf,
+    rmia,
     sif_score,
 )
 
 __all__ = ["ATTACKS", "LOO_ATTACKS", "AttackConfig", "AttackRun", "agreement_matrix",
            "attack_metrics", "default_sgd", "parse_attacks", "run_attacks", "WhiteBoxScorer",
-           "LiRAScorer", "LeaveOneOutScorer",
+           "LiRAScorer", "RMIAScorer", "LeaveOneOutScorer", "rmia",
            "IHA_TERMS", "iha_score", "iha_terms", "l_attack", "lira_l", "lira_offline",
            "lira_online", "logit_confidence", "loss_score", "normal_logpdf", "sif_score",
            "TrainedModelMechanism"]

@@ -56,17 +56,19 @@ from .scores import (
     lira_offline,
     lira_online,
     loss_score,
+    rmia,
     sif_score,
 )
 
 __all__ = ["ATTACKS", "LOO_ATTACKS", "WHITEBOX_ATTACKS", "LIRA_ATTACKS", "AttackConfig",
-           "WhiteBox", "WhiteBoxScorer", "LiRAScorer", "LeaveOneOutScorer", "AttackRun",
+           "WhiteBox", "WhiteBoxScorer", "LiRAScorer", "RMIAScorer", "LeaveOneOutScorer",
+           "AttackRun", "RMIA_ATTACKS",
            "default_sgd", "run_attacks", "attack_metrics", "agreement_matrix", "parse_attacks",
            "TRAIN_CHUNK"]
 
 #: Attack names (``iha`` uses ``AttackConfig.hessian``; ``-global``: one variance per side).
 ATTACKS = ("iha", "iha-exact", "iha-cg", "loss", "sif", "lira-online", "lira-online-global",
-           "lira-offline", "lira-offline-global", "l-attack", "lira-l")
+           "lira-offline", "lira-offline-global", "rmia", "rmia-offline", "l-attack", "lira-l")
 #: Datasets read from local files (``data_path``): IDX train files (MNIST / Fashion-MNIST;
 #: ``idx-odd``: label mod 2, the seed's MNIST-Odd) and CSV / npz tables (Purchase-100 style).
 FILE_DATASETS = ("idx", "idx-odd", "file")
@@ -77,6 +79,8 @@ LOO_ATTACKS = ("l-attack", "lira-l")
 WHITEBOX_ATTACKS = ("iha", "iha-exact", "iha-cg", "loss", "sif")
 #: Attacks of :class:`LiRAScorer` (the target and its reference models' confidences).
 LIRA_ATTACKS = ("lira-online", "lira-online-global", "lira-offline", "lira-offline-global")
+#: Attacks of :class:`RMIAScorer` (Zarifzadeh et al. 2024 on the same reference models).
+RMIA_ATTACKS = ("rmia", "rmia-offline")
 #: Models trained per task of the runner (one batched training call; part of the seeding).
 TRAIN_CHUNK = 64
 
@@ -116,6 +120,8 @@ class AttackConfig:
     loo_models: int = 8
     cg_tol: float = 1e-10
     member_prob: float = 0.5
+    rmia_gamma: float = 1.0
+    rmia_a: float = 0.3
     sgd: SGDConfig | None = None
     data_path: str | None = None
     pool_size: int | None = None
@@ -145,6 +151,9 @@ class AttackConfig:
         check_int(self.loo_models, "loo_models", minimum=2)
         check_positive(self.cg_tol, "cg_tol")
         check_probability(self.member_prob, "member_prob")
+        check_positive(self.rmia_gamma, "rmia_gamma")
+        if not (isinstance(self.rmia_a, int | float) and 0.0 <= self.rmia_a <= 1.0):
+            raise ValueError(f"rmia_a must be in [0, 1], got {self.rmia_a!r}")
         if self.sgd is None:
             object.__setattr__(self, "sgd", default_sgd(self.dataset, self.model))
 
@@ -427,6 +436,80 @@ class LiRAScorer:
 
 
 @dataclass
+class RMIAScorer:
+    r"""Pool scorer of RMIA (Zarifzadeh et al. 2024) on target model ``t``, on the same
+    reference models as LiRA (every other model of the population game; IN / OUT by the
+    membership matrix): :func:`~semi_core.attacks.whitebox.scores.rmia` with ``rmia`` the
+    online marginal (all reference models) and ``rmia-offline`` the OUT models with the
+    paper's ``a`` correction.
+
+    Population samples :math:`z`: the pool records outside target ``t``'s training set (the
+    auditor's known non-members; a scored record is never compared with itself), at most
+    ``population`` of them drawn with the scorer's ``rng`` (``None``: all); offline, those
+    with no OUT reference model are left out of the population (a scored record without one is
+    refused). Probabilities are
+    :math:`\sigma(\phi)` of the logit-scaled confidences LiRA uses.
+    """
+
+    attacks: tuple[str, ...]
+    gamma: float = 1.0
+    offline_a: float = 0.3
+    population: int | None = None
+    kept: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self):
+        self.attacks = tuple(self.attacks)
+        bad = [a for a in self.attacks if a not in RMIA_ATTACKS]
+        if not self.attacks or bad:
+            raise ValueError(f"attacks must be drawn from {list(RMIA_ATTACKS)}, got "
+                             f"{list(bad or self.attacks)}")
+        check_positive(self.gamma, "gamma")
+        if not (isinstance(self.offline_a, int | float) and 0.0 <= self.offline_a <= 1.0):
+            raise ValueError(f"offline_a must be in [0, 1], got {self.offline_a!r}")
+        if self.population is not None:
+            check_int(self.population, "population", minimum=1)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.attacks
+
+    def __call__(self, view: PoolView, t: int, records, rng) -> dict[str, np.ndarray]:
+        mech = view.mech
+        records = np.asarray(records, dtype=np.int64)
+        t0 = time.perf_counter()
+        pop = np.flatnonzero(~view.membership[t])
+        if self.population is not None and self.population < pop.size:
+            pop = np.sort(rng.choice(pop, size=self.population, replace=False))
+        if pop.size < 2:
+            raise ValueError(f"RMIA needs >= 2 population records outside target model {t}'s "
+                             f"training set, got {pop.size}")
+        union, inv = np.unique(np.concatenate([records, pop]), return_inverse=True)
+        phi_all = mech.confidences(view.models, mech.candidates[union])   # (M, u)
+        refs = view.reference_models(t)
+        ix, iz = inv[:records.size], inv[records.size:]
+        pos = {int(r): j for j, r in enumerate(pop)}
+        exclude = np.array([pos.get(int(r), -1) for r in records], dtype=np.int64)
+        ref_in = view.membership[np.ix_(refs, union)].T
+        out, seconds = {}, {"confidences": time.perf_counter() - t0}
+        for a in self.attacks:
+            t0 = time.perf_counter()
+            keep = np.ones(iz.size, dtype=bool)
+            if a == "rmia-offline":   # population samples need an OUT model (all, in practice)
+                keep = (~ref_in[iz]).any(axis=1)
+            renum = np.cumsum(keep) - 1
+            ex = np.where((exclude >= 0) & keep[np.maximum(exclude, 0)],
+                          renum[np.maximum(exclude, 0)], -1)
+            out[a] = rmia(phi_all[t, ix], phi_all[refs][:, ix].T, ref_in[ix],
+                          phi_all[t, iz[keep]], phi_all[refs][:, iz[keep]].T, ref_in[iz[keep]],
+                          gamma=self.gamma,
+                          offline_a=self.offline_a if a == "rmia-offline" else None,
+                          exclude=ex)
+            seconds[a] = time.perf_counter() - t0
+        self.kept[int(t)] = seconds
+        return out
+
+
+@dataclass
 class LeaveOneOutScorer:
     r"""Pool scorer of the leave-one-out attacks (seed §4.4) on the leave-one-out game.
 
@@ -649,10 +732,12 @@ def run_attacks(cfg: AttackConfig, attacks=("iha", "loss", "sif", "lira-online",
                                       steps=cfg.sgd.steps(max(cfg.member_prob * N, 1.0)))
     wb_attacks = tuple(a for a in attacks if a in WHITEBOX_ATTACKS)
     lira = tuple(a for a in attacks if a in LIRA_ATTACKS)
+    rm = tuple(a for a in attacks if a in RMIA_ATTACKS)
     loo = tuple(a for a in attacks if a in LOO_ATTACKS)
     wbs = WhiteBoxScorer(wb_attacks or ("loss",), hessian=cfg.hessian, damping=cfg.damping,
                          cg_tol=cfg.cg_tol)
-    scorers = [wbs] + ([LiRAScorer(lira)] if lira else [])
+    scorers = [wbs] + ([LiRAScorer(lira)] if lira else []) + \
+        ([RMIAScorer(rm, gamma=cfg.rmia_gamma, offline_a=cfg.rmia_a)] if rm else [])
     say("training models and scoring the target models")
     res, view = play_pool(mech, cfg.n_models, child_seed(root, 1), p_member=cfg.member_prob,
                           target_models=cfg.target_models,
@@ -667,11 +752,11 @@ def run_attacks(cfg: AttackConfig, attacks=("iha", "loss", "sif", "lira-online",
     seconds: dict[str, float] = {"train_models": res.metadata["seconds_train"],
                                  "score": res.metadata["seconds_score"]}
     for t in range(cfg.target_models):
-        for part in (wbs.kept.get(t, (None, {}))[1], scorers[-1].kept.get(t, {}) if lira
-                     else {}):
+        parts = [wbs.kept.get(t, (None, {}))[1]] + [s.kept.get(t, {}) for s in scorers[1:]]
+        for part in parts:
             for key, v in part.items():
-                if key in wb_attacks or key in lira or key in ("gradients", "confidences") \
-                        or key.startswith("hessian@"):
+                if key in wb_attacks or key in lira or key in rm or \
+                        key in ("gradients", "confidences") or key.startswith("hessian@"):
                     seconds[key] = seconds.get(key, 0.0) + v
     run = AttackRun(config=cfg, result=res, loo_result=None, seconds=seconds,
                     setup={"n_pool": N, "d": int(fm.d),

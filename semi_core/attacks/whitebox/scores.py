@@ -25,6 +25,18 @@ LiRA (Carlini et al. 2022) on the logit-scaled confidence :math:`\phi=\log\frac{
     online :math:`\log\mathcal N(\phi;\mu_{\rm in},\sigma_{\rm in}^2)-\log\mathcal N(\phi;
     \mu_{\rm out},\sigma_{\rm out}^2)`; offline :math:`\log\Phi((\phi-\mu_{\rm out})/
     \sigma_{\rm out})`; per-example or global ("fixed") variance.
+RMIA (Zarifzadeh et al. 2024, "Low-cost high-power membership inference attacks", §3)
+    pairwise likelihood ratio of the target model's probability of the true label
+    :math:`p_\theta(x)` against population samples :math:`z` (known non-members),
+
+    .. math::
+
+        \mathrm{LR}_\theta(x,z)=\frac{p_\theta(x)/\Pr(x)}{p_\theta(z)/\Pr(z)},\qquad
+        \mathrm{Score}(x)=\Pr_{z}\big(\mathrm{LR}_\theta(x,z)\ge\gamma\big),
+
+    :math:`\Pr(\cdot)` the mean of :math:`p_{\theta'}(\cdot)` over the reference models
+    (online: all of them, half IN); offline (OUT models only) the paper's linear correction
+    :math:`\Pr(x)=\tfrac12\big((1+a)\Pr_{\rm OUT}(x)+(1-a)\big)`.
 L-attack (Ye et al. 2022) and LiRA-L (seed §4.1)
     with leave-one-out reference models: the fraction of reference losses above the target's
     loss; LiRA offline on the leave-one-out confidences.
@@ -36,12 +48,13 @@ import math
 
 import numpy as np
 import torch
-from scipy.special import log_ndtr
+from scipy.special import expit, log_ndtr
 
 from semi_core._validation import check_int, check_positive
 
 __all__ = ["IHA_TERMS", "iha_terms", "iha_score", "loss_score", "sif_score", "normal_logpdf",
-           "lira_online", "lira_offline", "l_attack", "lira_l", "logit_confidence"]
+           "lira_online", "lira_offline", "l_attack", "lira_l", "logit_confidence", "rmia",
+           "rmia_marginal"]
 
 #: Terms of Eq. 8 (the term switches of the seed's Table 4 ablation).
 IHA_TERMS = ("loss", "I1", "I2", "I3", "I4")
@@ -231,3 +244,79 @@ def logit_confidence(outputs: torch.Tensor, y: torch.Tensor, *, kind: str) -> to
     zy = outputs.gather(-1, y.unsqueeze(-1)).squeeze(-1)
     others = outputs.scatter(-1, y.unsqueeze(-1), -math.inf)
     return zy - torch.logsumexp(others, dim=-1)
+
+
+def rmia_marginal(ref_phi, ref_in, *, offline_a: float | None = None) -> np.ndarray:
+    r""":math:`\Pr(x)` of RMIA from reference models' logit confidences ``ref_phi`` (k, R).
+
+    Online (``offline_a=None``): :math:`\frac1R\sum_r\sigma(\phi_r)` over every reference
+    model; offline: only the OUT models (``~ref_in``) and
+    :math:`\tfrac12((1+a)\overline{p}_{\rm OUT}+(1-a))` (Zarifzadeh et al. 2024, §3,
+    offline variant; ``a`` in ``[0, 1]``, ``a = 1`` is the plain OUT mean).
+    """
+    phi = np.asarray(ref_phi, dtype=float)
+    inn = np.asarray(ref_in, dtype=bool)
+    if phi.ndim != 2 or inn.shape != phi.shape or phi.shape[1] < 1:
+        raise ValueError(f"ref_phi and ref_in must be (k, R >= 1) of equal shape, got "
+                         f"{phi.shape} and {inn.shape}")
+    p = expit(phi)
+    if offline_a is None:
+        return p.mean(1)
+    if not (isinstance(offline_a, int | float) and 0.0 <= offline_a <= 1.0):
+        raise ValueError(f"offline_a must be in [0, 1], got {offline_a!r}")
+    cnt = (~inn).sum(1)
+    if (cnt < 1).any():
+        raise ValueError(f"offline RMIA needs >= 1 reference model OUT of every record's "
+                         f"training set; {int((cnt < 1).sum())} records have none (train more "
+                         f"models, e.g. --models 64)")
+    out_mean = np.where(~inn, p, 0.0).sum(1) / cnt
+    return 0.5 * ((1.0 + offline_a) * out_mean + (1.0 - offline_a))
+
+
+def rmia(phi, ref_phi, ref_in, pop_phi, pop_ref_phi, pop_ref_in, *, gamma: float = 1.0,
+         offline_a: float | None = None, exclude=None) -> np.ndarray:
+    r"""RMIA score (module docstring): the fraction of population samples :math:`z` with
+    :math:`\mathrm{LR}_\theta(x,z)\ge\gamma`.
+
+    Parameters
+    ----------
+    phi : array_like, shape (k,)
+        Target model's logit confidences :math:`\log\frac{p}{1-p}` on the scored records.
+    ref_phi, ref_in : array_like, shape (k, R)
+        Reference models' confidences on them and whether the record was in their training set.
+    pop_phi, pop_ref_phi, pop_ref_in : shapes (Z,), (Z, R), (Z, R)
+        The same for the population samples :math:`z`.
+    gamma : float
+        :math:`\gamma>0` of the pairwise test.
+    offline_a : float or None
+        ``None``: online marginal; else the offline variant's ``a`` in ``[0, 1]``.
+    exclude : array_like of int, shape (k,), optional
+        For each record, the index of the same record in the population (``-1``: none); that
+        pair is left out (a record is not compared with itself).
+
+    Returns
+    -------
+    ndarray, shape (k,)
+    """
+    gamma = check_positive(gamma, "gamma")
+    px = expit(np.asarray(phi, dtype=float)).reshape(-1)
+    pz = expit(np.asarray(pop_phi, dtype=float)).reshape(-1)
+    rx = px / rmia_marginal(ref_phi, ref_in, offline_a=offline_a)
+    rz = pz / rmia_marginal(pop_ref_phi, pop_ref_in, offline_a=offline_a)
+    if rx.shape[0] != np.asarray(ref_phi).shape[0] or rz.shape[0] != np.asarray(pop_ref_phi).shape[0]:
+        raise ValueError("phi / pop_phi must have one entry per row of ref_phi / pop_ref_phi")
+    # LR(x, z) >= gamma  <=>  rz <= rx / gamma: count with one sort (O((k + Z) log Z))
+    zs = np.sort(rz)
+    counts = np.searchsorted(zs, rx / gamma, side="right").astype(float)
+    total = np.full(rx.shape, float(zs.size))
+    if exclude is not None:
+        ex = np.asarray(exclude, dtype=np.int64).reshape(-1)
+        if ex.shape != rx.shape or (ex >= zs.size).any() or (ex < -1).any():
+            raise ValueError(f"exclude must be (k,) indices into the population or -1, got "
+                             f"shape {ex.shape}")
+        has = ex >= 0
+        counts[has] -= (rz[ex[has]] <= rx[has] / gamma)
+        total[has] -= 1
+    if (total < 1).any():
+        raise ValueError("RMIA needs >= 1 population sample per record (besides the record)")
+    return counts / total
