@@ -1,15 +1,27 @@
-"""SeMI Monte Carlo engine vs the RNG floor and a per-round NumPy reference (same run).
+"""SeMI Monte Carlo engine vs the RNG floor, a per-round NumPy reference and itself (same run).
 
 Setting: T = 10, n = 10, stationary N(0, I_d), z* at Mahalanobis distance 3, tau uniform,
-d in {1, 50}. Rates are per core (one thread). "variates" counts the data variates of exact
-mode, R * T * n * d (the engine additionally draws 3 control uniforms per round).
+d in {1, 50}. Rates are per core (one thread, CPU time). "variates" counts the data variates of
+exact mode, R * T * n * d (the engine additionally draws 3 control uniforms per round).
 
-(a) RNG floor: ``Generator.standard_normal`` (PCG64 ziggurat) filling a buffer.
+(a) NumPy floor: ``Generator.standard_normal`` (PCG64 ziggurat) filling a buffer.
+(a') Numba floor: a compiled loop summing ``Generator.standard_normal()`` one variate at a
+     time, as the engine's exact mode draws them (issue 24 goal: exact mode <= 1.5x its time
+     per variate at every d).
 (b) per-round reference: :func:`semi_core.game.engine.reference_per_round`.
-(c) engine, exact mode; (d) engine, sufficient mode (Gaussian batch means, n x fewer draws).
+(c) engine, exact mode; (d) engine, sufficient mode (Gaussian batch means, n x fewer draws;
+    goal: >= 5x cheaper per round than exact mode at n = 10).
+
+Then ``semi-core simulate`` end to end in process (engine, threshold sort and AUC, JSON) with
+``--threads 1`` and ``--threads 2`` (wall clock; goal: 2 threads >= 1.7x), with the serial part
+(everything but the chunk kernels) and the speed-up it allows (Amdahl) from the 1-thread run.
 """
 
 from __future__ import annotations
+
+import contextlib
+import io
+import time
 
 import numpy as np
 
@@ -20,23 +32,35 @@ def _one_blas_thread():
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - optional
-        import contextlib
-
         return contextlib.nullcontext()
     return threadpool_limits(1)
 
 
-def main(quick: bool = False) -> list[dict]:
+def _numba_floor():
+    import numba
+
+    @numba.njit(nogil=True)
+    def normal_sum(gen, count):  # the floor: one ziggurat variate at a time, summed
+        a = 0.0
+        for _ in range(count):
+            a += gen.standard_normal()
+        return a
+
+    return normal_sum
+
+
+def _kernels(quick: bool) -> list[dict]:
     from semi_core._params import SEED_FIG2
     from semi_core.game.engine import reference_per_round, simulate
     from semi_core.mechanisms.empirical_mean import EmpiricalMean
 
+    cpu = time.process_time
     T, n = SEED_FIG2.T, SEED_FIG2.n
+    normal_sum = _numba_floor()
     rows = []
-    print("\n## SeMI engine (T = 10, n = 10, one thread; ratios measured in this run)")
-    hdr = (f"{'d':>3} {'impl':<26} {'rounds/s':>11} {'variates/s':>11} {'x RNG floor':>11} "
-           f"{'x per-round ref':>15}")
-    print(hdr)
+    print("\n## SeMI engine (T = 10, n = 10, one thread, CPU time; ratios measured in this run)")
+    print(f"{'d':>3} {'impl':<26} {'rounds/s':>11} {'variates/s':>11} {'t/var / numba floor':>20} "
+          f"{'x per-round ref':>15}")
     for d in (1, 50):
         mech = EmpiricalMean.isotropic(n, T, distance=SEED_FIG2.distance, d=d)
         per_round = T * n * d
@@ -46,34 +70,89 @@ def main(quick: bool = False) -> list[dict]:
         rng = np.random.default_rng(0)
         reps = max(1, (R * per_round) // buf.size)
 
-        def floor(buf=buf, rng=rng, reps=reps):
+        def np_floor(buf=buf, rng=rng, reps=reps):
             for _ in range(reps):
                 rng.standard_normal(out=buf)
 
+        count = R * per_round
+        normal_sum(rng, 10)  # compile outside the timing
         simulate(mech, 100, 0)  # JIT / cache load outside the timing
-        t_floor = best_of(floor, 5) / (reps * buf.size)  # seconds per variate
+        t_np = best_of(np_floor, 5, cpu) / (reps * buf.size)  # seconds per variate
+        t_nb = best_of(lambda c=count, g=rng: normal_sum(g, c), 5, cpu) / count
         with _one_blas_thread():  # per-core comparison; also avoids BLAS thread spin-up
             t_ref = best_of(lambda m=mech, r=R_ref: reference_per_round(m, r, 1, tau="uniform"),
-                          3) / R_ref
-        t_ex = best_of(lambda m=mech, r=R: simulate(m, r, 2, tau="uniform", mode="exact"), 5) / R
+                            3, cpu) / R_ref
+        t_ex = best_of(lambda m=mech, r=R: simulate(m, r, 2, tau="uniform", mode="exact"), 5,
+                       cpu) / R
         t_su = best_of(lambda m=mech, r=R: simulate(m, r, 3, tau="uniform", mode="sufficient"),
-                     3) / R
-        floor_rate = 1.0 / t_floor
+                       5, cpu) / R
         impls = [
-            ("(a) numpy standard_normal", None, floor_rate),
+            ("(a) numpy standard_normal", None, 1.0 / t_np),
+            ("(a') numba ziggurat loop", None, 1.0 / t_nb),
             ("(b) per-round reference", 1.0 / t_ref, per_round / t_ref),
             ("(c) engine exact", 1.0 / t_ex, per_round / t_ex),
             ("(d) engine sufficient", 1.0 / t_su, per_round / t_su),
         ]
         for name, rps, vps in impls:
             row = {"d": d, "impl": name, "rounds_per_s": rps, "variates_per_s": vps,
-                   "x_floor": vps / floor_rate,
+                   "time_per_variate_vs_numba_floor": (1.0 / vps) / t_nb,
                    "x_reference": (rps * t_ref) if rps is not None else None}
             rows.append(row)
             rps_s = f"{rps:11.3e}" if rps is not None else f"{'-':>11}"
             ref_s = f"{row['x_reference']:15.1f}" if rps is not None else f"{'-':>15}"
-            print(f"{d:>3} {name:<26} {rps_s} {vps:11.3e} {row['x_floor']:11.2f} {ref_s}")
+            print(f"{d:>3} {name:<26} {rps_s} {vps:11.3e} "
+                  f"{row['time_per_variate_vs_numba_floor']:20.2f} {ref_s}")
+        ratio = t_ex / t_su
+        rows.append({"d": d, "impl": "exact / sufficient per round", "ratio": ratio})
+        print(f"{d:>3} exact mode / sufficient mode, time per round: {ratio:.2f} (goal >= 5)")
     return rows
+
+
+def _cli_threads(quick: bool) -> list[dict]:
+    from semi_core.cli import main as cli_main
+    from semi_core.game import engine
+
+    rounds = 100_000 if quick else 1_000_000
+    argv = ["simulate", "--n", "10", "--T", "10", "--mu", "0", "--sigma", "1", "--target", "3",
+            "--rounds", str(rounds), "--seed", "0", "--json"]
+
+    def run(threads: str) -> None:
+        with contextlib.redirect_stdout(io.StringIO()):
+            cli_main([*argv, "--threads", threads])
+
+    # the kernels' share of a 1-thread run (the rest is serial: set-up, concatenation,
+    # threshold sort, AUC, JSON)
+    kernel_s = [0.0]
+    play = engine.play_chunk
+
+    def timed_play(*a, **k):
+        t0 = time.perf_counter()
+        out = play(*a, **k)
+        kernel_s[0] += time.perf_counter() - t0
+        return out
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        cli_main([*argv[:-3], "1000", "--seed", "0", "--json"])  # imports, JIT cache
+    t1 = best_of(lambda: run("1"), 3)
+    engine.play_chunk = timed_play
+    try:
+        t0 = time.perf_counter()
+        run("1")
+        total = time.perf_counter() - t0
+    finally:
+        engine.play_chunk = play
+    serial = max(total - kernel_s[0], 0.0) / total
+    t2 = best_of(lambda: run("2"), 3)
+    amdahl = 1.0 / (serial + (1.0 - serial) / 2.0)
+    print(f"\n## semi-core simulate end to end (--rounds {rounds}, d = 1, exact; wall clock)")
+    print(f"1 thread {t1:.3f} s, 2 threads {t2:.3f} s: speed-up {t1 / t2:.2f} (goal >= 1.7); "
+          f"serial part {100 * serial:.1f} % of the 1-thread run, allows {amdahl:.2f}")
+    return [{"impl": "semi-core simulate", "rounds": rounds, "t1": t1, "t2": t2,
+             "speedup_2_threads": t1 / t2, "serial_fraction": serial, "amdahl_2": amdahl}]
+
+
+def main(quick: bool = False) -> list[dict]:
+    return _kernels(quick) + _cli_threads(quick)
 
 
 if __name__ == "__main__":
