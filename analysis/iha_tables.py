@@ -30,9 +30,8 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     import torch
 
-    from semi_core.attacks.whitebox.tables import plot_roc
     from semi_core.cli._common import to_jsonable
-    from semi_core.report.attack_section import SETTINGS, run_setting
+    from semi_core.report.attack_section import SETTINGS, plot_roc, run_setting
 
     torch.set_num_threads(1)
     out = Path(args.out)

@@ -16,7 +16,7 @@ from semi_core.game.result import GameResult
 from .experiment import AttackRun, agreement_matrix, attack_metrics
 from .scores import iha_score
 
-__all__ = ["SEED", "TABLE4_ROWS", "plot_roc", "damping_sweep", "term_ablation", "loo_fraction_curve",
+__all__ = ["SEED", "TABLE4_ROWS", "damping_sweep", "term_ablation", "loo_fraction_curve",
            "agreement_tables", "exact_vs_cg", "markdown_main", "markdown_sweeps"]
 
 #: The seed's printed numbers (AUC, %TPR@1%, %TPR@0.1%).
@@ -232,40 +232,3 @@ def markdown_sweeps(ev: dict, damp: dict, abl: dict, frac: dict, agree: dict | N
             gt = [f"{a['nonmembers']['GT'][n]:.3f}" for n in names]
             out.append("| GT (non-members) | " + " | ".join(gt) + " | |")
     return "\n".join(out)
-
-
-def plot_roc(run, path, *, title: str = "") -> None:
-    """ROC curves of every attack on log-log axes (the seed's Fig. 1 style); the empirical
-    operating points joined as steps (the step rule of :mod:`semi_core.audit.roc`)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    from semi_core.audit.roc import roc_curve
-
-    fig, ax = plt.subplots(figsize=(5, 4.5))
-    for res in (run.result, run.loo_result):
-        if res is None:
-            continue
-        for name in res.stats:
-            if res is run.loo_result and name in run.result.stats:
-                continue
-            m, nm = res.scores(name)
-            fpr, tpr, _ = roc_curve(m, nm)
-            label = name if res is run.result else f"{name} (LOO subset, {m.size + nm.size})"
-            ax.plot(np.maximum(fpr, 1e-4), np.maximum(tpr, 1e-4), label=label, lw=1.2,
-                    drawstyle="steps-post")
-    ax.plot([1e-4, 1], [1e-4, 1], "k:", lw=0.8)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(1e-3, 1)
-    ax.set_ylim(1e-3, 1)
-    ax.set_xlabel("FPR")
-    ax.set_ylabel("TPR")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
