@@ -79,6 +79,7 @@ import numpy as np
 from scipy.special import betaincinv
 
 from semi_core._validation import check_failure_prob, check_int
+from semi_core.audit._band_table import BAND_TABLE
 from semi_core.stats.ranking import count_at_or_below
 
 __all__ = [
@@ -137,7 +138,8 @@ def count_grid(n: int, *, dense: int = BAND_DENSE, ratio: float = BAND_RATIO) ->
         g = min(half, max(g + 1, int(math.ceil(g * ratio))))
         lo.append(g)
     lo = np.asarray(lo, dtype=np.int64)
-    return np.unique(np.concatenate([lo, n - 1 - lo]))
+    hi = n - 1 - lo[::-1]  # ascending, >= half: shares at most the middle count with lo
+    return np.concatenate([lo, hi[1:] if hi[0] == lo[-1] else hi])
 
 
 def band_values(n: int, grid: np.ndarray, local_level) -> np.ndarray:
@@ -268,8 +270,6 @@ def table_key(n: int, q: float, reps: int) -> tuple[int, int, int]:
 
 @functools.lru_cache(maxsize=256)
 def _calibrate_cached(n: int, q: float, reps: int) -> BandCalibration:
-    from semi_core.audit._band_table import BAND_TABLE
-
     hit = BAND_TABLE.get(table_key(n, q, reps))
     ell, crossings = hit if hit is not None else simulate_calibration(n, q, reps)
     return _calibration(n, q, reps, count_grid(n), ell, crossings)
