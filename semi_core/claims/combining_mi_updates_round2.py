@@ -1,0 +1,150 @@
+r"""Claims of ``combining_mi_updates.txt`` found on a second reading of App. B-C.
+
+Verdicts:
+
+* ``alg3.p_in`` -- Algorithm 3's :math:`p_{\mathrm{IN}}` uses the precision
+  :math:`(n-1)/\sigma^2`: **fails**; the IN law of the proof of Lemma B.2 is
+  :math:`\mathcal N(x/n + (n-1)\mu/n, \sigma^2(n-1)/n^2\,I)`, precision :math:`n^2/((n-1)\sigma^2)`
+  (the algorithm's "Neyman-Pearson optimal" test compares the wrong densities).
+* ``thmB.1.appC`` -- Theorem B.1 covers part of the App. C mean-estimation experiment
+  (:math:`n_0 = 200`, :math:`d = 250`, :math:`n_1` varied): **fails**, condition (1) holds for no
+  :math:`n_1 \ge 2` (its left side exceeds the right by a factor of about 30 in the advantage).
+* ``lemB.2.chi2`` -- the norm events of Lemmas B.2/B.3 taken from [24]:
+  :math:`P(\|v-\mu\|^2 \ge 5d\sigma^2) \le e^{-d}` and :math:`P(\|v-\mu\|^2 \le d\sigma^2/2)
+  \le e^{-d/16}`: hold (exact chi-square tails, d = 1..4000).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+from scipy import stats
+
+from semi_core.symbolic import updates as U
+
+from ._core import Claim, Outcome, Phi, lambdify, numeric_outcome
+
+SEED = "combining_mi_updates"
+
+n0, n1, sigma, d = U.n0, U.n1, U.sigma, U.d
+n = sp.Symbol("n", positive=True)
+r2 = sp.Symbol("r^2", nonnegative=True)      # squared distance of mu_hat from the IN mean
+
+
+# ----------------------------------------------------------------------------- Algorithm 3
+
+def _in_law_density() -> sp.Expr:
+    """Density of mu_hat under IN, derived: mu_hat = x/n + (1/n) sum of n-1 N(mu, sigma^2 I)
+    draws, so each coordinate has variance (n-1) sigma^2 / n^2."""
+    k = sp.Symbol("k", integer=True, positive=True)
+    v = sp.summation(sigma**2 / n**2, (k, 1, n - 1))
+    return (2 * sp.pi * v) ** (-d / 2) * sp.exp(-r2 / (2 * v))
+
+
+def _check_p_in(forms, ctx):
+    rng = ctx.rng("upd.alg3")
+    f = lambdify(sp.log(forms["p_in"]), [r2, n, sigma, d])
+    pts, sv, rv = [], [], []
+    for _ in range(12):
+        n_, d_, s_ = int(rng.integers(3, 400)), int(rng.integers(1, 30)), rng.uniform(0.05, 2)
+        mu, x = rng.normal(size=d_), rng.normal(size=d_) * s_
+        # a draw of mu_hat under IN, simulated from the sampling model itself
+        draws = mu + s_ * rng.standard_normal((n_ - 1, d_))
+        mu_hat = (draws.sum(axis=0) + x) / n_
+        mean_in = (n_ - 1) / n_ * mu + x / n_
+        var_in = (n_ - 1) * s_**2 / n_**2          # Var of a mean of n-1 i.i.d. draws, / n
+        ref = stats.multivariate_normal(mean_in, var_in * np.eye(d_)).logpdf(mu_hat)
+        pts.append({"n": n_, "d": d_, "sigma": s_})
+        sv.append(float(f(float(np.sum((mu_hat - mean_in) ** 2)), n_, s_, d_)))
+        rv.append(float(ref))
+    return numeric_outcome(pts, sv, rv, what="log p_IN at a simulated IN draw", rtol=1e-9,
+                           ref_name="scipy's normal log-density of the IN law")
+
+
+# ----------------------------------------------------------------------------- Theorem B.1
+
+def _check_b1_app_c(forms, ctx):
+    f_l = lambdify(forms["lhs"], [n0, n1, d])
+    f_r = lambdify(forms["rhs"], [n1, d])
+    n0_, d_ = 200, 250
+    grid = np.unique(np.concatenate([np.arange(2, 5001), np.logspace(np.log10(5000), 7, 400)
+                                     .round()]))
+    gap = f_r(grid, d_) - f_l(n0_, grid, d_)
+    i = int(np.argmax(gap))
+    where = {"n0": n0_, "d": d_, "n1": int(grid[i]), "lhs": float(f_l(n0_, grid[i], d_)),
+             "rhs": float(f_r(grid[i], d_))}
+    if gap[i] > 0:
+        return Outcome(True, f"condition (1) holds at App. C's n0 = 200, d = 250 for "
+                             f"{int((gap > 0).sum())} values of n1 (e.g. n1 = {where['n1']})")
+    return Outcome(False, f"condition (1) holds for no n1 in [2, 1e7] at App. C's n0 = 200, "
+                          f"d = 250: closest at n1 = {where['n1']}, left side "
+                          f"{where['lhs']:.4g} vs right side {where['rhs']:.4g}", where)
+
+
+# ----------------------------------------------------------------------------- chi-square
+
+def _check_chi2(forms, ctx):
+    """Exact chi-square tails against the stated bounds, d = 1..200 and a log grid to 4000."""
+    hi, lo = float(forms["upper_factor"]), float(forms["lower_factor"])
+    ds = np.unique(np.concatenate([np.arange(1, 201),
+                                   np.logspace(np.log10(200), np.log10(4000), 60).round()]))
+    up = stats.chi2.logsf(hi * ds, ds) + ds          # log P(chi2_d >= hi d) - log e^-d
+    dn = stats.chi2.logcdf(lo * ds, ds) + ds / 16    # log P(chi2_d <= lo d) - log e^-d/16
+    for name, arr, bound, c in (("upper", up, "e^-d", f">= {hi:g}"),
+                                ("lower", dn, "e^-d/16", f"<= {lo:g}")):
+        if arr.max() > 0:
+            i = int(np.argmax(arr))
+            return Outcome(False, f"P(||v-mu||^2 {c} d sigma^2) exceeds {bound} at d = "
+                                  f"{ds[i]:g} (log ratio {arr[i]:.3g})",
+                           {"d": float(ds[i]), "tail": name, "log_ratio": float(arr[i])})
+    return Outcome(True, f"both chi-square tails below their bounds for d = 1..4000 (largest "
+                         f"log ratios {up.max():.3g} and {dn.max():.3g})")
+
+
+# ----------------------------------------------------------------------------- registry
+
+def _claims() -> list[Claim]:
+    def C(label, location, title, stated, hyp, check, method, **kw):
+        return Claim(id=f"{SEED}:{label}", seed=SEED, location=location, title=title,
+                     stated=stated, hypotheses=tuple(hyp), check=check, method=method, **kw)
+
+    p_in_alg3 = ((n - 1) / (2 * sp.pi * sigma**2)) ** (d / 2) * sp.exp(
+        -(n - 1) / (2 * sigma**2) * r2)
+    p_in = _in_law_density()
+    seed_b3 = Phi(sp.sqrt(d / (80 * (n1 - 1))))
+    return [
+        C("alg3.p_in", "App. C, Algorithm 3 (p_IN)", "Neyman-Pearson distinguisher: density "
+          "of mu_hat when x is in the data", {"p_in": p_in_alg3},
+          ("data N(mu, sigma^2 I)", "x is one of the n points",
+           "r^2 = ||mu_hat - (n-1) mu/n - x/n||^2"), _check_p_in, "numeric",
+          derived={"p_in": p_in}, corrected={"p_in": p_in},
+          notes="The printed precision (n-1)/sigma^2 is that of a mean of n-1 points not "
+                "divided by n; the IN law used in the proof of Lemma B.2 (and Lemma B.3 for "
+                "the update) has variance sigma^2 (n-1)/n^2. p_OUT is right. App. C also says "
+                "the update attack evaluates D_Delta at mu_hat_1; it is mu_hat_Delta."),
+        C("thmB.1.appC", "App. B.2 Thm B.1 with App. C (n0 = 200, d = 250, n1 varied)",
+          "Theorem B.1 covers some of the Fig. 8 mean-estimation settings",
+          {"lhs": sp.Rational(1, 2) + sp.sqrt(2 * d / (n0 + n1 - 1)), "rhs": seed_b3},
+          ("n1 >= 2", "n0 = 200, d = 250 (App. C)"), _check_b1_app_c, "numeric",
+          perturb_key="rhs", perturb_factor=1 / 1.1,
+          notes="App. C says the update attack wins 'even [in settings] not covered by our "
+                "theoretical analysis' and that the analysis 'performs poorly' for n1 < 50: "
+                "in fact condition (1) covers none of the experiment (the no-update term "
+                "sqrt(2d/(n-1)) is about 30 times the update advantage Phi(.) - 1/2 for large "
+                "n1, and above 1/2 for n1 < 1801)."),
+        C("lemB.2.chi2", "App. B.2, proofs of Lemmas B.2 and B.3 (norm of v - mu, from [24])",
+          "||v-mu||^2 < 5 d sigma^2 except w.p. e^-d; > d sigma^2/2 except w.p. e^-d/16",
+          {"upper_factor": sp.Integer(5), "lower_factor": sp.Rational(1, 2)},
+          ("v - mu ~ N(0, sigma^2 I_d)",), _check_chi2, "numeric",
+          perturb_key="upper_factor", perturb_factor=0.8,
+          notes="Both are the Laurent-Massart bounds with x = d and x = d/16; they hold with "
+                "room (exact rates (c - 1 - log c)/2 = 1.20 and 0.097 per dimension), so the "
+                "can-fail test lowers the factor 5 to 4 (rate 0.81 < 1) rather than by 1.1."),
+    ]
+
+
+CLAIMS = _claims()
+
+#: Our conclusions, pinned for the registry tests (each still decided by its check).
+EXPECTED_FAILS = {f"{SEED}:{x}" for x in ("alg3.p_in", "thmB.1.appC")}
+EXPECTED_CONDITIONAL: set[str] = set()
