@@ -391,6 +391,32 @@ def _check_nondp2_reading(forms, ctx):
     return Outcome(True, detail)
 
 
+nb_ = sp.symbols("notebook_oga_ons", nonnegative=True)
+
+
+def _check_table1_conventions(forms, ctx):
+    """Alg. 1 on NonDPGaussian1 at eps = 0.1 (N_max = 5000, median heuristic, scale floor)
+    with the paper's OGA/ONS (form 0) or the notebook's (form 1: OGA step 1/(2 sqrt M_t) on the
+    radius-1/2 ball, ONS on [0, 1/(8+4 tau)] with Shekhar-Ramdas constants; tau of Thm 3.1 in
+    both): the mean stopping time against Table 1's 562 +- 29.2 (4 combined SE)."""
+    from semi_core.audit.sequential import mechanism_source, run_audits
+    from semi_core.mechanisms.zoo import SEED_PAIR, NonDPGaussian1
+
+    conv = "ons,oga" if float(forms["notebook_oga_ons"]) >= 0.5 else "paper"
+    m = NonDPGaussian1(0.1, floor="scale")
+    R = 8 if ctx.quick else 20
+    res = run_audits(lambda: mechanism_source(m, *SEED_PAIR), runs=R,
+                     seed=np.random.SeedSequence([ctx.seed, 4202]), epsilon=0.1, delta=1e-5,
+                     max_obs=5000, conventions=conv)
+    s = res.summary
+    if s["mean_stop"] is None:
+        return Outcome(False, f"conventions {conv}: no rejection in {R} runs (Table 1: 562)",
+                       {"conventions": conv})
+    se = float(np.hypot(s["mean_stop_se"] or 0.0, 29.2))
+    return mc_outcome([({"conventions": conv, "runs": R}, 562.0, s["mean_stop"], se)],
+                      what="mean stopping time of NonDPGaussian1 at eps = 0.1", k=4.0)
+
+
 def _claims() -> list[Claim]:
     def C(label, location, title, stated, hyp, check, method, **kw):
         return Claim(id=f"{SEED}:{label}", seed=SEED, location=location, title=title,
@@ -509,6 +535,24 @@ def _claims() -> list[Claim]:
                 "bandwidth cannot see a 1e-12-wide atom next to mass within 0.05 of it), not "
                 "Type-I control; under eq. (5) as printed they are DP but the witness is "
                 "degenerate, so the rows carry no evidence either way."),
+        C("table1.conventions", "Table 1 (N-bar) against Alg. 1, Thm 3.3 and App. E",
+          "Table 1's stopping times are those of Alg. 1 as printed",
+          {"notebook_oga_ons": sp.Integer(0) + 0 * nb_},
+          ("OGA of Alg. 4 with eta_t = 2/sqrt(M_t) on the unit ball (App. E.3)",
+           "ONS of Alg. 3 on [0, 1/(4 + 2 tau)] (Thm 3.3)"),
+          _check_table1_conventions, "monte-carlo",
+          corrected={"notebook_oga_ons": sp.Integer(1) + 0 * nb_},
+          perturb=lambda f: {"notebook_oga_ons": 1 - f["notebook_oga_ons"]},
+          notes="Alg. 1 as printed stops 1.8-3x sooner than Table 1 (20 runs, scale floor: "
+                "NonDPGaussian1 139/192 vs 264/562, NonDPLaplace1 200/306 vs 331/920, "
+                "NonDPLaplace2 104/168 vs 192/770 at eps = 0.01/0.1). The authors' notebook's "
+                "OGA (step 1/(2 sqrt M_t), radius 1/2) and ONS (lambda <= 1/(8 + 4 tau), "
+                "S_0 = 1, c = 2/(2 - log 3)) with the paper's tau reproduce it: 248/557, "
+                "345/1072, 186/526. The notebook's own threshold 2[(1 + delta e^-eps)"
+                "(1 - e^-eps)/(1 + e^-eps) + e^-eps delta] (~2 tanh(eps/2), sqrt 2 times Thm "
+                "3.1's) matches eps = 0.01 but not 0.1 (1055 and 3120 +- 363 with 60% "
+                "rejections): Table 1 was run with the paper's tau and the notebook's OGA/ONS. "
+                "analysis/seq_floor_conventions.py; seq-audit --conventions ons,oga."),
     ]
 
 
@@ -518,5 +562,6 @@ CLAIMS = _claims()
 EXPECTED_FAILS = {f"{SEED}:{x}" for x in (
     "eq19.penalty_sign", "appC.2.beta_map", "sec3.3.regret_sign", "appE.3.gamma_index",
     "appB.lambda_range", "thm3.3.bernstein", "thm3.3.deviation_sign",
-    "sec4.2.lower_bound_reading", "sec4.1.nondp2_reading", "sec4.1.dp_as_run")}
+    "sec4.2.lower_bound_reading", "sec4.1.nondp2_reading", "sec4.1.dp_as_run",
+    "table1.conventions")}
 EXPECTED_CONDITIONAL = {f"{SEED}:appE.1.constant", f"{SEED}:appE.3.M_t"}
