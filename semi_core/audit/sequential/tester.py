@@ -30,6 +30,11 @@ stops on :math:`\tilde W_t\ge1/\alpha`.
 Warm-up: the first ``warmup`` pairs (20, as the seed) set the median-heuristic bandwidth and
 are discarded; ``stopped_at`` counts test pairs after the warm-up.
 
+Every result carries :func:`witness_diagnostics` (unresolved pairs, :math:`M_t\approx0`,
+:math:`|v_t|\approx0`): a run whose witness was degenerate has the verdict "inconclusive", never
+"no violation found" (eq. 5's count floor gives bandwidths 1e13-1e14 for the DP and NonDP2 means).
+``conventions`` swaps in the authors' notebook threshold/ONS/OGA (:mod:`.conventions`).
+
 Witness: ``witness="exact"`` (the seed's RBF-kernel OGA, :math:`O(N^2 d)` per run) or
 ``"rff"`` (:mod:`.rff`: :math:`D` random Fourier frequencies drawn after the bandwidth is fixed,
 :math:`O(N D^2)`; the kernel :math:`K_D^2\in[0,1]` keeps Theorem 3.1's assumption, so the test
