@@ -51,7 +51,7 @@ _LOO_ATTACKS = ("l-attack", "lira-l")
 _FLAGS = {"n_targets": "--targets", "pool_size": "--pool-size", "loo_targets": "--loo-targets",
           "loo_models": "--loo-models", "n_models": "--models",
           "target_models": "--target-models", "damping": "--damping", "epsilon": "--damping",
-          "rmia_gamma": "--rmia-gamma", "rmia_a": "--rmia-a",
+          "rmia_gamma": "--rmia-gamma", "rmia_a": "--rmia-a", "hidden": "--hidden",
           "threads": "--threads", "workers": "--workers", "connect_timeout": "--connect-timeout",
           "worker_timeout": "--worker-timeout"}
 #: Seconds per bootstrap resample and score (AUC, TPR at two FPRs): an upper-side estimate.
@@ -74,6 +74,10 @@ def register(subparsers) -> None:
     p.add_argument("--pool-size", type=positive_int, default=None,
                    help="subsample the pool to this many records (seeded)")
     p.add_argument("--model", default="logreg-mse", help=f"one of {', '.join(_MODELS)}")
+    p.add_argument("--hidden", default="16",
+                   help="--model mlp: hidden widths, comma-separated (seed: 32 for Purchase-100, "
+                        "6 for Fashion-MNIST; three widths, e.g. 512,256,128, give a 4-layer "
+                        "MLP, seed App. D.1)")
     p.add_argument("--attacks", default="iha,loss,sif,lira-online,lira-offline",
                    help="comma-separated: iha, iha-exact, iha-cg, loss, sif, lira-online, "
                         "lira-online-global, lira-offline, lira-offline-global, rmia, "
@@ -137,6 +141,16 @@ def _check_args(args, attacks):
         if given:
             raise ValueError(f"{' and '.join(given)} apply only to the leave-one-out attacks "
                              f"{list(_LOO_ATTACKS)}, which --attacks does not include")
+    try:
+        hidden = tuple(int(v) for v in str(args.hidden).split(","))
+    except ValueError:
+        raise ValueError(f"--hidden must be comma-separated integers >= 1, got "
+                         f"{args.hidden!r}") from None
+    if not hidden or min(hidden) < 1:
+        raise ValueError(f"--hidden must be comma-separated integers >= 1, got {args.hidden!r}")
+    if args.model != "mlp" and args.hidden != "16":
+        raise ValueError("--hidden applies only to --model mlp")
+    args.hidden_widths = hidden[0] if len(hidden) == 1 else hidden
     if args.bootstrap < 10:
         raise ValueError(f"--bootstrap must be >= 10, got {args.bootstrap}")
     if args.targets == "all":
@@ -199,6 +213,7 @@ def handler(args) -> Result:
         cfg = AttackConfig(dataset=args.dataset, model=args.model, n_models=args.models,
                            n_targets=targets, target_models=args.target_models,
                            hessian=args.hessian, damping=float(args.damping),
+                           hidden=args.hidden_widths,
                            loo_targets=loo_targets, loo_models=loo_models, sgd=sgd,
                            data_path=args.data_path, pool_size=args.pool_size,
                            rmia_gamma=float(args.rmia_gamma), rmia_a=float(args.rmia_a))

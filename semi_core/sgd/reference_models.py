@@ -36,13 +36,15 @@ ATTACK_MODELS = ("logreg-mse", "logreg", "mlp")
 
 
 def build_attack_model(kind: str, in_dim: int, n_classes: int, *,
-                       hidden: int = 16) -> FunctionalModel:
+                       hidden: int | tuple[int, ...] = 16) -> FunctionalModel:
     r"""A float64 model of the attack experiments (weights to be set by :func:`init_thetas`).
 
     ``"logreg-mse"``: ``Linear(in, 1) -> Sigmoid`` with :math:`\tfrac12(\sigma(w^\top x+b)-y)^2`
     (binary labels 0/1; the seed's MNIST-Odd model); ``"logreg"``: ``Linear(in, K)`` with
     cross-entropy; ``"mlp"``: ``Linear(in, hidden) -> Tanh -> Linear(hidden, K)`` with
-    cross-entropy (the seed's 2-layer MLPs; ``tanh`` keeps the loss twice differentiable).
+    cross-entropy (the seed's 2-layer MLPs; ``tanh`` keeps the loss twice differentiable);
+    ``hidden`` a sequence of widths gives one ``Linear -> Tanh`` per width (``(w1, w2, w3)``:
+    a 4-layer MLP, seed App. D.1).
     """
     from torch import nn
 
@@ -56,9 +58,15 @@ def build_attack_model(kind: str, in_dim: int, n_classes: int, *,
     if kind == "logreg":
         return FunctionalModel(nn.Linear(in_dim, n_classes).double())
     if kind == "mlp":
-        hidden = check_int(hidden, "hidden", minimum=1)
-        return FunctionalModel(nn.Sequential(nn.Linear(in_dim, hidden), nn.Tanh(),
-                                             nn.Linear(hidden, n_classes)).double())
+        widths = [check_int(h, "hidden", minimum=1) for h in
+                  (hidden if isinstance(hidden, tuple | list) else (hidden,))]
+        if not widths:
+            raise ValueError("hidden must hold at least one width")
+        layers, prev = [], in_dim
+        for w in widths:
+            layers += [nn.Linear(prev, w), nn.Tanh()]
+            prev = w
+        return FunctionalModel(nn.Sequential(*layers, nn.Linear(prev, n_classes)).double())
     raise ValueError(f"model must be one of {ATTACK_MODELS}, got {kind!r}")
 
 

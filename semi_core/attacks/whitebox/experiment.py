@@ -115,7 +115,7 @@ class AttackConfig:
     target_models: int = 1
     hessian: str = "exact"
     damping: float = 0.2
-    hidden: int = 16
+    hidden: int | tuple[int, ...] = 16
     loo_targets: int = 100
     loo_models: int = 8
     cg_tol: float = 1e-10
@@ -146,7 +146,12 @@ class AttackConfig:
         if not (isinstance(self.damping, int | float) and np.isfinite(self.damping)
                 and self.damping >= 0):
             raise ValueError(f"damping must be finite and >= 0, got {self.damping!r}")
-        check_int(self.hidden, "hidden", minimum=1)
+        if isinstance(self.hidden, list):
+            object.__setattr__(self, "hidden", tuple(self.hidden))
+        for h in (self.hidden if isinstance(self.hidden, tuple) else (self.hidden,)):
+            check_int(h, "hidden", minimum=1)
+        if isinstance(self.hidden, tuple) and not self.hidden:
+            raise ValueError("hidden must hold at least one width")
         check_int(self.loo_targets, "loo_targets", minimum=2)
         check_int(self.loo_models, "loo_models", minimum=2)
         check_positive(self.cg_tol, "cg_tol")
