@@ -173,12 +173,17 @@ def _chunk_d1(gen, rounds, setup, ctrl, member_out, tau_out, stats_out):
             for t in range(T):
                 h = member and t == tau
                 if code == 0:
-                    skip = j if h else -1
+                    # the batch sum without a test per datum: the data before datum j, datum j
+                    # drawn and discarded (z* replaces it), the data after it
+                    nt = n_t[t]
+                    stop = j if h else nt
                     a = 0.0
-                    for k in range(n_t[t]):
-                        x = gen.standard_normal()
-                        if k != skip:
-                            a += x
+                    for _ in range(stop):
+                        a += gen.standard_normal()
+                    if stop < nt:
+                        gen.standard_normal()
+                        for _ in range(stop + 1, nt):
+                            a += gen.standard_normal()
                     g[t, i] = a
                 else:
                     _batch_sum(gen, code, fparam, scale, n_t[t], j if h else -1, acc)
