@@ -95,16 +95,41 @@ _NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infin
                               re.IGNORECASE)
 
 
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Every option's help states its default: ``(default: X)`` is appended where the text
+    does not already say it (options without a default, flags and aliases are left as they
+    are)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if (not action.option_strings or default in (None, False, argparse.SUPPRESS)
+                or "default" in text.lower() or isinstance(action, DeprecatedAlias)
+                or text == argparse.SUPPRESS):
+            return text
+        shown = ",".join(map(str, default)) if isinstance(default, list | tuple) else default
+        return f"{text} (default: {str(shown).replace('%', '%%')})"
+
+
 class SemiCoreParser(argparse.ArgumentParser):
-    """ArgumentParser that raises :class:`UsageError` instead of printing and exiting, and reads
-    ``-1e-5``/``-inf`` as numbers (so ``--delta -1e-5`` is a range error, not a usage error)."""
+    """ArgumentParser that raises :class:`UsageError` instead of printing and exiting, reads
+    ``-1e-5``/``-inf`` as numbers (so ``--delta -1e-5`` is a range error, not a usage error)
+    and states every option's default in ``--help`` (:class:`DefaultsHelpFormatter`)."""
 
     def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", DefaultsHelpFormatter)
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = _NEGATIVE_NUMBER
 
     def error(self, message: str):  # noqa: D401 - argparse API
         raise UsageError(f"{message} (see {self.prog} --help)", self.prog)
+
+    def add_argument(self, *args, **kwargs):
+        """As argparse's; an option given without help still lists its choices and default."""
+        action = super().add_argument(*args, **kwargs)
+        if action.option_strings and action.help is None and action.choices is not None:
+            action.help = "one of " + ", ".join(map(str, action.choices))
+        return action
 
 
 class DeprecatedAlias(argparse.Action):

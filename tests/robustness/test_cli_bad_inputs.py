@@ -439,7 +439,10 @@ def test_one_vocabulary_across_commands():
         dests = {v[0] for v in seen.get(flag, {}).values()}
         assert len(dests) <= 1, (flag, seen[flag])
     for flag in ("--seed", "--failure-prob", "--json", "--progress"):
-        assert len(set(seen.get(flag, {}).values())) <= 1, (flag, seen[flag])
+        # a default of None marks a flag refused where it does not apply (audit's --seed is
+        # 0 where it applies): the same meaning, not a second default
+        values = {v for v in seen.get(flag, {}).values() if v[1] is not None}
+        assert len(values) <= 1, (flag, seen[flag])
     # the mechanism vocabulary of the commands built on cli._options
     mine = {"power", "simulate", "audit-game", "audit", "audit-dpsgd", "epsilon", "verify",
             "reproduce", "derive"}

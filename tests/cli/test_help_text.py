@@ -1,0 +1,33 @@
+"""Every option of every command states its default in --help, and every help renders."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from semi_core.cli import build_parser
+from semi_core.cli._commands import COMMANDS
+
+
+def _commands():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    return sub.choices
+
+
+@pytest.mark.parametrize("cmd", sorted(COMMANDS))
+def test_every_default_is_stated(cmd):
+    p = _commands()[cmd]
+    text = p.format_help()  # renders (no stray % in a help string)
+    fmt = p._get_formatter()
+    missing = []
+    for act in p._actions:
+        if (not act.option_strings or act.help == argparse.SUPPRESS
+                or act.default in (None, False, argparse.SUPPRESS)):
+            continue
+        shown = fmt._get_help_string(act) if act.help else ""
+        if "default" not in shown.lower():
+            missing.append(act.option_strings[0])
+    assert not missing, f"{cmd}: options whose --help does not state the default: {missing}"
+    assert "--json" in text or cmd in ("reproduce",)
