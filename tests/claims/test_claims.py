@@ -58,7 +58,7 @@ for _seed, _labels in {
     "per_datum_leakage": {"appC.4.threshold", "appC.6.restated", "remC.12.var",
                           "thmC.5.lattice", "secE.1.easy"},
     "combining_mi_updates": {"alg3.p_in", "thmB.1.appC", "lemB.2.chi2"},
-    "iha_parameters_vs_loss": {"tab7.purchase100", "appE.grad_L0"},
+    "iha_parameters_vs_loss": {"tab7.purchase100", "sec4.1.eq4.spectrum", "appE.grad_L0"},
 }.items():
     REQUIRED.setdefault(_seed, set()).update(_labels)
 
