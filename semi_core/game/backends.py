@@ -23,6 +23,7 @@ An :class:`Executor` names where tasks run; it is the one option every game take
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import socket
@@ -95,7 +96,12 @@ class Executor:
     def __post_init__(self):
         check_int(self.threads, "threads", minimum=1, maximum=MAX_LOCAL_PARALLELISM)
         if self.workers is not None:
-            check_int(self.workers, "workers", minimum=1, maximum=MAX_LOCAL_PARALLELISM)
+            check_int(self.workers, "workers", minimum=1)
+            if self.workers > MAX_LOCAL_PARALLELISM:
+                raise ValueError(f"workers must be in 1..{MAX_LOCAL_PARALLELISM} for a local "
+                                 f"cluster (8 per CPU, at least 64), got {self.workers}; for "
+                                 "more, start a Dask cluster and give its scheduler "
+                                 "(--scheduler)")
         if self.scheduler is not None and self.workers is not None:
             raise ValueError("give either workers (start a LocalCluster) or scheduler (connect), "
                              "not both")
@@ -321,6 +327,34 @@ def _probe_greeting(scheduler: str, host: str, port: int, timeout: float) -> Non
                                   f"announces {size} bytes)")
     finally:
         sock.close()
+
+
+@contextlib.contextmanager
+def shared(executor):
+    """``executor`` for several games in a row: a ``workers=N`` executor starts its Dask
+    ``LocalCluster`` once here (closed on exit) instead of once per game; any other executor
+    is yielded as is. Results do not depend on it.
+
+    Examples
+    --------
+    >>> with shared(Executor(threads=2)) as ex:   # doctest: +SKIP
+    ...     a = play(mech_a, 1000, executor=ex); b = play(mech_b, 1000, executor=ex)
+    """
+    ex = Executor.coerce(executor)
+    if ex.workers is None:
+        yield ex
+        return
+    # lazy: dask is a heavy import, loaded only when this runs
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=ex.workers, threads_per_worker=1, processes=True,
+                           dashboard_address=None)
+    try:
+        with Client(cluster) as client:
+            yield Executor(threads=ex.threads, client=client,
+                           worker_timeout=ex.worker_timeout)
+    finally:
+        cluster.close()
 
 
 def _load_on_worker(payload: bytes) -> str:

@@ -263,7 +263,7 @@ def test_shared_executor_bounds_local_workers():
     from semi_core.attacks.updates.experiment import shared_executor
 
     with pytest.raises(ValueError, match="workers must be in 1..*--scheduler"):
-        with shared_executor(Executor(workers=10**12)):
+        with shared_executor(Executor(workers=10**12)):  # refused by the Executor itself
             pass  # pragma: no cover - refused before the cluster starts
     with shared_executor(2) as ex:  # not a local cluster: passed through
         assert ex.threads == 2 and ex.workers is None

@@ -34,9 +34,7 @@ also computed on the scores pooled over trials with bootstrap intervals
 
 from __future__ import annotations
 
-import os
 import time
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -48,7 +46,7 @@ from semi_core._rng import as_seed_sequence, child_seed
 from semi_core._validation import check_int, check_positive, check_work
 from semi_core.audit.roc import auc as roc_auc
 from semi_core.audit.roc import roc_metrics
-from semi_core.game.backends import Executor
+from semi_core.game.backends import shared
 from semi_core.game.play import play_pool
 from semi_core.game.result import GameResult
 from semi_core.sgd.data import load_digits
@@ -295,30 +293,8 @@ def check_training_work(cfg: UpdateConfig, runs: int, what: str) -> None:
                                      "smaller sets")
 
 
-@contextmanager
-def shared_executor(executor):
-    """``executor`` for several games in a row: a ``workers=N`` executor starts its Dask
-    ``LocalCluster`` once here (and closes it at the end) instead of once per game; any other
-    executor is yielded as is. Results do not depend on it."""
-    ex = Executor.coerce(executor)
-    if ex.workers is None:
-        yield ex
-        return
-    most = 4 * (os.cpu_count() or 1)
-    if ex.workers > most:
-        raise ValueError(f"workers must be in 1..{most} (4 per CPU of this machine) for a local "
-                         f"cluster, got {ex.workers}; for more, start a Dask cluster and give "
-                         "its scheduler (--scheduler)")
-    # lazy: heavy optional dependency (dask)
-    from distributed import Client, LocalCluster
-
-    cluster = LocalCluster(n_workers=ex.workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None)
-    try:
-        with Client(cluster) as client:
-            yield Executor(threads=ex.threads, client=client)
-    finally:
-        cluster.close()
+#: One home for a cluster shared by several games: :func:`semi_core.game.backends.shared`.
+shared_executor = shared
 
 
 class UpdateRunPool:
