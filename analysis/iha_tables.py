@@ -8,6 +8,16 @@ LOO-fraction curve and the agreement matrices, and writes ``iha_tables.md``,
 
     python analysis/iha_tables.py --out results/iha            # 64 models, 4 target models
     python analysis/iha_tables.py --quick --out results/iha    # the report's quick sizes
+
+The seed's own datasets from files the user supplies (never downloaded): ``--data
+DATASET:MODEL:SEED_COLUMN:PATH`` (repeatable), e.g. ::
+
+    --data idx-odd:logreg-mse:MNIST-Odd:/data/mnist            # MNIST IDX train files
+    --data idx:mlp:FashionMNIST:/data/fashion --hidden 6        # Fashion-MNIST IDX files
+    --data file:mlp:Purchase-100:/data/purchase.npz --hidden 32 --pool-size 20000
+
+with ``--pool-size`` to subsample the pool (the exact Hessian is d x d: the Purchase MLP's
+d = 22,532 needs about 12 GB for ``eigh``; ``benchmarks/bench_hessian.py`` measures it).
 """
 
 from __future__ import annotations
@@ -26,7 +36,14 @@ def main(argv=None) -> dict:
     parser.add_argument("--models", type=int, default=None, help="override the model count")
     parser.add_argument("--target-models", type=int, default=None)
     parser.add_argument("--settings", default="digits-odd,breast-cancer",
-                        help="comma-separated datasets of report.attack_section.SETTINGS")
+                        help="comma-separated datasets of report.attack_section.SETTINGS "
+                             "('' for none)")
+    parser.add_argument("--data", action="append", default=[],
+                        metavar="DATASET:MODEL:SEED_COLUMN:PATH",
+                        help="a setting on local files (dataset idx, idx-odd or file)")
+    parser.add_argument("--hidden", default=None, help="MLP widths, comma-separated")
+    parser.add_argument("--pool-size", type=int, default=None)
+    parser.add_argument("--targets", type=int, default=None)
     args = parser.parse_args(argv)
     import torch
 
@@ -43,13 +60,25 @@ def main(argv=None) -> dict:
     if args.target_models is not None:
         overrides["target_models"] = args.target_models
     md, data = [], {}
-    for dataset, model, col, quick_targets in SETTINGS:
-        if dataset not in chosen:
-            continue
+    settings = [(d, m, c, q, {}) for d, m, c, q in SETTINGS if d in chosen]
+    for spec in args.data:
+        parts = spec.split(":", 3)
+        if len(parts) != 4 or parts[0] not in ("idx", "idx-odd", "file"):
+            raise SystemExit(f"--data must be DATASET:MODEL:SEED_COLUMN:PATH with DATASET idx, "
+                             f"idx-odd or file, got {spec!r}")
+        extra = {"data_path": parts[3]}
+        if args.pool_size is not None:
+            extra["pool_size"] = args.pool_size
+        if args.hidden is not None:
+            widths = tuple(int(v) for v in args.hidden.split(","))
+            extra["hidden"] = widths[0] if len(widths) == 1 else widths
+        settings.append((parts[0], parts[1], parts[2], args.targets, extra))
+    for dataset, model, col, quick_targets, extra in settings:
         t0 = time.perf_counter()
         res = run_setting(dataset, model, col, quick=args.quick, seed=args.seed,
                           progress=lambda m: print(m, flush=True),
-                          n_targets=quick_targets if args.quick else None, **overrides)
+                          n_targets=quick_targets if (args.quick or extra) else None,
+                          **overrides, **extra)
         run = res.pop("run")
         fig = out / f"roc_{dataset}_{model}.png"
         plot_roc(run, fig, title=f"{dataset} / {model}")

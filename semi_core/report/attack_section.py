@@ -23,7 +23,7 @@ SETTINGS = (("digits-odd", "logreg-mse", "MNIST-Odd", None),
             ("breast-cancer", "mlp", "Purchase-100", 200))
 
 _ATTACKS = ("iha", "loss", "sif", "lira-online", "lira-offline", "lira-online-global",
-            "lira-offline-global", "l-attack", "lira-l")
+            "lira-offline-global", "rmia", "rmia-offline", "l-attack", "lira-l")
 
 
 def run_setting(dataset: str, model: str, seed_col: str, *, quick: bool, seed: int = 0,

@@ -30,3 +30,29 @@ def test_cli_hidden_refused(capsys, value):
     rc = main(["attack", "--model", "mlp", "--hidden", value, "--json"])
     assert rc != 0
     assert "--hidden" in capsys.readouterr().out
+
+
+def test_tables_on_user_files(tmp_path):
+    """analysis/iha_tables.py --data: the seed's tables on a user's Purchase-style .npz (a tiny
+    file written here; nothing is downloaded)."""
+    import importlib.util
+    from pathlib import Path
+
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 120)
+    x = (rng.random((120, 6)) < 0.3 + 0.2 * (y[:, None] == np.arange(6)[None] % 3)).astype(float)
+    np.savez(tmp_path / "purchase.npz", features=x, labels=y)
+    spec = importlib.util.spec_from_file_location(
+        "iha_tables", Path(__file__).resolve().parents[2] / "analysis" / "iha_tables.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    data = mod.main(["--quick", "--settings", "", "--out", str(tmp_path / "out"),
+                     "--models", "16", "--data", f"file:mlp:Purchase-100:{tmp_path}/purchase.npz",
+                     "--hidden", "4", "--targets", "40"])
+    res = data["file/mlp"]
+    assert res["setup"]["d"] == 6 * 4 + 4 + 4 * 3 + 3
+    assert {"iha", "rmia", "l-attack"} <= set(res["metrics"])
+    md = (tmp_path / "out" / "iha_tables.md").read_text()
+    assert all(f"(Table {k})" in md for k in (3, 4, 9)) and "Table 5" in md
