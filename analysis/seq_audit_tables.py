@@ -1,5 +1,7 @@
 """Seed Tables 1-3, App. F, Type-I rates and the SeMI stream comparison (sequential DP audits).
 
+Tables 1-3 use DP-Auditorium's floored noise scale and the Type-I rows eq. 5's floored count,
+as the report does (both floors side by side: ``analysis/seq_floor_conventions.py``).
 Writes ``<out>/<part>.json`` and a Markdown summary ``<out>/seq_audit.md`` with every cell
 beside the seed's value. Usage::
 
@@ -38,7 +40,8 @@ def main(argv=None) -> None:
         t0 = time.perf_counter()
         if part in ("table1", "table2"):
             res = ex.mechanism_table(algorithm=1 if part == "table1" else 2, runs=args.runs,
-                                     seed=args.seed, keep_paths=5, progress=print)
+                                     seed=args.seed, keep_paths=5, progress=print,
+                                     floor="scale", power_runs=10)
         elif part == "nondp2_bw1":  # NonDP2 with bandwidth 1 (the median heuristic fails)
             res = {f"alg{a}": ex.mechanism_table(
                 algorithm=a, runs=args.runs, seed=args.seed, bandwidth=1.0, progress=print,
@@ -46,9 +49,10 @@ def main(argv=None) -> None:
         elif part == "boundary":
             res = ex.boundary_type1(seed=args.seed)
         elif part == "table3":
-            res = ex.ablation_table(runs=10, seed=args.seed, progress=print)
+            res = ex.ablation_table(runs=10, seed=args.seed, progress=print, floor="scale")
         elif part == "type1":
-            res = ex.type1_rates(runs=args.type1_runs, seed=args.seed, progress=print)
+            res = ex.type1_rates(runs=args.type1_runs, seed=args.seed, progress=print,
+                                 floor="count")
         elif part == "appF_gauss":
             res = ex.gaussian_shift_grid(runs=20, seed=args.seed, progress=print)
         elif part == "appF_uniform":
