@@ -76,6 +76,10 @@ _PATHLIKE = {"--scores", "--cov", "--target-file", "--latex", "--errata", "--out
 
 #: Commands whose games (model training) are stopped before they start.
 STOP_GAMES = {"audit-dpsgd", "audit-opacus", "attack", "updates", "leakage"}
+#: Executor flags: a valid value would start threads, a Dask LocalCluster or a connection;
+#: their cases stop where the work would be handed to the executor.
+EXECUTOR_FLAGS = {"--threads", "--workers", "--scheduler", "--connect-timeout",
+                  "--worker-timeout"}
 
 #: (command, flag, value) cases that fail because of code owned by another task (fix pending).
 XFAIL: dict[tuple[str, str, str], str] = {}
@@ -134,6 +138,21 @@ def _strip(base: list[str], flag: str) -> list[str]:
     return out
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _heavy_imports():
+    """Import the heavy optional modules once, before any case's hang guard starts: an import
+    interrupted by the guard (on a loaded machine) would leave torch half-registered and break
+    every later case."""
+    import importlib
+
+    for name in ("torch", "sympy", "distributed", "matplotlib.pyplot", "semi_core.claims",
+                 "semi_core.symbolic"):
+        try:
+            importlib.import_module(name)
+        except ImportError:  # pragma: no cover - optional extras
+            pass
+
+
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     d = tmp_path_factory.mktemp("flags")
@@ -179,8 +198,9 @@ def test_flag_value(cmd, flag, value, capsys, files, monkeypatch, tmp_path, no_h
     monkeypatch.setenv("SEMI_CORE_MAX_SECONDS", os.environ.get("SEMI_CORE_FLAG_BUDGET",
                                                                BUDGET_SECONDS))
     monkeypatch.chdir(tmp_path)
-    if cmd in STOP_GAMES:
+    if cmd in STOP_GAMES or flag in EXECUTOR_FLAGS:
         monkeypatch.setattr(Executor, "run", _stopped)
+    if cmd in STOP_GAMES:
         _stop_training(monkeypatch)
     if cmd == "reproduce":
         import semi_core.report
