@@ -15,13 +15,12 @@ statistics; the one game runner on the executor of ``--threads`` / ``--workers``
 adversary's advantage and AUC with SEs.
 
 The ``threshold`` field is the Neyman-Pearson threshold at ``--fpr`` of the *limit experiment's*
-log-LR, and its scale is named in ``threshold_scale`` (never silently changed): without
-sub-sampling (``--subsample 1``) ``"log_lr"``, the log-LR
-:math:`\ell=\sqrt{m^*}x-m^*/2` (Cor. 3.2, :math:`x\sim\mathcal N(0,1)` under H0); with
-``--subsample rho < 1`` ``"mixed_log_lr"``, the shared-inclusion log-LR
-:math:`\log(1-q+q\,e^{s x - s^2/2})` with :math:`q=k/n`, :math:`s^2=m_{\rm in}` (the exact
-statistic of the sub-sampled mechanism, mixed over the one inclusion event). The two are
-different statistics: compare a threshold only with scores of the same scale.
+log-LR, always on one scale, ``threshold_scale = "log_lr"``: the log-likelihood ratio
+:math:`\log p_1(o)/p_0(o)` of one release (``PerDatumMean.theory``), in the limit
+:math:`\log(1-q+q\,e^{s x - s^2/2})` with :math:`q=k/n`, :math:`s^2=m_{\rm in}`,
+:math:`x\sim\mathcal N(0,1)` under H0; without sub-sampling (:math:`q=1`) this is
+:math:`\sqrt{m^*}x-m^*/2` (Cor. 3.2). It is compared with the ``exact``/``approx`` scores of
+the simulation, which are on the same scale.
 """
 
 from __future__ import annotations
@@ -197,7 +196,7 @@ def handler(args) -> Result:
         "subsample": args.subsample, "k": mech.k, "fpr": args.fpr,
         "m_star": m, "leakage": th["leakage"], "advantage": th["advantage"],
         "power": th["power"], "threshold": th["threshold"],
-        "threshold_scale": "log_lr" if mech.k == mech.n else "mixed_log_lr",
+        "threshold_scale": th["threshold_scale"],
         "test": mech.test,
     }
     if mech.k == mech.n:
@@ -214,8 +213,8 @@ def handler(args) -> Result:
     lines = [f"target {tname}: m* = {m:.6g} (test: {mech.test})",
              f"leakage (optimal advantage) = {th['leakage']:.6g}",
              f"power at FPR {args.fpr:g} = {th['power']:.6g} (threshold {th['threshold']:.6g} "
-             + ("on the log-LR scale)" if mech.k == mech.n else
-                f"on the mixed log-LR scale log(1 - q + q e^l_in), q = {mech.q:.4g})")]
+             "on the log-LR scale" + ("" if mech.k == mech.n else
+                                      f", log(1 - q + q e^l_in), q = {mech.q:.4g}") + ")"]
     if "paper_approximation" in payload:
         pa = payload["paper_approximation"]
         lines.append(f"paper's per-coordinate form (sqrt(rho m*)): leakage {pa['leakage']:.6g},"

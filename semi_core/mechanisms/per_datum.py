@@ -47,10 +47,14 @@ from semi_core._validation import check_finite_array, check_int, check_memory, c
 from semi_core.mechanisms.base import MechanismBase
 from semi_core.stats import leakage as L
 
-__all__ = ["ProductLaw", "PerDatumMean", "seed_bernoulli", "seed_targets", "TESTS"]
+__all__ = ["ProductLaw", "PerDatumMean", "seed_bernoulli", "seed_targets", "TESTS",
+           "THRESHOLD_SCALE"]
 
 #: Log-LR statistics the mechanism computes from its releases.
 TESTS = ("exact", "approx", "paper-sub")
+
+#: The one scale of every ``threshold`` (theory, CLI, report): the log-LR of one release.
+THRESHOLD_SCALE = "log_lr"
 
 
 @dataclass(frozen=True, eq=False)
@@ -426,9 +430,25 @@ class PerDatumMean(MechanismBase):
     def theory(self, alpha: float = 0.01) -> dict:
         r"""Closed forms for this mechanism (corrected, and the paper's form where it differs).
 
-        Returns ``m_star``, ``leakage``, ``power``, ``threshold`` (on the scale of the exact /
-        mixed log-LR), ``advantage`` (= leakage), and with sub-sampling ``paper`` (the seed's
+        Returns ``m_star``, ``leakage``, ``power``, ``threshold``, ``threshold_scale``,
+        ``advantage`` (= leakage), and with sub-sampling ``paper`` (the seed's
         :math:`\rho m^*` per-coordinate approximation).
+
+        **One scale.** ``threshold`` is always on the scale :data:`THRESHOLD_SCALE`
+        (``"log_lr"``): the log-likelihood ratio :math:`\log p_1(o)/p_0(o)` of one release
+        under this mechanism's own inclusion model, i.e. the statistic of
+        :meth:`exact_log_lr` (and of :meth:`approx_log_lr`, its Eq. 10 approximation). In the
+        limit experiment (:math:`x\sim\mathcal N(0,1)` under H0, :math:`s^2` the score given
+        inclusion) it is
+
+        .. math::
+
+            \ell = \log\big(1-q+q\,e^{s x-s^2/2}\big),\qquad q=k/n,
+
+        which is :math:`\sqrt{m^*}x-m^*/2` (Cor. 3.2) when ``k = n`` (:math:`q=1`) -- the same
+        statistic, not a different scale. With ``inclusion="per-coordinate"`` the threshold is
+        that of the per-coordinate product LR (:meth:`paper_sub_log_lr`, Eq. 15), whose limit is
+        :math:`\mathcal N(\mp\rho m^*/2,\rho m^*)` (Thm 4.3, Eq. 16).
         """
 
         a = float(alpha)
@@ -447,5 +467,6 @@ class PerDatumMean(MechanismBase):
                              "leakage": float(L.sub_leakage(m, self.q, form="paper")),
                              "power": float(L.sub_power(a, m, self.q, form="paper"))}}
         out["advantage"] = out["leakage"]
+        out["threshold_scale"] = THRESHOLD_SCALE
         out["alpha"] = a
         return out

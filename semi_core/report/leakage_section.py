@@ -64,6 +64,7 @@ def run_experiments(*, quick: bool = True, seed: int = 0, progress=lambda m: Non
         out["targets"][name] = {
             "m_star": th["m_star"], "leakage_theory": th["leakage"],
             "power_theory": th["power"], "threshold": th["threshold"],
+            "threshold_scale": th["threshold_scale"],
             "sim": {a: {"power": s[a]["tpr_at_fpr"][str(ALPHA)],
                         "power_se": s[a]["tpr_se"][str(ALPHA)],
                         "advantage": s[a]["bayes_advantage"],

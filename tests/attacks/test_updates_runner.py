@@ -243,7 +243,7 @@ def test_leakage_threshold_scale_is_named(capsys):
 
     _, full = _cli(["leakage", "--n", "100", "--dim", "50"], capsys)
     _, sub = _cli(["leakage", "--n", "100", "--dim", "50", "--subsample", "0.5"], capsys)
-    assert full["threshold_scale"] == "log_lr" and sub["threshold_scale"] == "mixed_log_lr"
+    assert full["threshold_scale"] == "log_lr" and sub["threshold_scale"] == "log_lr"
     # the documented formulas: log-LR threshold at m*; mixed threshold at (m_in q, q)
     assert full["threshold"] == pytest.approx(float(L.threshold(full["fpr"], full["m_star"])))
     q = sub["k"] / sub["n"]
