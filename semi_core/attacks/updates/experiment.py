@@ -21,10 +21,13 @@ Protocol (one *trial*; ``trials`` of them are trained at once as replicas):
    **Rank** (quantile of known-OUT points -- the attacker's own records -- scored on the target
    snapshots). Accuracy uses the median (``fraction_in = 0.5``), precision the seed's 10 %.
 
-Data: scikit-learn's bundled digits, cut once per seed into a learner pool, a shadow pool and a
-reference pool (disjoint). Distribution shift (§5.6, BREEDS-like subpopulation shift): with
-``shift_alpha > 0`` the task is the binary "digit >= 5"; :math:`D_0` comes from the source
-subclasses {0,1,2 | 5,6,7}, update *and* test points from
+Data: scikit-learn's bundled digits, or the user's own file (``data``, :func:`load_update_data`:
+a ``.csv`` / ``.txt`` with a label column, an ``.npz`` with ``X`` and ``y``, or a directory with
+an IDX pair ``train-images-idx3-ubyte`` / ``train-labels-idx1-ubyte``), cut once per seed into a
+learner pool, a shadow pool and a reference pool (disjoint). Distribution shift (§5.6,
+BREEDS-like subpopulation shift; digits or any 10-class data): with ``shift_alpha > 0`` the
+task is the binary "label >= 5"; :math:`D_0` comes from the source subclasses
+{0,1,2 | 5,6,7}, update *and* test points from
 :math:`(1-\alpha)\mathcal D_S + \alpha\mathcal D_T` with target subclasses {3,4 | 8,9}.
 
 Per-trial metrics are averaged with standard errors over trials; AUC and TPR at low FPR are
@@ -49,7 +52,7 @@ from semi_core.audit.roc import roc_metrics
 from semi_core.game.backends import shared
 from semi_core.game.play import play_pool
 from semi_core.game.result import GameResult
-from semi_core.sgd.data import load_digits
+from semi_core.sgd.data import load_digits, load_fashion_mnist, load_tabular
 from semi_core.sgd.models import build_model
 from semi_core.stats.update_combination import (
     COMBINERS,
@@ -67,11 +70,11 @@ from .training import UPDATES, TrainConfig, run_updates, update_mu
 
 __all__ = ["UpdateConfig", "UpdateRun", "UpdateRunPool", "CandidateLossScorer", "run_experiment",
            "check_training_work", "shared_executor", "summarize", "SCORES", "THRESHOLDS",
-           "DATASETS", "MODELS"]
+           "DATASETS", "MODELS", "load_update_data"]
 
 SCORES = ("loss", "lira")
 THRESHOLDS = ("batch", "transfer", "rank")
-DATASETS = ("digits",)
+DATASETS = ("digits", "file")
 MODELS = ("logreg", "mlp")
 _SRC, _TGT = (0, 1, 2, 5, 6, 7), (3, 4, 8, 9)
 
@@ -103,6 +106,8 @@ class UpdateConfig:
     batch_size: int = 32
     hidden: int = 64
     shift_alpha: float = 0.0
+    data: str | None = None
+    label_column: int = 0
     clip: float | None = None
     sigma_dp: float = 0.0
     seed: int = 0
@@ -110,6 +115,12 @@ class UpdateConfig:
     def __post_init__(self):
         if self.dataset not in DATASETS:
             raise ValueError(f"dataset must be one of {DATASETS}, got {self.dataset!r}")
+        if (self.dataset == "file") != (self.data is not None):
+            raise ValueError("data (a file or IDX directory) is needed exactly with dataset "
+                             f"'file', got dataset {self.dataset!r} and data {self.data!r}")
+        if not isinstance(self.label_column, int | np.integer) or \
+                isinstance(self.label_column, bool):
+            raise ValueError(f"label_column must be an integer, got {self.label_column!r}")
         if self.model not in MODELS:
             raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
         if self.update not in UPDATES:
@@ -173,11 +184,49 @@ class UpdateRun:
 # data
 # --------------------------------------------------------------------------------------------
 
+def load_update_data(path, *, label_column: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The user's data for the update experiment: ``X`` (N, p) float64, ``y`` (N,) in 0..K-1.
+
+    Read with the project's loaders (nothing is downloaded, nothing unpickled): a directory
+    holds an IDX pair ``train-images-idx3-ubyte`` / ``train-labels-idx1-ubyte`` (``.gz`` allowed;
+    MNIST / Fashion-MNIST layout, pixels scaled to [0, 1]:
+    :func:`semi_core.sgd.data.load_fashion_mnist`); a ``.csv`` / ``.txt`` (comma-separated
+    numbers, the label in column ``label_column``, Purchase-100 style) or an ``.npz`` with
+    ``X`` and ``y`` (:func:`semi_core.sgd.data.load_tabular`). Features are used as given (the
+    default learning rates are tuned for features in [0, 1], like digits); labels are mapped to
+    ``0..K-1`` in sorted order.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        On a malformed file (the message names it) or fewer than two classes.
+    """
+    from pathlib import Path
+
+    p = Path(path)
+    if p.is_dir():
+        x, y = load_fashion_mnist(p)
+    else:
+        x, y = load_tabular(p, label_column=label_column)
+    _, y = np.unique(y, return_inverse=True)
+    if int(y.max()) + 1 < 2:
+        raise ValueError(f"data {p}: the labels hold a single class")
+    return x, y.astype(np.int64)
+
+
 def _pools(cfg: UpdateConfig, rng: np.random.Generator):
-    x, y = load_digits()
+    if cfg.data is not None:
+        x, y = load_update_data(cfg.data, label_column=cfg.label_column)
+    else:
+        x, y = load_digits()
     if cfg.shift_alpha > 0:
+        if int(y.max()) + 1 != 10:
+            raise ValueError(f"shift_alpha > 0 needs a 10-class task (the digit subclasses "
+                             f"{_SRC} | {_TGT}); the data have {int(y.max()) + 1} classes")
+        src = np.isin(y, _SRC)
         y = (y >= 5).astype(np.int64)
-        src = np.isin(load_digits()[1], _SRC)
     else:
         src = np.ones(len(y), dtype=bool)
     perm = rng.permutation(len(y))
@@ -268,7 +317,8 @@ def lira_offline_loss(phi_target, phi_ref) -> np.ndarray:
 _SECONDS_PER_RECORD_EPOCH = {"logreg": 2e-6, "mlp": 2e-5}
 
 
-def check_training_work(cfg: UpdateConfig, runs: int, what: str) -> None:
+def check_training_work(cfg: UpdateConfig, runs: int, what: str, *, features: int = 64,
+                        classes: int = 10) -> None:
     r"""Refuse up front (:func:`semi_core._validation.check_work`) training that cannot be meant.
 
     .. math::
@@ -276,11 +326,12 @@ def check_training_work(cfg: UpdateConfig, runs: int, what: str) -> None:
         \text{bytes} \approx 8\,r\,\big((n_0 + 2kn_{up})\,p + (k+1)\,d_\theta\big),\qquad
         \text{seconds} \approx r\,c\,\big(E_0 n_0 + k E_{up} n_{up}'\big)
 
-    for ``r`` runs of ``p = 64`` features, :math:`d_\theta` parameters and ``c`` seconds per
+    for ``r`` runs of ``p`` features (``features``; 64 for digits), :math:`d_\theta` parameters and ``c`` seconds per
     record-epoch (:math:`n_{up}' = n_0 + k n_{up}` for SGD-Full).
     """
     k, n_up, n0 = cfg.k, cfg.n_up, cfg.n0
-    p, classes = 64, 10
+    p = check_int(features, "features", minimum=1)
+    classes = check_int(classes, "classes", minimum=2)
     d_theta = (p + 1) * classes if cfg.model == "logreg" else \
         (p + 1) * cfg.hidden + (cfg.hidden + 1) * classes
     nbytes = 8.0 * runs * ((n0 + 2 * k * n_up) * p + (k + 1) * d_theta)
@@ -430,6 +481,9 @@ def run_experiment(cfg: UpdateConfig, *, scores=("loss",), progress=None, chunk_
     R, k, n_up = cfg.trials, cfg.k, cfg.n_up
     M = cfg.n_ref if want_lira else 0
     n_classes = int(y_all.max()) + 1
+    if cfg.data is not None:  # the user's dimensions, now known
+        check_training_work(cfg, 2 * R + M, "updates: training the runs on the data",
+                            features=x_all.shape[1], classes=n_classes)
     fm, theta_init, _ = build_model(cfg.model, x_all[:32], y_all[:32], n_classes,
                                     seed_seq=child_seed(root, 3), epochs=0, hidden=cfg.hidden)
 
