@@ -52,6 +52,7 @@ _FLAGS = {"n_targets": "--targets", "pool_size": "--pool-size", "loo_targets": "
           "loo_models": "--loo-models", "n_models": "--models",
           "target_models": "--target-models", "damping": "--damping", "epsilon": "--damping",
           "rmia_gamma": "--rmia-gamma", "rmia_a": "--rmia-a", "hidden": "--hidden",
+          "mse_convention": "--mse-convention",
           "threads": "--threads", "workers": "--workers", "connect_timeout": "--connect-timeout",
           "worker_timeout": "--worker-timeout"}
 #: Seconds per bootstrap resample and score (AUC, TPR at two FPRs): an upper-side estimate.
@@ -74,6 +75,10 @@ def register(subparsers) -> None:
     p.add_argument("--pool-size", type=positive_int, default=None,
                    help="subsample the pool to this many records (seeded)")
     p.add_argument("--model", default="logreg-mse", help=f"one of {', '.join(_MODELS)}")
+    p.add_argument("--mse-convention", default="half", choices=("half", "mean"),
+                   help="--model logreg-mse: 'half' = 1/2 (sigma - y)^2 (default); 'mean' = "
+                        "the authors' torch MSELoss (sigma - y)^2 with lr / weight decay / "
+                        "damping as declared for it")
     p.add_argument("--hidden", default="16",
                    help="--model mlp: hidden widths, comma-separated (seed: 32 for Purchase-100, "
                         "6 for Fashion-MNIST; three widths, e.g. 512,256,128, give a 4-layer "
@@ -213,7 +218,7 @@ def handler(args) -> Result:
         cfg = AttackConfig(dataset=args.dataset, model=args.model, n_models=args.models,
                            n_targets=targets, target_models=args.target_models,
                            hessian=args.hessian, damping=float(args.damping),
-                           hidden=args.hidden_widths,
+                           hidden=args.hidden_widths, mse_convention=args.mse_convention,
                            loo_targets=loo_targets, loo_models=loo_models, sgd=sgd,
                            data_path=args.data_path, pool_size=args.pool_size,
                            rmia_gamma=float(args.rmia_gamma), rmia_a=float(args.rmia_a))

@@ -56,3 +56,59 @@ def test_tables_on_user_files(tmp_path):
     assert {"iha", "rmia", "l-attack"} <= set(res["metrics"])
     md = (tmp_path / "out" / "iha_tables.md").read_text()
     assert all(f"(Table {k})" in md for k in (3, 4, 9)) and "Table 5" in md
+
+
+def test_authors_mse_convention_is_the_same_sgd_run():
+    """SGD with (lr, wd) on the authors' (sigma - y)^2 (torch MSELoss) is the run with
+    (2 lr, wd / 2) on 1/2 (sigma - y)^2: AttackConfig.train_sgd() gives those, and torch's
+    own SGD agrees to rounding (1e-12)."""
+    import numpy as np
+
+    from semi_core.sgd.momentum import SGDConfig
+
+    sgd = SGDConfig(lr=0.01, momentum=0.9, weight_decay=5e-4, batch_size=8, epochs=3)
+    cfg = AttackConfig(model="logreg-mse", mse_convention="mean", sgd=sgd)
+    tr = cfg.train_sgd()
+    assert cfg.loss_scale == 2.0 and tr.lr == 0.02 and tr.weight_decay == 2.5e-4
+    assert AttackConfig(model="logreg-mse").train_sgd() == AttackConfig(model="logreg-mse").sgd
+    with pytest.raises(ValueError, match="mse_convention"):
+        AttackConfig(model="logreg", mse_convention="mean")
+    rng = np.random.default_rng(0)
+    x = torch.as_tensor(rng.normal(size=(40, 5)))
+    y = torch.as_tensor((rng.random(40) < 0.5).astype(float))
+    order = [torch.as_tensor(rng.permutation(40)[:8]) for _ in range(30)]
+
+    def run(lr, wd, half):
+        torch.manual_seed(0)
+        m = torch.nn.Sequential(torch.nn.Linear(5, 1), torch.nn.Sigmoid()).double()
+        opt = torch.optim.SGD(m.parameters(), lr=lr, momentum=0.9, weight_decay=wd)
+        for b in order:
+            opt.zero_grad()
+            r = m(x[b]).reshape(-1) - y[b]
+            ((0.5 if half else 1.0) * r * r).mean().backward()
+            opt.step()
+        return torch.cat([p.detach().reshape(-1) for p in m.parameters()])
+
+    authors = run(sgd.lr, sgd.weight_decay, half=False)
+    ours = run(tr.lr, tr.weight_decay, half=True)
+    assert torch.allclose(authors, ours, rtol=0, atol=1e-12)
+
+
+def test_mse_convention_scales_the_auditor_quantities():
+    from semi_core.attacks.whitebox import run_attacks
+    from semi_core.sgd.hessian import mean_loss_hessian
+    from semi_core.sgd.momentum import SGDConfig
+
+    sgd = SGDConfig(lr=0.05, batch_size=16, epochs=3)
+    cfg = AttackConfig(dataset="digits-odd", model="logreg-mse", n_models=8, n_targets=40,
+                       sgd=sgd, mse_convention="mean", pool_size=120)
+    run = run_attacks(cfg, ("iha", "iha-cg", "loss"), seed=0)
+    wb = run.whitebox[0]
+    mech = run.mechanism
+    H = mean_loss_hessian(wb.fm, wb.theta, mech.x[wb.train_idx], mech.y[wb.train_idx])
+    assert torch.allclose(wb.hessian(), 2.0 * H, rtol=0, atol=1e-14)
+    assert mech.cfg.lr == 0.1                       # trained with (2 lr, wd / 2) on 1/2 MSE
+    # exact and CG iHVPs of the scaled Hessian agree (CG tolerance 1e-10)
+    import numpy as np
+    np.testing.assert_allclose(run.result.stats["iha"], run.result.stats["iha-cg"], rtol=1e-6,
+                               atol=1e-8)

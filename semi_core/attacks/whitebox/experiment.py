@@ -79,6 +79,10 @@ LOO_ATTACKS = ("l-attack", "lira-l")
 WHITEBOX_ATTACKS = ("iha", "iha-exact", "iha-cg", "loss", "sif")
 #: Attacks of :class:`LiRAScorer` (the target and its reference models' confidences).
 LIRA_ATTACKS = ("lira-online", "lira-online-global", "lira-offline", "lira-offline-global")
+#: Loss conventions of ``logreg-mse``: the auditor's loss over the package's
+#: :math:`\tfrac12(\sigma-y)^2`. ``"half"``: the package's; ``"mean"``: the authors' code
+#: (``torch.nn.MSELoss``, :math:`(\sigma-y)^2`), with lr and weight decay as declared for it.
+MSE_CONVENTIONS = {"half": 1.0, "mean": 2.0}
 #: Attacks of :class:`RMIAScorer` (Zarifzadeh et al. 2024 on the same reference models).
 RMIA_ATTACKS = ("rmia", "rmia-offline")
 #: Models trained per task of the runner (one batched training call; part of the seeding).
@@ -122,6 +126,7 @@ class AttackConfig:
     member_prob: float = 0.5
     rmia_gamma: float = 1.0
     rmia_a: float = 0.3
+    mse_convention: str = "half"
     sgd: SGDConfig | None = None
     data_path: str | None = None
     pool_size: int | None = None
@@ -157,10 +162,30 @@ class AttackConfig:
         check_positive(self.cg_tol, "cg_tol")
         check_probability(self.member_prob, "member_prob")
         check_positive(self.rmia_gamma, "rmia_gamma")
+        if self.mse_convention not in MSE_CONVENTIONS:
+            raise ValueError(f"mse_convention must be one of {list(MSE_CONVENTIONS)}, got "
+                             f"{self.mse_convention!r}")
+        if self.mse_convention != "half" and self.model != "logreg-mse":
+            raise ValueError("mse_convention applies only to model 'logreg-mse'")
         if not (isinstance(self.rmia_a, int | float) and 0.0 <= self.rmia_a <= 1.0):
             raise ValueError(f"rmia_a must be in [0, 1], got {self.rmia_a!r}")
         if self.sgd is None:
             object.__setattr__(self, "sgd", default_sgd(self.dataset, self.model))
+
+    @property
+    def loss_scale(self) -> float:
+        """The auditor's loss over the trained loss (:data:`MSE_CONVENTIONS`)."""
+        return MSE_CONVENTIONS[self.mse_convention]
+
+    def train_sgd(self) -> SGDConfig:
+        r"""The configuration the models are trained with, on the package's loss
+        :math:`\ell=\tfrac12(\sigma-y)^2`: for ``mse_convention="mean"`` (SGD with
+        :math:`(\lambda,\alpha)` on :math:`2\ell`) the identical run
+        :math:`(2\lambda,\alpha/2)` on :math:`\ell` (momentum buffer scaled by 2, same
+        weights)."""
+        s = self.loss_scale
+        return self.sgd if s == 1.0 else replace(self.sgd, lr=s * self.sgd.lr,
+                                                  weight_decay=self.sgd.weight_decay / s)
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -239,6 +264,16 @@ def _check_resources(cfg: AttackConfig, N: int, d: int) -> None:
                     "or --pool-size")
 
 
+class _Scaled:
+    """``V -> scale * matvec(V)``."""
+
+    def __init__(self, matvec, scale: float):
+        self.matvec, self.scale = matvec, scale
+
+    def __call__(self, V):
+        return self.scale * self.matvec(V)
+
+
 class WhiteBox:
     r"""White-box quantities of one target model, computed once and cached: losses and
     per-sample gradients of the targets, the mean training gradient :math:`\nabla L_1`, the
@@ -255,14 +290,23 @@ class WhiteBox:
         Pool records scored (indices into the mechanism's candidates).
     damping, cg_tol : float
         Default damping of the inverse Hessians and the CG tolerance.
+    loss_scale : float
+        The auditor's loss is ``loss_scale`` times the model's (``2``: the authors' MSE
+        convention :math:`(\sigma-y)^2` for a model trained on :math:`\tfrac12(\sigma-y)^2`):
+        losses, gradients, the Hessian and HVPs are scaled by it, so the damping applies to the
+        scaled Hessian (:data:`MSE_CONVENTIONS`).
+    sgd : SGDConfig, optional
+        The hyper-parameters :math:`(\lambda,\mu,\alpha)` of Eq. 8 in the auditor's loss
+        convention (default: the mechanism's training configuration).
     """
 
     def __init__(self, view: PoolView, t: int, records, *, damping: float = 0.2,
-                 cg_tol: float = 1e-10):
+                 cg_tol: float = 1e-10, loss_scale: float = 1.0, sgd: SGDConfig | None = None):
         mech = view.mech
         self.mech, self.t = mech, int(t)
         self.fm = fm = mech.local_model()        # this object's own module (thread safety)
-        self.sgd: SGDConfig = mech.cfg
+        self.sgd: SGDConfig = mech.cfg if sgd is None else sgd
+        self.loss_scale = check_positive(loss_scale, "loss_scale")
         self.damping, self.cg_tol = float(damping), float(cg_tol)
         records = np.asarray(records, dtype=np.int64)
         self.targets = mech.candidates[records]
@@ -277,6 +321,10 @@ class WhiteBox:
             self.grads = fm.per_sample_grads(self.theta, xt, yt)
             self.train_grads = fm.per_sample_grads(self.theta, x[self.train_idx],
                                                    y[self.train_idx])
+        if self.loss_scale != 1.0:
+            s = self.loss_scale
+            self.losses, self.grads, self.train_grads = (s * self.losses, s * self.grads,
+                                                         s * self.train_grads)
         self.grad_l1 = self.train_grads.mean(0)
         self._H = None
         self.seconds: dict[str, float] = {}
@@ -285,8 +333,8 @@ class WhiteBox:
         """Exact :math:`\\nabla^2L` on the target's training set (cached)."""
         if self._H is None:
             t0 = time.perf_counter()
-            self._H = mean_loss_hessian(self.fm, self.theta, self.mech.x[self.train_idx],
-                                        self.mech.y[self.train_idx])
+            self._H = self.loss_scale * mean_loss_hessian(
+                self.fm, self.theta, self.mech.x[self.train_idx], self.mech.y[self.train_idx])
             self.seconds["hessian"] = time.perf_counter() - t0
         return self._H
 
@@ -300,6 +348,8 @@ class WhiteBox:
         if method == "cg":
             hvp = hvp_operator(self.fm, self.theta, self.mech.x[self.train_idx],
                                self.mech.y[self.train_idx])
+            if self.loss_scale != 1.0:
+                hvp = _Scaled(hvp, self.loss_scale)
             return CGInverse(hvp, damping=eps, tol=self.cg_tol)
         raise ValueError(f"method must be 'exact' or 'cg', got {method!r}")
 
@@ -353,6 +403,8 @@ class WhiteBoxScorer:
     hessian: str = "exact"
     damping: float = 0.2
     cg_tol: float = 1e-10
+    loss_scale: float = 1.0
+    sgd: SGDConfig | None = None
     kept: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self):
@@ -377,7 +429,8 @@ class WhiteBoxScorer:
 
     def _score(self, view: PoolView, t: int, records) -> dict[str, np.ndarray]:
         t0 = time.perf_counter()
-        wb = WhiteBox(view, t, records, damping=self.damping, cg_tol=self.cg_tol)
+        wb = WhiteBox(view, t, records, damping=self.damping, cg_tol=self.cg_tol,
+                      loss_scale=self.loss_scale, sgd=self.sgd)
         seconds = {"gradients": time.perf_counter() - t0}
         invs: dict[str, object] = {}
         out = {}
@@ -595,7 +648,9 @@ class AttackRun:
         for t, rec in enumerate(self.targets):
             if t not in self._whitebox:
                 self._whitebox[t] = WhiteBox(self.view, t, rec, damping=self.config.damping,
-                                             cg_tol=self.config.cg_tol)
+                                             cg_tol=self.config.cg_tol,
+                                             loss_scale=self.config.loss_scale,
+                                             sgd=self.config.sgd)
         return [self._whitebox[t] for t in range(len(self.targets))]
 
     @property
@@ -733,14 +788,14 @@ def run_attacks(cfg: AttackConfig, attacks=("iha", "loss", "sif", "lira-online",
     k = _check_sizes(cfg, N, attacks)
     fm = build_attack_model(cfg.model, X.shape[1], K, hidden=cfg.hidden)
     _check_resources(cfg, N, fm.d)
-    mech = TrainedModelMechanism.pool(fm, X, Y, cfg.sgd,
+    mech = TrainedModelMechanism.pool(fm, X, Y, cfg.train_sgd(),
                                       steps=cfg.sgd.steps(max(cfg.member_prob * N, 1.0)))
     wb_attacks = tuple(a for a in attacks if a in WHITEBOX_ATTACKS)
     lira = tuple(a for a in attacks if a in LIRA_ATTACKS)
     rm = tuple(a for a in attacks if a in RMIA_ATTACKS)
     loo = tuple(a for a in attacks if a in LOO_ATTACKS)
     wbs = WhiteBoxScorer(wb_attacks or ("loss",), hessian=cfg.hessian, damping=cfg.damping,
-                         cg_tol=cfg.cg_tol)
+                         cg_tol=cfg.cg_tol, loss_scale=cfg.loss_scale, sgd=cfg.sgd)
     scorers = [wbs] + ([LiRAScorer(lira)] if lira else []) + \
         ([RMIAScorer(rm, gamma=cfg.rmia_gamma, offline_a=cfg.rmia_a)] if rm else [])
     say("training models and scoring the target models")
