@@ -95,16 +95,17 @@ _TRANSFER = (
     "0): the Hessian's largest eigenvalue is .41 (digits-odd / logreg-mse, d = 65), .40-.45 "
     "(breast-cancer / mlp, d = 530) and .68-.70 (digits / logreg, d = 650), while 98-99.6 % of "
     "its eigenvalues lie below epsilon = 0.2 (92-96 % below 0.01). So (H + 0.2 I)^-1 is "
-    "5 I on all but a handful of directions and IHA's I1, I2 are mostly a gradient norm and a "
+    "within 5 % of 5 I on 92-96 % of the directions and IHA's I1, I2 are mostly a gradient "
+    "norm and a "
     "gradient alignment: IHA with H replaced by 0 (inverse I / 0.2) ranks like IHA with "
     "Spearman .44 / .88 / .51 and scores AUC .518 / .572 / .557 against IHA's .574 / .540 / "
     ".584 (LOSS .532 / .496 / .511). The few large eigen-directions carry IHA's edge on the "
     "logistic models; on the MLP the Hessian-free score does as well or better, and smaller "
     "epsilon does not help (.05: .564 / .512 / .560; 0.01 is refused on the MLP, whose "
     "Hessian has eigenvalues down to -.018). A comparison of IHA with LiRA on these stand-ins "
-    "is therefore largely a comparison of a damped gradient-norm attack with LiRA, unlike the "
-    "seed's Purchase MLP whose spectrum the damping does not swamp (its App. D.1: MLP-4 needed "
-    "epsilon = 0.5).")
+    "is therefore largely a comparison of a damped gradient-norm attack with LiRA; whether the "
+    "seed's models sit in the same regime is not known (it prints no spectra; its App. D.1 "
+    "says the best epsilon depends on the eigenvalue distribution).")
 
 
 #: Attacks drawn on the leave-one-out subset panel (the reference-model attacks that need it,
