@@ -4,7 +4,14 @@ Examples::
 
     semi-core leakage --data bernoulli --n 1000 --d 5000 --target easy --fpr 0.01 --json
     semi-core leakage --target hard --noise 0.25 --subsample 0.5 --simulate 2000 --json
+    semi-core leakage --data gaussian:0,2 --n 500 --d 1000 --simulate 2000 --json
+    semi-core leakage --data-file population.npy --n 200 --simulate 1000 --json
     semi-core leakage --dataset digits --rank 20 --json        # the most exposed records
+
+``--data-file`` rows are the population (each datum a uniformly drawn row; the closed forms use
+the columns' moments, the seed's product approximation); ``--dataset`` ranks records by the
+noiseless full-data m* and refuses the single-target options (--noise, --subsample, --simulate,
+--target, --data, --data-file) rather than ignoring them.
 
 Closed forms (``per_datum_leakage`` seed, corrected where it errs): ``m_star`` (Eq. 7/12),
 ``leakage`` (optimal advantage, Eq. 8), ``power`` and ``threshold`` at ``--fpr`` (Eq. 9), the
@@ -53,16 +60,22 @@ def register(subparsers) -> None:
                     "curve of one target under the (noisy, sub-sampled) empirical mean; "
                     "--simulate R checks them by Monte Carlo; --dataset ranks the records of "
                     "a bundled dataset by exposure.")
-    p.add_argument("--data", choices=("bernoulli", "gaussian"), default="bernoulli",
-                   help="data law: bernoulli (p_j ~ U[0.25, 0.75], seed App. E.1) or gaussian "
-                        "N(0, 1) coordinates (default bernoulli)")
+    p.add_argument("--data", default=None, metavar="SPEC",
+                   help="data law: bernoulli (p_j ~ U[0.25, 0.75], seed App. E.1; default), "
+                        "bernoulli:P (every p_j = P), gaussian (N(0, 1) coordinates), "
+                        "gaussian:MU,SD, poisson:LAM")
+    p.add_argument("--data-file", default=None, metavar="FILE.npy",
+                   help="the population as a (rows, d) .npy array: each datum is a uniformly "
+                        "drawn row (closed forms use the columns' mean/variance; rows are "
+                        "simulated row by row); sets d")
     p.add_argument("--n", type=positive_int, default=None,
                    help="dataset size n (default 1000; with --dataset, its number of records)")
     p.add_argument("--d", "--dim", dest="d", type=positive_int, default=5000,
                    help="dimension d (default 5000)")
-    p.add_argument("--target", default="easy", metavar="easy|medium|hard|FILE.npy",
+    p.add_argument("--target", default=None, metavar="easy|medium|hard|FILE.npy",
                    help="the target z*: a named seed target (bernoulli: easy/medium/hard; "
-                        "gaussian: medium) or a .npy vector of length d (default easy)")
+                        "other laws: medium, a draw from the law) or a .npy vector of length d "
+                        "(default easy for bernoulli, else medium)")
     p.add_argument("--noise", type=float, default=0.0,
                    help="noise std gamma (release adds N(0, gamma^2 I)/sqrt(n); default 0)")
     p.add_argument("--subsample", type=float, default=1.0,
@@ -91,10 +104,53 @@ _MAX_NOISE = 1e100
 _CHUNK = 1000
 
 
+def _law(args):
+    """The data law of ``--data SPEC`` or ``--data-file FILE.npy`` (and its name)."""
+    from semi_core.mechanisms.per_datum import ProductLaw, seed_bernoulli
+
+    if args.data_file is not None:
+        if args.data is not None:
+            raise ValueError("give --data or --data-file, not both")
+        X = load_npy(args.data_file, "--data-file")
+        if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 1:
+            raise ValueError(f"--data-file: {args.data_file} must hold a (rows >= 2, d) array, "
+                             f"got shape {X.shape}")
+        if not np.all(np.isfinite(X)):
+            raise ValueError(f"--data-file: {args.data_file} holds non-finite values")
+        try:
+            law = ProductLaw.from_rows(X.astype(float))
+        except ValueError as exc:
+            raise ValueError(f"--data-file: {exc}") from None
+        return law, f"file:{args.data_file}"
+    spec = "bernoulli" if args.data is None else str(args.data)
+    fam, _, rest = spec.partition(":")
+    if fam == "bernoulli" and not rest:
+        return seed_bernoulli(args.d, seed=args.seed), spec
+    if fam == "gaussian" and not rest:
+        return ProductLaw.gaussian(np.zeros(args.d), 1.0), spec
+    try:
+        vals = [float(v) for v in rest.split(",")] if rest else []
+    except ValueError:
+        vals = None
+    want = {"bernoulli": 1, "gaussian": 2, "poisson": 1}
+    if fam not in want or vals is None or len(vals) != want[fam] or not np.all(np.isfinite(vals)):
+        raise ValueError("--data must be bernoulli, bernoulli:P with 0 < P < 1, gaussian, "
+                         f"gaussian:MU,SD with SD > 0, or poisson:LAM with LAM > 0; got {spec!r}")
+    ones = np.ones(args.d)
+    try:
+        law = (ProductLaw.bernoulli(vals[0] * ones) if fam == "bernoulli" else
+               ProductLaw.gaussian(vals[0] * ones, vals[1]) if fam == "gaussian" else
+               ProductLaw.poisson(vals[0] * ones))
+    except ValueError as exc:
+        raise ValueError(f"--data {spec}: {exc}") from None
+    return law, spec
+
+
 def _target(args, law):
     from semi_core.mechanisms.per_datum import seed_targets
 
-    t = str(args.target)
+    t = ("easy" if law.family == "bernoulli" else "medium") if args.target is None \
+        else str(args.target)
     if t.endswith(".npy"):
         z = load_npy(t, "--target")
         if z.ndim != 1 or z.size != law.d:
@@ -103,9 +159,10 @@ def _target(args, law):
         if not np.all(np.isfinite(z)):
             raise ValueError(f"--target: {t} holds non-finite values")
         return z, t
-    if law.family == "gaussian":
+    if law.family != "bernoulli":
         if t != "medium":
-            raise ValueError("--target: with --data gaussian use 'medium' or a FILE.npy")
+            raise ValueError("--target: with a non-Bernoulli --data (or --data-file) use "
+                             "'medium' (a draw from the law) or a FILE.npy")
         rng = np.random.default_rng(np.random.SeedSequence([args.seed, 1306]))
         return law.sample(rng, 1)[0], t
     named = seed_targets(law, seed=args.seed)
@@ -143,10 +200,22 @@ def _rank(args) -> Result:
 def handler(args) -> Result:
     """Closed forms (and optionally a simulation) for one target, or a ranking of records."""
     from semi_core.audit.ground_truth import gdp_epsilon
-    from semi_core.mechanisms.per_datum import PerDatumMean, ProductLaw, seed_bernoulli
+    from semi_core.mechanisms.per_datum import PerDatumMean
     from semi_core.stats import leakage as L
 
     if args.dataset is not None:
+        # the ranking is the noiseless full-data score m* of each record: refuse, never ignore,
+        # the options of the single-target game
+        given = [flag for flag, on in (("--noise", args.noise != 0.0),
+                                       ("--subsample", args.subsample != 1.0),
+                                       ("--simulate", args.simulate != 0),
+                                       ("--target", args.target is not None),
+                                       ("--data", args.data is not None),
+                                       ("--data-file", args.data_file is not None))
+                 if on]
+        if given:
+            raise ValueError(f"{', '.join(given)} do not apply with --dataset (it ranks records "
+                             "by the noiseless full-data m*); drop them or drop --dataset")
         return _rank(args)
     if args.n is None:
         args.n = 1000
@@ -181,18 +250,25 @@ def handler(args) -> Result:
                    hint="use fewer games (--simulate) or a smaller --d, or a Dask cluster "
                         "(--workers/--scheduler)")
     executor = executor_from_args(args)
-    law = (seed_bernoulli(args.d, seed=args.seed) if args.data == "bernoulli"
-           else ProductLaw.gaussian(np.zeros(args.d), 1.0))
+    law, dname = _law(args)
+    args.d = law.d
     z, tname = _target(args, law)
     if int(round(args.subsample * args.n)) < 2:
         raise ValueError("--subsample * --n must round to at least 2 rows")
-    mech = PerDatumMean(law, args.n, z, noise_std=args.noise, rho=args.subsample)
+    mode = "sufficient" if law.has_sum_law else "exact"
+    if mode == "exact" and args.simulate:
+        # row-by-row datasets: n * d floats per game
+        check_work(f"leakage --simulate {args.simulate} on --data-file (n = {args.n}, "
+                   f"d = {law.d}, row by row)", nbytes=8.0 * args.n * law.d * 4,
+                   seconds=_SECONDS_PER_ROUND_COORD * args.simulate * args.n * law.d,
+                   hint="use fewer games (--simulate), a smaller --n or fewer columns")
+    mech = PerDatumMean(law, args.n, z, noise_std=args.noise, rho=args.subsample, mode=mode)
     th = mech.theory(args.fpr)
     m = th["m_star"]
     gdp_mu = float(np.sqrt(m))
     eps_grid = [0.5, 1.0, 2.0, 4.0]
     payload = {
-        "data": args.data, "n": args.n, "d": args.d, "target": tname, "noise": args.noise,
+        "data": dname, "law": law.params(), "n": args.n, "d": args.d, "target": tname, "noise": args.noise,
         "subsample": args.subsample, "k": mech.k, "fpr": args.fpr,
         "m_star": m, "leakage": th["leakage"], "advantage": th["advantage"],
         "power": th["power"], "threshold": th["threshold"],
@@ -225,8 +301,10 @@ def handler(args) -> Result:
         t0 = time.perf_counter()
         attacks = (mech.test,) + (("paper-sub",) if mech.k < mech.n and
                                   mech.exact_available else ())
+        chunk = _CHUNK if mode == "sufficient" else max(1, min(_CHUNK, int(
+            2e7 // (args.n * law.d))))
         res = simulate_leakage(mech, args.simulate, args.seed, attacks=attacks,
-                               chunk_size=_CHUNK, executor=executor)
+                               chunk_size=chunk, executor=executor)
         summ = summarize_leakage(res, (args.fpr,))
         s = summ[mech.test]
         f = str(args.fpr)

@@ -121,6 +121,26 @@ class ProductLaw:
             check_finite_array(k3, "k3"), mu.shape).astype(float)
         return ProductLaw("custom", mu, v, kk, sampler)
 
+    @staticmethod
+    def from_rows(rows) -> ProductLaw:
+        r"""The empirical law of a population: each datum is a uniformly drawn row of ``rows``.
+
+        Mean, variance and third cumulant are the columns' (population, ``ddof=0``); draws
+        keep a row's coordinates together, so the law is the population's, while the closed
+        forms (:math:`m^*`, Eq. 10) use its diagonal (product) approximation, seed §3. Every
+        column must vary (variance > 0). ``family = "custom"``: ``mode="exact"`` only.
+        """
+        X = check_finite_array(rows, "rows", ndim=2)
+        if X.shape[0] < 2:
+            raise ValueError(f"rows must hold at least 2 rows, got {X.shape[0]}")
+        v = X.var(axis=0)
+        if (v <= 0).any():
+            bad = np.flatnonzero(v <= 0)[:5].tolist()
+            raise ValueError(f"rows: every column must vary; constant columns {bad} "
+                             "(drop them: they carry no membership signal)")
+        mu = X.mean(axis=0)
+        return ProductLaw("custom", mu, v, ((X - mu) ** 3).mean(axis=0), RowSampler(X))
+
     # -- sampling --------------------------------------------------------------------------------
     def sample(self, rng: np.random.Generator, size) -> np.ndarray:
         """Rows of the law, shape ``(*size, d)``."""
@@ -180,6 +200,17 @@ class ProductLaw:
         return {"family": self.family, "d": self.d,
                 "mean_range": [float(self.mean.min()), float(self.mean.max())],
                 "var_range": [float(self.var.min()), float(self.var.max())]}
+
+
+@dataclass(frozen=True, eq=False)
+class RowSampler:
+    """Sampler of :meth:`ProductLaw.from_rows`: rows drawn uniformly with replacement
+    (module-level and picklable, so games run on Dask)."""
+
+    rows: np.ndarray
+
+    def __call__(self, rng: np.random.Generator, size) -> np.ndarray:
+        return self.rows[rng.integers(self.rows.shape[0], size=size)]
 
 
 def seed_bernoulli(d: int = 5000, a: float = 0.25, *, seed=0) -> ProductLaw:

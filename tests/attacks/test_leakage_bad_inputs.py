@@ -88,6 +88,17 @@ CLI = [
     (["--dataset", "mnist"], "dataset"),
     (["--dataset", "wine", "--rank", "1000"], "--rank"),
     (["--seed", "-1"], "seed"),
+    (["--data", "foo"], "--data"),
+    (["--data", "bernoulli:1.5"], "--data bernoulli:1.5"),
+    (["--data", "gaussian:0"], "--data"),
+    (["--data", "gaussian:0,-1"], "std"),
+    (["--data", "poisson:x"], "--data"),
+    (["--data", "poisson:2", "--target", "easy"], "--target"),
+    (["--data-file", "/nonexistent/pop.npy"], "--data-file"),
+    (["--dataset", "wine", "--noise", "0.5"], "--noise"),
+    (["--dataset", "wine", "--subsample", "0.5"], "--subsample"),
+    (["--dataset", "wine", "--simulate", "100"], "--simulate"),
+    (["--dataset", "wine", "--data", "gaussian"], "--data"),
 ]
 
 
@@ -126,3 +137,24 @@ def test_cli_good_inputs(tmp_path, capsys):
     assert main(["leakage", "--dataset", "wine", "--rank", "3", "--json"]) == 0
     obj = json.loads(capsys.readouterr().out)
     assert len(obj["index"]) == 3
+
+
+def test_cli_user_data_law(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    X = (rng.random((300, 40)) < rng.uniform(0.2, 0.8, 40)).astype(float)
+    f = tmp_path / "pop.npy"
+    np.save(f, X)
+    assert main(["leakage", "--data-file", str(f), "--n", "100", "--json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert obj["d"] == 40 and obj["law"]["family"] == "custom" and obj["test"] == "approx"
+    # m* from the population's column moments (product approximation, seed §3)
+    mu, v = X.mean(0), X.var(0)
+    row = X[np.random.default_rng(np.random.SeedSequence([0, 1306])).integers(300, size=1)[0]]
+    assert obj["m_star"] == pytest.approx(np.sum((row - mu) ** 2 / v) / 100)
+    np.save(f, np.c_[X, np.ones(300)])
+    assert main(["leakage", "--data-file", str(f), "--json"]) == 2
+    assert "constant columns [40]" in json.loads(capsys.readouterr().out)["error"]
+    assert main(["leakage", "--data", "bernoulli:0.3", "--d", "50", "--n", "100", "--json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    # easy target for constant p = .3: z = 1 everywhere, m* = d (1-p)^2 / (p(1-p)) / n
+    assert obj["m_star"] == pytest.approx(50 * 0.7**2 / 0.21 / 100)
