@@ -18,9 +18,12 @@ Trains ``--trials`` runs of Alg. 1 (base model on ``--n0`` records, ``--k`` upda
 update attack when ``k = 1``) with the chosen combiner and threshold rule, and Delta with
 top-``n_up`` assignment (entry inference). Payload: ``mi_accuracy``, ``entry_accuracy``,
 ``delta_mi_accuracy``, ``precision_at_10pct`` / ``recall_at_10pct`` (each ``{mean, se, n}``
-over trials), ``entry_baselines`` (random 1/(2k), generic p/k), ``auc`` (per-trial mean and SE,
+over trials), ``entry_baselines`` (random 1/(2k), generic p/k), ``notes`` (every metric averaged over fewer
+trials than were run, e.g. a precision undefined where no candidate was called IN), ``auc`` (per-trial mean and SE,
 plus pooled with a bootstrap interval), ``tpr_at_fpr`` (pooled, intervals), ``no_update``
-baselines (loss, gap, lira on the final model), ``seconds``. With ``--sigma-dp > 0`` the update
+baselines on the final model (``loss``: a *median* threshold on the loss, not Yeom et al.'s
+average-training-loss threshold; ``gap``; ``lira``; ``rules`` says which is which),
+``seconds``. With ``--sigma-dp > 0`` the update
 is DP-SGD (clipping norm ``--clip``, default 1; ``--clip`` without ``--sigma-dp`` is refused)
 and ``dp`` carries the update's exact epsilon and the certified lower bound from one fixed
 canary per run (``semi_core.audit.bounds.epsilon_lower_bound``), whose games the one runner
@@ -156,5 +159,6 @@ def handler(args) -> Result:
             f"{args.threshold}, {args.trials} trials: MI accuracy {mi['mean']:.3f} +- "
             f"{mi['se']:.3f}; entry accuracy {en['mean']:.3f} +- {en['se']:.3f} (random "
             f"{out['entry_baselines']['random']:.3f}); AUC {out['auc']['pooled']:.3f}; "
-            f"no-update loss {out['no_update']['loss']['mean']:.3f}; {out['seconds']:.1f} s")
+            f"no-update Loss (median threshold) {out['no_update']['loss']['mean']:.3f}; "
+            f"{out['seconds']:.1f} s" + "".join(f"\nnote: {n}" for n in out["notes"]))
     return Result(payload=out, text=text)

@@ -583,6 +583,35 @@ def _mean_se(vals) -> dict[str, float]:
     return {"mean": float(v.mean()), "se": se, "n": int(v.size)}
 
 
+#: What the no-update baselines are (the seed's "Loss" column is this median rule, not Yeom et
+#: al.'s threshold at the average training loss).
+NO_UPDATE_RULES = {
+    "loss": "median threshold on the final model's cross-entropy: the half of the trial's "
+            "candidates with the lowest loss on f_k called IN (top 10 % for precision); not "
+            "Yeom et al.'s threshold at the average training loss",
+    "gap": "Gap attack (Yeom et al.'s baseline): IN iff f_k classifies the candidate correctly",
+}
+
+
+def fewer_trials_notes(summary: dict, trials: int) -> list[str]:
+    """One line per metric of ``summary`` averaged over fewer than ``trials`` trials (precision
+    is undefined in a trial whose threshold calls no candidate IN: that trial is skipped)."""
+    notes = []
+
+    def walk(d, path):
+        for key, v in d.items():
+            if isinstance(v, dict) and {"mean", "se", "n"} <= set(v):
+                if v["n"] < trials:
+                    notes.append(f"{'.'.join((*path, key))} is averaged over {v['n']} of "
+                                 f"{trials} trials (undefined in the others: no candidate "
+                                 "called IN)")
+            elif isinstance(v, dict) and key != "config":
+                walk(v, (*path, key))
+
+    walk(summary, ())
+    return notes
+
+
 def _threshold(rule: str, r: int, own_bf, shadow_bf, rank_bf, fraction_in: float) -> float:
     if rule == "batch":
         return batch_threshold(own_bf[r], fraction_in)
@@ -624,7 +653,7 @@ def summarize(run: UpdateRun, *, score: str = "loss", combiner: str = "diff",
     m = run.member
     R = L.shape[0]
     acc, prec10, rec10, aucs, d_acc, ent, bf_tpr = [], [], [], [], [], [], []
-    no_upd_loss, gap = [], []
+    no_upd_loss, gap, loss_p10, loss_r10 = [], [], [], []
     for r in range(R):
         thr = _threshold(threshold, r, bf, bf_sh, bf_rk, 0.5)
         dm = decision_metrics(bf[r, m], bf[r, ~m], thr)
@@ -642,6 +671,9 @@ def summarize(run: UpdateRun, *, score: str = "loss", combiner: str = "diff",
         fin = -L[r, -1]
         no_upd_loss.append(decision_metrics(fin[m], fin[~m], batch_threshold(fin, 0.5))
                            ["accuracy"])
+        l10 = decision_metrics(fin[m], fin[~m], batch_threshold(fin, 0.1))
+        loss_p10.append(l10["precision"])
+        loss_r10.append(l10["recall"])
         cor = run.correct_final[r]
         gap.append(0.5 * (cor[m].mean() + 1.0 - cor[~m].mean()))
     pooled_m = bf[:, m].ravel()
@@ -663,11 +695,15 @@ def summarize(run: UpdateRun, *, score: str = "loss", combiner: str = "diff",
                        zip(rm.fpr_levels, rm.tpr_at_fpr, rm.tpr_at_fpr_interval, rm.resolvable,
                            strict=True)},
         "fpr_resolution": rm.fpr_resolution,
-        "no_update": {"loss": _mean_se(no_upd_loss), "gap": _mean_se(gap)},
+        "no_update": {"loss": _mean_se(no_upd_loss), "gap": _mean_se(gap),
+                      "loss_precision_at_10pct": _mean_se(loss_p10),
+                      "loss_recall_at_10pct": _mean_se(loss_r10),
+                      "rules": NO_UPDATE_RULES},
         "utility": run.test_accuracy,
         "trials": R,
         "seconds": run.seconds,
     }
+    out["notes"] = fewer_trials_notes(out, R)
     if "lira" in run.scores:
         fin = -run.scores["lira"][:, -1]
         out["no_update"]["lira"] = _mean_se(

@@ -49,6 +49,8 @@ def table2(*, trials: int = 20, seed: int = 0, n_up: int = 10, model: str = "log
         base = summarize(run)
         row["gap"] = base["no_update"]["gap"]
         row["loss"] = base["no_update"]["loss"]
+        row["loss_prec_rec_10"] = {"precision_10": base["no_update"]["loss_precision_at_10pct"],
+                                   "recall_10": base["no_update"]["loss_recall_at_10pct"]}
         for comb in ("diff", "ratio"):
             for thr in ("batch", "transfer", "rank"):
                 s = summarize(run, combiner=comb, threshold=thr)

@@ -1,0 +1,44 @@
+"""The update-attack outputs name their baselines and say when a mean covers fewer trials."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+
+from semi_core.attacks.updates.experiment import NO_UPDATE_RULES, fewer_trials_notes  # noqa: E402
+from semi_core.report.updates_section import _ms, _table2_md  # noqa: E402
+
+
+def _cell(mean, n):
+    return {"mean": mean, "se": 0.01, "n": n}
+
+
+def test_fewer_trials_notes_name_the_metric_and_counts():
+    out = {"config": {"x": _cell(1, 1)}, "mi_accuracy": _cell(0.6, 30),
+           "precision_at_10pct": _cell(0.8, 23), "no_update": {"loss_precision_at_10pct":
+                                                              _cell(0.5, 30)}}
+    notes = fewer_trials_notes(out, 30)
+    assert notes == ["precision_at_10pct is averaged over 23 of 30 trials (undefined in the "
+                     "others: no candidate called IN)"]
+    assert fewer_trials_notes(out, 23) == []
+
+
+def test_loss_is_named_a_median_threshold():
+    assert "median threshold" in NO_UPDATE_RULES["loss"]
+    assert "not Yeom" in NO_UPDATE_RULES["loss"]
+
+
+def test_report_marks_precision_over_fewer_trials():
+    assert _ms(_cell(0.8, 23), 30) == "0.800 ± 0.010 [23/30]"
+    assert _ms(_cell(0.8, 30), 30) == "0.800 ± 0.010"
+    assert _ms({"mean": None, "se": None, "n": 0}, 30) == "- [0/30]"
+    cell = {"accuracy": _cell(0.6, 30), "precision_10": _cell(0.7, 26),
+            "recall_10": _cell(0.1, 30)}
+    row = {"gap": _cell(0.5, 30), "loss": _cell(0.52, 30),
+           "loss_prec_rec_10": {"precision_10": _cell(0.55, 30), "recall_10": _cell(0.1, 30)},
+           **{f"{c}_{t}": cell for c in ("diff", "ratio") for t in ("batch", "transfer", "rank")}}
+    md = _table2_md({"rows": {"sgd-full": row}, "trials": 30},
+                    {"sgd-full": {"gap": 0.52, "loss": 0.51}})
+    assert "Loss (median thr.)" in md and "[26/30]" in md and "not Yeom" in md
+    assert "0.550 ± 0.010 / 0.100 ± 0.010" in md
