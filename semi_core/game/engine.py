@@ -264,9 +264,11 @@ def play_chunk(params: EngineParams, seed_seq: np.random.SeedSequence, rounds: i
 
 
 def _chunk_task(task):
-    # Top-level (picklable) unit of work for thread pools and Dask workers.
+    # Top-level (picklable) unit of work for thread pools and Dask workers; the finiteness
+    # check runs here, in parallel, not in the caller's serial assembly.
     params, seed, k, size = task
-    return play_chunk(params, child_seed(seed, k), size)
+    member, tau, stats = play_chunk(params, child_seed(seed, k), size)
+    return member, tau, stats, bool(np.isfinite(stats).all())
 
 
 class _Tasks:
@@ -402,15 +404,28 @@ def simulate(mech, rounds: int, seed=0, *, data="gaussian", mode: str = "exact",
     _check_budget(params, rounds, chunk_size, ex.parallelism, max_variates, keep_scores=True)
     root = as_seed_sequence(seed)
     tasks = _Tasks(params, root, rounds, chunk_size)
+    # the result arrays once; each chunk is copied into its slice as it arrives (while other
+    # chunks still run), instead of a serial concatenation at the end
+    member = np.empty(rounds, dtype=np.bool_)
+    tau_r = np.empty(rounds, dtype=np.int64)
+    stats = np.empty((len(STAT_NAMES), rounds), dtype=np.float64)
+    bad = [0]
+
+    def place(acc, k, out):
+        a = k * chunk_size
+        b = a + out[0].size
+        member[a:b], tau_r[a:b], stats[:, a:b] = out[0], out[1], out[2]
+        if not out[3]:  # count only on failure
+            bad[0] += int((~np.isfinite(out[2])).sum())
+        return acc
+
     t0 = time.perf_counter()
-    outs = ex.run(_chunk_task, tasks, progress=progress, sizes=tasks.sizes(), desc="simulate")
+    ex.run(_chunk_task, tasks, progress=progress, sizes=tasks.sizes(), reduce=place, init=None,
+           desc="simulate")
     backend = ex.name
     seconds = time.perf_counter() - t0
-    member = np.concatenate([o[0] for o in outs])
-    tau_r = np.concatenate([o[1] for o in outs])
-    stats = np.concatenate([o[2] for o in outs], axis=1)
-    if not np.isfinite(stats).all():  # one pass; count only on failure
-        raise ValueError(f"{int((~np.isfinite(stats)).sum())} statistics are not finite "
+    if bad[0]:
+        raise ValueError(f"{bad[0]} statistics are not finite "
                          "(overflow at this target distance / data family); use a nearer target")
     return EngineResult(member=member, tau=tau_r,
                         stats={name: stats[i] for i, name in enumerate(STAT_NAMES)},
