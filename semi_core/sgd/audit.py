@@ -42,6 +42,7 @@ import torch
 from semi_core._rng import as_seed_sequence
 from semi_core._validation import check_int, check_probability
 from semi_core.audit import auc, epsilon_lower_bound, tpr_at_fpr
+from semi_core.audit.roc import fpr_resolution, resolvable
 from semi_core.audit.selection import certifiable_epsilon_max
 from semi_core.game.play import play_sweep
 from semi_core.game.result import GameResult
@@ -142,6 +143,10 @@ def audit_bounds(games: dict[int, GameResult], *, delta: float, failure_prob: fl
             mem, non = game.scores(name)
             entry = {"auc": float(auc(mem, non)),
                      "tpr_at_fpr": {str(f): float(tpr_at_fpr(mem, non, f)) for f in fpr_levels},
+                     "tpr_resolvable": {str(f): bool(ok) for f, ok in
+                                        zip(fpr_levels, resolvable(fpr_levels, non.size),
+                                            strict=True)},
+                     "fpr_resolution": fpr_resolution(non.size),
                      "n_member": int(mem.size), "n_nonmember": int(non.size)}
             for meth in methods:
                 res = epsilon_lower_bound(mem, non, delta=delta, failure_prob=failure_prob,
@@ -256,6 +261,9 @@ def run_audit(*, dataset: str = "digits", model: str = "logreg", epsilon: float 
             "auc": s["auc_mean"],
             "tpr_at_fpr": {f: float(np.mean([p["tpr_at_fpr"][f] for p in per]))
                            for f in per[0]["tpr_at_fpr"]},
+            "tpr_resolvable": {f: all(p["tpr_resolvable"][f] for p in per)
+                               for f in per[0]["tpr_at_fpr"]},
+            "fpr_resolution": max(p["fpr_resolution"] for p in per),
         }
         if len(taus) > 1:
             attacks[name]["epsilon_lower_bound_best_tau_bonferroni"] = {
