@@ -191,9 +191,9 @@ def witness_diagnostics(bandwidth: float, warm: tuple | None, pair_counts: tuple
       :math:`>10^{-6}`) for which :math:`1-K<10^{-12}` -- the kernel treats them as one point --
       among the pooled warm-up pairs and among the test pairs :math:`(X_t,Y_t)`; above
       :data:`UNRESOLVED_MAX` the bandwidth is too large for the bulk of the outputs (e.g. the
-      median heuristic on eq. 5's count floor, :math:`hpprox10^{13}`-:math:`10^{14}`, merges
+      median heuristic on eq. 5's count floor, :math:`h\approx10^{13}`-:math:`10^{14}`, merges
       every output of size :math:`O(1)`);
-    * :math:`M_tpprox0`: :math:`M_t=\sum_{i\le t}2(1-K(X_i,Y_i))`, so
+    * :math:`M_t\approx0`: :math:`M_t=\sum_{i\le t}2(1-K(X_i,Y_i))`, so
       :math:`M_t/(2t)<10^{-12}` means every test pair looked identical to the kernel;
     * the witness values :math:`|v_t|` all below :math:`10^{-9}` (no bet can move the wealth).
 
