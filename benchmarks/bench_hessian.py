@@ -122,8 +122,7 @@ def main(argv=None) -> dict:
         inv = None
     # CG per target: gradients of `targets` records, batched CG
     xt, yt = x[:a.targets], y[:a.targets]
-    G = fm.per_sample_grads(theta, xt, yt) if dev.type == "cpu" else \
-        torch.stack([loss_fn(theta) for _ in range(a.targets)])  # gradient-sized rhs
+    G = fm.per_sample_grads(theta, xt, yt)
     _sync(dev)
     t0 = time.perf_counter()
     X, info = cg_solve(hvp, G, damping=a.damping, tol=a.tol)
