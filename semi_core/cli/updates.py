@@ -83,6 +83,10 @@ def register(subparsers) -> None:
     p.add_argument("--score", default="loss", choices=["loss", "lira"])
     p.add_argument("--combiner", default="diff", choices=["diff", "ratio"])
     p.add_argument("--threshold", default="batch", choices=["batch", "transfer", "rank"])
+    p.add_argument("--delta-collisions", default="exclusive", choices=["exclusive", "argmax"],
+                   help="Delta: a point several updates would take enters the first by pair "
+                        "score, each update then holding exactly n_up (exclusive), or each "
+                        "update's own top n_up with a colliding point in its best one (argmax)")
     p.add_argument("--trials", type=positive_int, default=20, help="independent runs (>= 2)")
     p.add_argument("--n-ref", type=positive_int, default=8,
                    help="offline-LiRA reference runs (>= 2; --score lira)")
@@ -151,7 +155,7 @@ def handler(args) -> Result:
     with shared_executor(executor) as ex:  # one Dask cluster for every game of the command
         run = run_experiment(cfg, scores=(args.score,), executor=ex)
         out = summarize(run, score=args.score, combiner=args.combiner,
-                        threshold=args.threshold)
+                        threshold=args.threshold, collisions=args.delta_collisions)
         if args.sigma_dp > 0:
             out["dp"] = dp_audit(cfg, delta=args.delta, combiner=args.combiner, executor=ex)
     mi, en = out["mi_accuracy"], out["entry_accuracy"]

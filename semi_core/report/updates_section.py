@@ -102,12 +102,14 @@ def build(ctx: ReportContext) -> Section:
         for r in rows:
             q1_lines.append(f"| {upd} | {r['n_up']} | {_ms(r['accuracy'])} ({r['combiner']}) | "
                             f"{_ms(r['no_update_loss'])} |")
-    q2_lines = ["| update | k | entry (Delta, diff) | entry (Delta, ratio) | random 1/(2k) | "
-                "generic p/k | MI Back-Front | MI Delta |", "|---|---|---|---|---|---|---|---|"]
+    q2_lines = ["| update | k | entry (Delta, diff) | entry (Delta, ratio) | entry (diff, "
+                "argmax collisions) | random 1/(2k) | generic p/k | MI Back-Front | MI Delta |",
+                "|---|---|---|---|---|---|---|---|---|"]
     for upd, rows in q2["rows"].items():
         for r in rows:
             q2_lines.append(
                 f"| {upd} | {r['k']} | {_ms(r['diff']['entry'])} | {_ms(r['ratio']['entry'])} | "
+                f"{_ms(r['diff'].get('entry_argmax'))} | "
                 f"{r['diff']['baselines']['random']:.3f} | "
                 f"{r['diff']['baselines']['generic']:.3f} | {_ms(r['diff']['bf_mi'])} | "
                 f"{_ms(r['diff']['delta_mi'])} |")
@@ -137,6 +139,10 @@ def build(ctx: ReportContext) -> Section:
         f"Seed (CIFAR-10, SGD-New): entry {s2['k=2']['entry']:.3f} at k = 2 "
         f"({s2['k=2']['x_random']:.2f}x random), {s2['k=8']['entry']:.3f} at k = 8 "
         f"({s2['k=8']['x_random']:.2f}x random).", "",
+        "Delta's collisions (a point that several updates' top n_up would take; the seed does "
+        "not say): *exclusive* (default) fills every update with exactly n_up points, each "
+        "point in one; *argmax* keeps each update's own top n_up and puts a colliding point "
+        "in its best update (fewer points called IN). `--delta-collisions` picks the rule.", "",
         "What transfers: updates beat the no-update baselines, the advantage shrinks as n_up "
         "grows, Delta's entry inference stays well above 1/(2k) while its absolute value decays "
         "with k, and SGD-New leaks more than SGD-Full at small n_up; absolute values differ "

@@ -51,7 +51,7 @@ from semi_core._validation import check_finite_array
 
 __all__ = ["delta_diff", "delta_ratio", "back_front_diff", "back_front_ratio",
            "BASELINES", "baseline_scores", "COMBINERS", "combine", "pair_scores",
-           "back_front_scores", "assign_top_n", "batch_threshold", "rank_threshold",
+           "back_front_scores", "assign_top_n", "COLLISION_RULES", "batch_threshold", "rank_threshold",
            "decision_metrics", "entry_accuracy", "entry_baselines"]
 
 
@@ -160,14 +160,27 @@ def back_front_scores(losses, combiner: str = "diff", *, c: float = 1e-3) -> np.
     return combine(arr[..., 0], arr[..., -1], combiner, c=c)
 
 
-def assign_top_n(scores, n_up: int) -> np.ndarray:
-    r"""Delta attack decision: top-``n_up`` assignment to each update, without repetition.
+#: Delta's rules for a point that more than one update would take (:func:`assign_top_n`).
+COLLISION_RULES = ("exclusive", "argmax")
 
-    Every (point, update) pair is ranked by its pair score; going down the list, a point is
-    assigned to update :math:`i` when it is still unassigned and update :math:`i` holds fewer
-    than ``n_up`` points (Jagielski et al. §4.3: "each threshold :math:`T_i` so that
-    :math:`n_{up}` points are classified into each update index"; a point enters at most one
-    update). Ties are broken by point index, then update index (deterministic).
+
+def assign_top_n(scores, n_up: int, *, collisions: str = "exclusive") -> np.ndarray:
+    r"""Delta attack decision: top-``n_up`` assignment to each update.
+
+    Jagielski et al. §4.3 set "each threshold :math:`T_i` so that :math:`n_{up}` points are
+    classified into each update index" and say nothing of a point above several thresholds (a
+    *collision*). Two readings:
+
+    * ``"exclusive"`` (default): every (point, update) pair is ranked by its pair score; going
+      down the list, a point is assigned to update :math:`i` when it is still unassigned and
+      update :math:`i` holds fewer than ``n_up`` points: exactly ``n_up`` points per update, a
+      point in at most one (a colliding point's later updates are filled by the next points).
+    * ``"argmax"``: the thresholds are set independently, :math:`T_i` the ``n_up``-th largest
+      score of update :math:`i` (each update's top ``n_up``); a point above several
+      thresholds enters the one where its pair score is largest. An update may then hold fewer
+      than ``n_up`` points, and fewer than :math:`k\,n_{up}` points are called IN.
+
+    Ties are broken by point index, then update index (deterministic).
 
     Parameters
     ----------
@@ -176,11 +189,16 @@ def assign_top_n(scores, n_up: int) -> np.ndarray:
     n_up : int
         Points per update (``k * n_up <= N``).
 
+    collisions : {"exclusive", "argmax"}
+        The rule for a point that several updates would take (above).
+
     Returns
     -------
     ndarray of int, shape (N,)
         ``0`` = predicted OUT, ``i`` in ``1..k`` = predicted to have entered in update ``i``.
     """
+    if collisions not in COLLISION_RULES:
+        raise ValueError(f"collisions must be one of {COLLISION_RULES}, got {collisions!r}")
     s = check_finite_array(scores, "scores")
     if s.ndim != 2:
         raise ValueError(f"scores must be 2-D (points, updates), got shape {s.shape}")
@@ -190,6 +208,12 @@ def assign_top_n(scores, n_up: int) -> np.ndarray:
         raise ValueError(f"n_up must be an integer >= 1, got {n_up!r}")
     if k * n_up > N:
         raise ValueError(f"k * n_up = {k * n_up} exceeds the number of points N = {N}")
+    if collisions == "argmax":
+        top = np.zeros((N, k), dtype=bool)
+        for j in range(k):  # stable: ties by point index
+            top[np.argsort(-s[:, j], kind="stable")[:n_up], j] = True
+        masked = np.where(top, s, -np.inf)
+        return np.where(top.any(axis=1), np.argmax(masked, axis=1) + 1, 0).astype(np.int64)
     order = np.lexsort((np.tile(np.arange(k), N), np.repeat(np.arange(N), k), -s.ravel()))
     out = np.zeros(N, dtype=np.int64)
     load = np.zeros(k, dtype=np.int64)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 pytest.importorskip("torch")
@@ -42,3 +43,28 @@ def test_report_marks_precision_over_fewer_trials():
                     {"sgd-full": {"gap": 0.52, "loss": 0.51}})
     assert "Loss (median thr.)" in md and "[26/30]" in md and "not Yeom" in md
     assert "0.550 ± 0.010 / 0.100 ± 0.010" in md
+
+
+def test_delta_collision_rules():
+    from semi_core.stats.update_combination import assign_top_n
+
+    # point 0 tops both updates (a collision); point 1 is second in both
+    s = np.array([[5.0, 4.0], [3.0, 2.5], [0.0, 2.0], [-1.0, -1.0]])
+    ex = assign_top_n(s, 1)
+    assert ex.tolist() == [1, 2, 0, 0]        # exactly n_up per update: the next point fills 2
+    am = assign_top_n(s, 1, collisions="argmax")
+    assert am.tolist() == [1, 0, 0, 0]        # each update's own top 1; the collision -> best
+    rng = np.random.default_rng(0)
+    big = rng.normal(size=(40, 4))
+    for rule in ("exclusive", "argmax"):
+        a = assign_top_n(big, 5, collisions=rule)
+        counts = np.bincount(a, minlength=5)[1:]
+        assert (counts <= 5).all()
+        if rule == "exclusive":
+            assert (counts == 5).all()
+        else:                                 # each IN point is in its update's own top 5
+            for j in range(4):
+                top5 = set(np.argsort(-big[:, j], kind="stable")[:5])
+                assert set(np.flatnonzero(a == j + 1)) <= top5
+    with pytest.raises(ValueError, match="collisions"):
+        assign_top_n(big, 5, collisions="first")

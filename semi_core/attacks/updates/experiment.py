@@ -55,6 +55,7 @@ from semi_core.game.result import GameResult
 from semi_core.sgd.data import load_digits, load_fashion_mnist, load_tabular
 from semi_core.sgd.models import build_model
 from semi_core.stats.update_combination import (
+    COLLISION_RULES,
     COMBINERS,
     assign_top_n,
     back_front_scores,
@@ -621,8 +622,8 @@ def _threshold(rule: str, r: int, own_bf, shadow_bf, rank_bf, fraction_in: float
 
 
 def summarize(run: UpdateRun, *, score: str = "loss", combiner: str = "diff",
-              threshold: str = "batch", fpr=(0.01, 0.1), n_bootstrap: int = 200
-              ) -> dict[str, Any]:
+              threshold: str = "batch", fpr=(0.01, 0.1), n_bootstrap: int = 200,
+              collisions: str = "exclusive") -> dict[str, Any]:
     """Every metric the issue asks for, for one (score, combiner, threshold) choice.
 
     Returns a JSON-ready dict: ``mi_accuracy`` (Back-Front at the chosen threshold, median
@@ -636,7 +637,8 @@ def summarize(run: UpdateRun, *, score: str = "loss", combiner: str = "diff",
     (precision) of the trial's (resp. the shadow run's) candidates IN; ``rank`` puts the
     threshold at the OUT median (accuracy, FPR 0.5) / the OUT 90th percentile (precision, the
     seed's "top 10 % of the test data") of the attacker's known-OUT points on the target
-    snapshots.
+    snapshots. ``collisions``: Delta's rule for a point several updates would take
+    (:func:`~semi_core.stats.update_combination.assign_top_n`).
     """
     if score not in run.scores:
         raise ValueError(f"score must be one of {tuple(run.scores)}, got {score!r}")
@@ -644,6 +646,8 @@ def summarize(run: UpdateRun, *, score: str = "loss", combiner: str = "diff",
         raise ValueError(f"combiner must be one of {COMBINERS}, got {combiner!r}")
     if threshold not in THRESHOLDS:
         raise ValueError(f"threshold must be one of {THRESHOLDS}, got {threshold!r}")
+    if collisions not in COLLISION_RULES:
+        raise ValueError(f"collisions must be one of {COLLISION_RULES}, got {collisions!r}")
     cfg = run.cfg
     L, Ls, Lr = run.scores[score], run.shadow[score], run.rank_out[score]
     c = cfg.c
@@ -665,7 +669,7 @@ def summarize(run: UpdateRun, *, score: str = "loss", combiner: str = "diff",
         rec10.append(d10["recall"])
         aucs.append(roc_auc(bf[r, m], bf[r, ~m]))
         ps = pair_scores(np.moveaxis(L[r], 0, -1), combiner, c=c)                     # (N, k)
-        assigned = assign_top_n(ps, cfg.n_up)
+        assigned = assign_top_n(ps, cfg.n_up, collisions=collisions)
         d_acc.append(float(np.mean((assigned > 0) == m)))
         ent.append(entry_accuracy(assigned, run.entry))
         fin = -L[r, -1]
@@ -683,7 +687,8 @@ def summarize(run: UpdateRun, *, score: str = "loss", combiner: str = "diff",
     out = {
         "config": asdict(cfg),
         "attack": {"score": score, "combiner": combiner, "threshold": threshold,
-                   "multi_update": "back-front (membership), delta (entry)"},
+                   "multi_update": "back-front (membership), delta (entry)",
+                   "delta_collisions": collisions},
         "mi_accuracy": _mean_se(acc),
         "precision_at_10pct": _mean_se(prec10),
         "recall_at_10pct": _mean_se(rec10),

@@ -92,7 +92,9 @@ def q1_curve(n_ups=(5, 10, 20, 40), *, trials: int = 20, seed: int = 0, progress
 def q2_curve(ks=(1, 2, 4, 8), *, n_up: int = 10, trials: int = 20, seed: int = 0,
              progress=None) -> dict:
     """Q2/Q3: entry accuracy of Delta (top-``n_up`` assignment, loss diff and ratio) against
-    ``k``, with the Random 1/(2k) and Generic p/k baselines, and Back-Front / Delta MI accuracy."""
+    ``k``, with the Random 1/(2k) and Generic p/k baselines, and Back-Front / Delta MI accuracy;
+    ``entry_argmax``: the same runs under Delta's other collision rule (each update's own
+    top ``n_up``, a colliding point in its best update: ``assign_top_n(collisions="argmax")``)."""
     rows = {}
     for upd in ("sgd-new", "sgd-full"):
         rows[upd] = []
@@ -105,5 +107,7 @@ def q2_curve(ks=(1, 2, 4, 8), *, n_up: int = 10, trials: int = 20, seed: int = 0
                 per[comb] = {"entry": s["entry_accuracy"], "bf_mi": s["mi_accuracy"],
                              "delta_mi": s["delta_mi_accuracy"],
                              "baselines": s["entry_baselines"]}
+                per[comb]["entry_argmax"] = summarize(run, combiner=comb,
+                                                      collisions="argmax")["entry_accuracy"]
             rows[upd].append({"k": k, **per, "seconds": run.seconds})
     return {"n_up": n_up, "trials": trials, "rows": rows}
