@@ -48,10 +48,13 @@ from semi_core.mechanisms.base import MechanismBase
 from semi_core.stats import leakage as L
 
 __all__ = ["ProductLaw", "PerDatumMean", "seed_bernoulli", "seed_targets", "TESTS",
-           "THRESHOLD_SCALE"]
+           "THRESHOLD_SCALE", "INCLUSIONS", "RowSampler"]
 
 #: Log-LR statistics the mechanism computes from its releases.
 TESTS = ("exact", "approx", "paper-sub")
+
+#: Sub-sampling models: one inclusion event for all coordinates, or one per coordinate.
+INCLUSIONS = ("shared", "per-coordinate")
 
 #: The one scale of every ``threshold`` (theory, CLI, report): the log-LR of one release.
 THRESHOLD_SCALE = "log_lr"
@@ -254,6 +257,15 @@ class PerDatumMean(MechanismBase):
         Sub-sampling ratio in (0, 1]; ``k = round(rho n)`` rows without replacement (>= 2).
     mode : {"sufficient", "exact"}
         How :meth:`release` simulates (see the module docstring).
+    inclusion : {"shared", "per-coordinate"}
+        Sub-sampling model (only matters when ``k < n``). ``"shared"`` (default, seed §4.2 as
+        the mechanism is defined): one ``k``-subset, so the target is in it for all
+        coordinates or for none (probability :math:`q=k/n`). ``"per-coordinate"``: every
+        coordinate draws its own ``k``-subset, independently, so the target enters coordinate
+        ``j`` with probability :math:`q` independently of the others; its exact LR is the
+        product of mixtures (Eq. 15, :meth:`paper_sub_log_lr`) and its H1 law is Gaussian-like,
+        :math:`\mathcal N(\rho m^*/2,\rho m^*)` in the limit -- the seed's Thm 4.3 / Eq. (16)
+        describe this mechanism, not the shared one.
     test : {"auto", "exact", "approx", "paper-sub"}
         Statistic returned by :meth:`log_lr_steps`. ``auto``: the exact LR when the law has a
         known sum law and there is no noise (or the data are Gaussian), else the Eq. (10)
@@ -263,7 +275,7 @@ class PerDatumMean(MechanismBase):
     T = 1
 
     def __init__(self, law: ProductLaw, n: int, target, *, noise_std=0.0, rho: float = 1.0,
-                 mode: str = "sufficient", test: str = "auto"):
+                 mode: str = "sufficient", test: str = "auto", inclusion: str = "shared"):
         if not isinstance(law, ProductLaw):
             raise TypeError(f"law must be a ProductLaw, got {type(law).__name__}")
         self.law = law
@@ -286,6 +298,9 @@ class PerDatumMean(MechanismBase):
         if mode == "sufficient" and not law.has_sum_law:
             raise ValueError("mode='sufficient' needs a bernoulli, gaussian or poisson law")
         self.mode = mode
+        if inclusion not in INCLUSIONS:
+            raise ValueError(f"inclusion must be one of {list(INCLUSIONS)}, got {inclusion!r}")
+        self.inclusion = inclusion
         if test not in ("auto", *TESTS):
             raise ValueError(f"test must be one of {['auto', *TESTS]}, got {test!r}")
         if test == "auto":
@@ -305,6 +320,11 @@ class PerDatumMean(MechanismBase):
     def q(self) -> float:
         """Inclusion probability :math:`k/n` of the target under :math:`H_1`."""
         return self.k / self.n
+
+    @property
+    def per_coordinate(self) -> bool:
+        """Whether the target's inclusion is drawn per coordinate (and sub-sampling is on)."""
+        return self.inclusion == "per-coordinate" and self.k < self.n
 
     @property
     def noisy(self) -> bool:
@@ -339,7 +359,8 @@ class PerDatumMean(MechanismBase):
         return {"mechanism": "PerDatumMean", "T": 1, "n": self.n, "k": self.k,
                 "rho": self.rho, "noise_std_range": [float(self.noise_std.min()),
                                                      float(self.noise_std.max())],
-                "mode": self.mode, "test": self.test, "m_star": self.m_star,
+                "mode": self.mode, "test": self.test, "inclusion": self.inclusion,
+                "m_star": self.m_star,
                 "law": self.law.params()}
 
     # -- releases --------------------------------------------------------------------------------
@@ -349,9 +370,14 @@ class PerDatumMean(MechanismBase):
         R = b.size
         if self.mode == "sufficient":
             s = self.law.sample_sum(rng, self.k - 1, R)
-            inc = b & (rng.random(R) < self.q) if self.k < self.n else b
+            if self.k == self.n:
+                inc = b[:, None]
+            elif self.per_coordinate:                   # one inclusion event per coordinate
+                inc = b[:, None] & (rng.random((R, self.d)) < self.q)
+            else:                                       # one inclusion event per round
+                inc = (b & (rng.random(R) < self.q))[:, None]
             extra = self.law.sample(rng, R)
-            s += np.where(inc[:, None], self.target, extra)
+            s += np.where(inc, self.target, extra)
             out = s / self.k
         else:
             check_memory(8.0 * R * self.n * self.d, f"{R} datasets of {self.n} x {self.d} rows",
@@ -359,7 +385,12 @@ class PerDatumMean(MechanismBase):
             D = self.law.sample(rng, (R, self.n))                   # every datum of every round
             j = rng.integers(self.n, size=R)
             D[b, j[b]] = self.target                                # Alg. 1: replace row j
-            if self.k < self.n:                                     # a uniform k-subset per round
+            if self.per_coordinate:                                 # a k-subset per coordinate
+                check_memory(24.0 * R * self.n * self.d, f"{R} x {self.n} x {self.d} subsets",
+                             hint="use a smaller chunk_size or mode='sufficient'")
+                keep = np.argsort(rng.random((R, self.n, self.d)), axis=1)[:, :self.k, :]
+                D = np.take_along_axis(D, keep, axis=1)
+            elif self.k < self.n:                                   # a uniform k-subset per round
                 keep = np.argsort(rng.random((R, self.n)), axis=1)[:, :self.k]
                 D = np.take_along_axis(D, keep[:, :, None], axis=1)
             out = D.mean(axis=1)
@@ -383,6 +414,12 @@ class PerDatumMean(MechanismBase):
         with np.errstate(divide="ignore"):
             return np.logaddexp(math.log1p(-self.q), math.log(self.q) + l_in)
 
+    def _mix_coords(self, c: np.ndarray) -> np.ndarray:
+        """Log-LR from per-coordinate 'included' log-LRs ``c`` (R, d) under :attr:`inclusion`."""
+        if self.per_coordinate:
+            return np.sum(self._mix(c), axis=-1)
+        return self._mix(np.sum(c, axis=-1))
+
     def _coord_in_log_lr(self, o: np.ndarray) -> np.ndarray:
         """Per-coordinate exact log-LR of 'included' vs H0, shape (R, d)."""
         law, k, z = self.law, self.k, self.target
@@ -404,13 +441,15 @@ class PerDatumMean(MechanismBase):
         return law.sum_logpdf(s - z, k - 1) - law.sum_logpdf(s, k)
 
     def exact_log_lr(self, releases) -> np.ndarray:
-        r"""Exact log-LR: :math:`\log(1-q+q\,e^{\ell_{\rm in}})`, :math:`q=k/n`, one shared
-        inclusion event (the Neyman-Pearson statistic of this mechanism)."""
+        r"""Exact log-LR (the Neyman-Pearson statistic of this mechanism):
+        :math:`\log(1-q+q\,e^{\ell_{\rm in}})`, :math:`q=k/n`, with one shared inclusion
+        event; with ``inclusion="per-coordinate"`` :math:`\sum_j\log(1-q+q\,e^{\ell_{{\rm in},j}})`
+        (Eq. 15, then exact)."""
         if not self.exact_available:
             raise ValueError("the exact LR needs a bernoulli/gaussian/poisson law without "
                              "noise (or gaussian data)")
         o = self._flat(releases)
-        return self._mix(np.sum(self._coord_in_log_lr(o), axis=1))
+        return self._mix_coords(self._coord_in_log_lr(o))
 
     def paper_sub_log_lr(self, releases) -> np.ndarray:
         r"""The seed's Eq. (15): :math:`\sum_j\log(1-\rho+\rho e^{\ell_{{\rm in},j}})`.
@@ -428,7 +467,8 @@ class PerDatumMean(MechanismBase):
     def approx_log_lr(self, releases, *, target=None, mean=None, var=None,
                       mixture: bool = True) -> np.ndarray:
         r"""Eq. (10) at sample size ``k`` with :math:`C_\sigma+\tfrac kn C_\gamma` (§4.1),
-        mixed over the shared inclusion event when ``k < n`` (``mixture=True``):
+        mixed over the inclusion event(s) when ``k < n`` (``mixture=True``; one shared event,
+        or one per coordinate with ``inclusion="per-coordinate"``):
 
         .. math::
 
@@ -444,8 +484,10 @@ class PerDatumMean(MechanismBase):
         v = self.effective_var if var is None else np.asarray(var, dtype=float)
         dl = z - mu
         c = dl / v
-        l_in = np.sum(c * (o - mu), axis=-1) - np.sum(c * dl, axis=-1) / (2 * self.k)
-        return self._mix(l_in) if mixture else l_in
+        cj = c * (o - mu) - c * dl / (2 * self.k)
+        if not mixture:
+            return np.sum(cj, axis=-1)
+        return self._mix_coords(cj)
 
     def log_lr_steps(self, releases) -> np.ndarray:
         """The statistic :attr:`test` as ``(R, 1)`` (T = 1)."""
@@ -484,7 +526,18 @@ class PerDatumMean(MechanismBase):
 
         a = float(alpha)
         m = self.m_star
-        if self.k == self.n:
+        if self.per_coordinate:
+            # sum_j log(1-q+q e^{l_j}) with l_j ~ N(-a_j/2, a_j), a_j small: mean -q^2 a_j/2,
+            # variance q^2 a_j, so N(-+ q^2 m_in/2, q^2 m_in) = N(-+ rho m*/2, rho m*) (Eq. 16)
+            mi = self.m_in
+            me = self.q**2 * mi
+            out = {"m_star": m, "m_in": mi, "rho_effective": self.q, "m_eff": me,
+                   "leakage": float(L.leakage(me)), "power": float(L.power(a, me)),
+                   "threshold": float(L.threshold(a, me)),
+                   "paper": {"m_eff": self.q * m,
+                             "leakage": float(L.sub_leakage(m, self.q, form="paper")),
+                             "power": float(L.sub_power(a, m, self.q, form="paper"))}}
+        elif self.k == self.n:
             out = {"m_star": m, "leakage": float(L.leakage(m)), "power": float(L.power(a, m)),
                    "threshold": float(L.threshold(a, m))}
         else:

@@ -34,3 +34,63 @@ def test_threshold_is_on_the_exact_log_lr_scale(rho):
     fpr = float(np.mean(mech.exact_log_lr(rel) > th["threshold"]))
     se = math.sqrt(0.1 * 0.9 / R)
     assert abs(fpr - 0.1) < MC_SIGMAS * se + 0.005, (fpr, th)
+
+
+# ---------------------------------------------------------------- inclusion models
+
+
+@pytest.mark.parametrize("inclusion", ["shared", "per-coordinate"])
+@pytest.mark.parametrize("mode", ["sufficient", "exact"])
+def test_check_mechanism_both_inclusions(inclusion, mode):
+    from semi_core.testing import check_mechanism
+
+    law, z = _gauss(20)
+    check_mechanism(PerDatumMean(law, 30, z, rho=0.5, mode=mode, inclusion=inclusion),
+                    rounds=40, truth_rounds=0)
+
+
+def test_inclusion_argument_is_validated():
+    law, z = _gauss(5)
+    with pytest.raises(ValueError, match="inclusion must be one of"):
+        PerDatumMean(law, 30, z, rho=0.5, inclusion="row")
+
+
+def test_per_coordinate_inclusion_is_independent_across_coordinates():
+    # exact mode (row by row, one k-subset per coordinate) against the sufficient shortcut:
+    # under H1 with z = mu + 10 on every coordinate, the number of coordinates that hold the
+    # target is Bin(d, q) per-coordinate, and 0 or d with the shared event. q = 1/2, d = 20.
+    law = ProductLaw.gaussian(np.zeros(20), 0.01)
+    z = np.full(20, 10.0)
+    R = 400
+    for mode in ("sufficient", "exact"):
+        counts = {}
+        for inc in ("shared", "per-coordinate"):
+            m = PerDatumMean(law, 20, z, rho=0.5, mode=mode, inclusion=inc)
+            o = m.release(np.ones(R, bool), np.ones(R, int), np.random.default_rng(3))[:, 0]
+            counts[inc] = np.sum(o > 0.5, axis=1)          # 10/k = 1 vs ~0 when excluded
+        assert set(np.unique(counts["shared"])) <= {0, 20}
+        # Bin(20, 1/2): mean 10, SE of the mean over R rounds sqrt(5 / 400) = .11
+        c = counts["per-coordinate"]
+        assert abs(c.mean() - 10) < MC_SIGMAS * math.sqrt(5 / R)
+        assert abs(c.var() - 5) < 1.5                      # var of Bin(20, .5) = 5
+
+
+@pytest.mark.parametrize("inclusion", ["shared", "per-coordinate"])
+def test_subsampled_power_matches_each_inclusions_closed_form(inclusion):
+    # shared: rho Phi(z_a + sqrt(m/rho)) + (1 - rho) a (corrected); per-coordinate: Eq. (16)
+    # Phi(z_a + sqrt(rho m*)). Gaussian data n = d = 2000, m* = 6.25, rho = 1/2, alpha = .01,
+    # R = 6000: delta-method SE of the TPR (about .01-.03), plus .02 for the finite-n limit.
+    from semi_core.attacks.leakage import simulate_leakage, summarize_leakage
+
+    law = ProductLaw.gaussian(np.zeros(2000), 1.0)
+    z = np.full(2000, 2.5)
+    mech = PerDatumMean(law, 2000, z, rho=0.5, inclusion=inclusion)
+    th = mech.theory(0.01)
+    s = summarize_leakage(simulate_leakage(mech, 6000, 5, attacks=("exact",)), (0.01,))["exact"]
+    tpr, se = s["tpr_at_fpr"]["0.01"], s["tpr_se"]["0.01"]
+    assert abs(tpr - th["power"]) < MC_SIGMAS * se + 0.02, (tpr, se, th)
+    other = th["paper"]["power"]
+    if inclusion == "per-coordinate":
+        assert other == pytest.approx(th["power"], rel=1e-9)
+    else:
+        assert abs(tpr - other) > MC_SIGMAS * se, (tpr, other)   # Eq. 16 misses the shared law
