@@ -189,10 +189,11 @@ class AuditResult(ResultDisplay):
         bound is clipped to 0); ``nan`` from counts.
     tpr, fpr : float
         Empirical rates of the test on the scores used for certification.
-    tpr_lower, fpr_upper : float
-        Confidence bounds (``1 - beta_upper`` and ``alpha_upper``).
-    fnr_upper, tnr_lower : float
-        ``beta_upper`` and ``1 - alpha_upper``.
+    tpr_lower, fpr_upper : float or None
+        Confidence bounds (``1 - beta_upper`` and ``alpha_upper``); None for ``one-run`` and
+        ``one-run-fdp``, which bound the number of correct guesses instead.
+    fnr_upper, tnr_lower : float or None
+        ``beta_upper`` and ``1 - alpha_upper`` (None as above).
     direction : str
         ``"tpr/fpr"`` (second inequality of Lemma 2.1) or ``"tnr/fnr"`` (first), whichever
         attains the bound.
@@ -215,10 +216,10 @@ class AuditResult(ResultDisplay):
     threshold: float
     tpr: float
     fpr: float
-    tpr_lower: float
-    fpr_upper: float
-    fnr_upper: float
-    tnr_lower: float
+    tpr_lower: float | None
+    fpr_upper: float | None
+    fnr_upper: float | None
+    tnr_lower: float | None
     method: str
     sides: str
     direction: str
@@ -740,10 +741,15 @@ def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
         extra["mu_hat"] = _binormal_mu_hat(m, nm)
     extra["assumption"] = assumption_of(method, gdp_fit=gdp_fit, thresholds=thresholds,
                                         tradeoff=tradeoff)
+    if method in ("one-run", "one-run-fdp"):
+        # the one-run bounds count correct guesses: there are no confidence bounds on the
+        # test's rates (None, never a NaN read as a number)
+        rates = dict(tpr_lower=None, fpr_upper=None, fnr_upper=None, tnr_lower=None)
+    else:
+        rates = dict(tpr_lower=1.0 - b_up, fpr_upper=a_up, fnr_upper=b_up, tnr_lower=1.0 - a_up)
     return AuditResult(
         epsilon_lower_bound=eps, threshold=float(res["threshold"][0]),
-        tpr=1.0 - float(res["beta_hat"][0]), fpr=float(res["alpha_hat"][0]),
-        tpr_lower=1.0 - b_up, fpr_upper=a_up, fnr_upper=b_up, tnr_lower=1.0 - a_up,
+        tpr=1.0 - float(res["beta_hat"][0]), fpr=float(res["alpha_hat"][0]), **rates,
         method=method, sides=sides,
         direction=("tnr/fnr" if int(res["direction"][0]) == 1 else "tpr/fpr"),
         delta=delta, failure_prob=xi, n_member=int(res["n1"]), n_nonmember=int(res["n0"]),

@@ -155,8 +155,11 @@ def handler(args) -> Result:
     text = (f"epsilon >= {res.epsilon_lower_bound:.6g} with probability >= {1 - res.failure_prob:g}"
             f" (method {res.method}, delta {res.delta:g})\n"
             f"  test: {test} ({res.direction})\n"
-            f"  TPR {res.tpr:.4g} (lower bound {res.tpr_lower:.4g}), "
-            f"FPR {res.fpr:.4g} (upper bound {res.fpr_upper:.4g})\n"
+            + (f"  TPR {res.tpr:.4g} (lower bound {res.tpr_lower:.4g}), "
+               f"FPR {res.fpr:.4g} (upper bound {res.fpr_upper:.4g})\n"
+               if res.tpr_lower is not None else
+               f"  {res.n_correct} of {res.n_guesses} guesses correct\n")
+            +
             f"  {res.n_member} member / {res.n_nonmember} non-member scores: the largest "
             f"epsilon they could certify (method {res.method}) is {eps_max:.4g}")
     for row in payload["tpr_at_fpr"]:
