@@ -124,6 +124,7 @@ EXTREMES = [
     ("--connect-timeout", "inf", "--connect-timeout must be"),
     ("--worker-timeout", "-1", "--worker-timeout must be finite and > 0"),
     ("--worker-timeout", "inf", "--worker-timeout must be"),
+    ("--threads", "1e300", "--threads must be in 1.."),
 ]
 
 
@@ -148,7 +149,7 @@ def test_loo_subset_of_one_class_refused_before_training_loo_models(capsys):
 
 
 @pytest.mark.parametrize("flag, value", [("--damping", "1e300"), ("--epochs", "1e-300"),
-                                         ("--seed", str(10**30)), ("--threads", "1e300"),
+                                         ("--seed", str(10**30)), ("--threads", "2"),
                                          ("--connect-timeout", "1e300")])
 def test_attack_extreme_but_valid_values_run(capsys, flag, value):
     """Values at the edge of their range are legal and give finite results."""
