@@ -1,18 +1,64 @@
-"""Opacus' loop vs semi_core's batched trainer on the same audit games, same run.
+"""The DP-SGD audit path end to end, each figure against its reference timed in the same run.
 
-R audit games at one tau (Dirac canary, logistic regression pretrained on digits, T = 10,
-n = 64, C = 1, sigma for eps = 4): (a) the Opacus adapter looped -- per run ``model_fn()``,
-``PrivacyEngine.make_private`` and T steps of Opacus' hooks-based per-sample gradients,
-clipping and noise (:class:`semi_core.integrations.opacus.OpacusMechanism`); (b) the batched
-trainer of :class:`semi_core.sgd.dirac.WhiteBoxMechanism` -- all runs of a chunk (128) as
-replicas, outer-product ("ghost") clipped means on the canary-free steps, ``torch.func``
-per-sample gradients on the canary step. Both train exactly the same Crafter draws
-(:func:`semi_core.sgd.dirac.draw_runs`: batches, slots, bits), chunk by chunk as the game runner
-plays them; one torch thread. Quick mode times 100 runs (Opacus on 40 of them, scaled linearly: runs are
-independent and equally costly); full mode 1,000 runs through both.
+1. **Opacus loop vs batched trainer.** R audit games at one tau (Dirac canary, logistic
+   regression pretrained on digits, T = 10, n = 64, C = 1, sigma for eps = 4): (a) the Opacus
+   adapter looped -- per run ``model_fn()``, ``PrivacyEngine.make_private`` and T steps of
+   Opacus' hooks-based per-sample gradients, clipping and noise
+   (:class:`semi_core.integrations.opacus.OpacusMechanism`); (b) the batched trainer of
+   :class:`semi_core.sgd.dirac.WhiteBoxMechanism` -- all runs of a chunk (128) as replicas,
+   outer-product ("ghost") clipped means on the canary-free steps, ``torch.func`` per-sample
+   gradients on the canary step. Both train exactly the same Crafter draws
+   (:func:`semi_core.sgd.dirac.draw_runs`), chunk by chunk as the game runner plays them; one
+   torch thread; CPU time (the machine may be loaded). Quick mode times 100 runs (Opacus on 40
+   of them, scaled linearly: runs are independent and equally costly); full mode 1,000 runs.
+2. **Scoring vs training.** :class:`~semi_core.sgd.dirac.WhiteBoxScorer` (``dirac``,
+   ``dirac_contrast``, SeMI-SGD and SeMI-max: the audit's default scores) on the batched
+   releases, against the batched training of the same runs.
+3. **The tour line** ``semi-core audit-opacus --epsilon 4 --canary dirac --rounds R --tau 5
+   --delta 1e-5 --json`` as a subprocess, wall and CPU time (its own and its children's),
+   against the same line run by the code before this work (the worktree ``/tmp/before``, when
+   present; ``SEMI_CORE_BEFORE`` overrides the path) in the same run. Full mode: R = 1000 for
+   the current code; the reference runs at ``R_ref = 200`` (it needs minutes per hundred runs
+   on a loaded machine) and is shown as measured and with its game part (the payload's
+   ``game_seconds``) scaled to R.
 """
 
 from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+TOUR = ["audit-opacus", "--epsilon", "4", "--canary", "dirac", "--tau", "5", "--delta",
+        "1e-5", "--json"]
+
+
+def _timed_cli(rounds: int, pythonpath: str | None = None) -> dict:
+    """Wall and CPU seconds (process and children) of the tour line at ``rounds``."""
+    env = dict(os.environ)
+    cwd = None
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
+        cwd = "/tmp"  # so that the current checkout is not imported instead
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", "from semi_core.cli import main; "
+                           "raise SystemExit(main())", *TOUR, "--rounds", str(rounds)],
+                          env=env, cwd=cwd, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if proc.returncode != 0:
+        raise RuntimeError(f"tour line failed ({pythonpath or 'current'}): "
+                           f"{proc.stderr[-2000:]}")
+    timing = json.loads(proc.stdout).get("timing") or {}
+    game = float(timing.get("game_seconds", wall))  # without it: scale everything
+    return {"rounds": rounds, "wall": wall, "cpu": cpu, "game_wall": game,
+            "maxrss_mib": after.ru_maxrss / 1024.0}
 
 
 def main(quick: bool = False) -> list[dict]:
@@ -21,14 +67,18 @@ def main(quick: bool = False) -> list[dict]:
     from semi_core.integrations.opacus import digits_example, time_engines
     from semi_core.sgd.accounting import calibrate_sigma
 
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    model_fn, data = digits_example(seed=0, pretrain_epochs=20)
-    rounds, opacus_rounds = (100, 40) if quick else (1000, 1000)
-    res = time_engines(model_fn, data, noise_multiplier=calibrate_sigma(4.0, 1e-5),
-                       rounds=rounds, opacus_rounds=opacus_rounds, seed=0)
+    try:
+        model_fn, data = digits_example(seed=0, pretrain_epochs=20)
+        rounds, opacus_rounds = (100, 40) if quick else (1000, 1000)
+        res = time_engines(model_fn, data, noise_multiplier=calibrate_sigma(4.0, 1e-5),
+                           rounds=rounds, opacus_rounds=opacus_rounds, seed=0)
+    finally:
+        torch.set_num_threads(threads)
     so, sb = res["opacus_split"], res["batched_split"]
     print(f"\n## Opacus loop vs batched trainer: {rounds} Dirac audit games at tau = 5 "
-          f"(logreg/digits, d = 650, T = 10, n = 64; torch threads = {res['threads']})")
+          f"(logreg/digits, d = 650, T = 10, n = 64; one torch thread; CPU seconds)")
     print(f"{'path':<34} {'seconds':>9} {'ms/run':>8}   where the time goes")
     print(f"{'Opacus adapter, looped':<34} {res['opacus_seconds']:>9.2f} "
           f"{1e3 * res['opacus_seconds'] / rounds:>8.2f}   make_private "
@@ -38,10 +88,49 @@ def main(quick: bool = False) -> list[dict]:
     print(f"{'batched trainer (reference)':<34} {res['batched_seconds']:>9.2f} "
           f"{1e3 * res['batched_seconds'] / rounds:>8.2f}   data {sb['batches']:.2f} s, "
           f"canary step {sb['canary_step']:.2f} s, other steps {sb['other_steps']:.2f} s")
-    print(f"speed-up (Opacus / batched): {res['ratio']:.1f}x; plan (Crafter draws) "
-          f"{res['plan_seconds']:.2f} s, shared by both")
-    return [res]
+    print(f"{'scoring (WhiteBoxScorer, semi)':<34} {res['scoring_seconds']:>9.2f} "
+          f"{1e3 * res['scoring_seconds'] / rounds:>8.2f}   dirac, dirac_contrast, SeMI-SGD "
+          "and SeMI-max (T steps)")
+    for mode, what in (("tau", "dirac, dirac_contrast, SeMI-SGD at tau only"),
+                       ("False", "dirac, dirac_contrast only (--no-semi)")):
+        sec = res["scoring_by_semi"][mode]
+        print(f"{'scoring, semi=' + mode:<34} {sec:>9.2f} {1e3 * sec / rounds:>8.2f}   {what}")
+    print(f"Opacus loop / batched trainer: {res['ratio']:.1f}x (goal >= 20x)")
+    print(f"scoring / batched training: {res['scoring_ratio']:.2f}x with SeMI-max (default), "
+          f"{res['scoring_by_semi']['tau'] / res['batched_seconds']:.2f}x with semi='tau', "
+          f"{res['scoring_by_semi']['False'] / res['batched_seconds']:.2f}x without SeMI "
+          "(goal <= 0.5x)")
+    rows = [res]
+
+    r_new, r_ref = (100, 100) if quick else (1000, 200)
+    new = _timed_cli(r_new)
+    print(f"\n## Tour line: semi-core {' '.join(TOUR)} --rounds R (subprocess; "
+          f"{os.cpu_count()} cores; CPU = process + children)")
+    print(f"{'code':<26} {'R':>6} {'wall s':>8} {'CPU s':>8} {'max RSS MiB':>12}")
+    print(f"{'current':<26} {r_new:>6} {new['wall']:>8.1f} {new['cpu']:>8.1f} "
+          f"{new['maxrss_mib']:>12.0f}")
+    row = {"tour": new}
+    ref_path = os.environ.get("SEMI_CORE_BEFORE", "/tmp/before")
+    if Path(ref_path, "semi_core").is_dir():
+        ref = _timed_cli(r_ref, ref_path)
+        scale = r_new / r_ref
+        # scale only the game (its own wall time in the payload), not the fixed start-up
+        f = (ref["wall"] + (scale - 1) * ref["game_wall"]) / ref["wall"]
+        print(f"{'before (' + ref_path + ')':<26} {r_ref:>6} {ref['wall']:>8.1f} "
+              f"{ref['cpu']:>8.1f} {ref['maxrss_mib']:>12.0f}")
+        if scale != 1:
+            print(f"{'before, game scaled to R':<26} {r_new:>6} {ref['wall'] * f:>8.1f} "
+                  f"{ref['cpu'] * f:>8.1f}   (game part x R/R_ref; CPU by the same factor)")
+        print(f"before / current: wall {ref['wall'] * f / new['wall']:.1f}x, "
+              f"CPU {ref['cpu'] * f / new['cpu']:.1f}x; current wall "
+              f"{new['wall']:.1f} s (goal < 60 s at R = 1000 on 2 cores)")
+        row["before"] = ref
+    else:
+        print(f"(no reference tree at {ref_path}: set SEMI_CORE_BEFORE to a checkout of the "
+              "code before this work)")
+    rows.append(row)
+    return rows
 
 
 if __name__ == "__main__":
-    main()
+    main("--quick" in sys.argv)

@@ -65,6 +65,7 @@ import math
 import threading
 import time
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -446,7 +447,7 @@ def _opacus_train(ctx: _OpacusContext, runs: Runs, bug: Bug | None, caught: list
     out = torch.empty(len(runs), T + 1, setup.fm.d, dtype=setup.theta0.dtype)
     loss_fn = nn.CrossEntropyLoss()
     for r in range(len(runs)):
-        t_a = time.perf_counter()
+        t_a = time.process_time()
         member, seed = runs.member[r], int(runs.seeds[r])
         if ctx.sampler == "fixed":
             idx = torch.as_tensor(runs.batches[r].reshape(-1))
@@ -461,7 +462,10 @@ def _opacus_train(ctx: _OpacusContext, runs: Runs, bug: Bug | None, caught: list
                 xb = torch.cat([xb, ctx.canary_input.unsqueeze(0)])
                 yb = torch.cat([yb, cy.reshape(1)])
         model, opt, loader = _make_private(ctx, _loader(xb, yb, n, seed), seed, bug, caught)
-        t_b = time.perf_counter()
+        if ctx.sampler == "fixed":  # Opacus leaves fixed batches alone (poisson_sampling=False):
+            # slice them directly -- the same tensors the loader would collate row by row
+            loader = zip(xb.split(n), yb.split(n), strict=True)
+        t_b = time.process_time()
         tm["make_private"] += t_b - t_a
         params = [p for p in model.parameters() if p.requires_grad]
         out[r, 0] = _flat(params)
@@ -492,7 +496,7 @@ def _opacus_train(ctx: _OpacusContext, runs: Runs, bug: Bug | None, caught: list
             out[r, t] = _flat(params)
         if t < T:
             raise RuntimeError(f"the data loader gave {t} batches, {T} are needed")
-        tm["steps"] += time.perf_counter() - t_b
+        tm["steps"] += time.process_time() - t_b
     return out
 
 
@@ -978,6 +982,27 @@ def audit_opacus(model_fn, train_dataset, config: OpacusAuditConfig | None = Non
     :math:`\\varepsilon` (accountants, ground truth, claim) and the work estimate before the
     game starts.
     """
+    with _torch_threads(1):
+        return _audit_opacus(model_fn, train_dataset, config, seed=seed, executor=executor,
+                             progress=progress, **options)
+
+
+@contextmanager
+def _torch_threads(k: int):
+    """Torch's intra-op threads set to ``k`` for the block, then restored. The audit's tensors
+    are small (``d`` in the hundreds, batches of tens of rows): extra intra-op threads only
+    spin, which costs several times the CPU on a loaded machine. Below torch's grain size no
+    kernel splits its work, so the numbers do not depend on it."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(k)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
+def _audit_opacus(model_fn, train_dataset, config, *, seed, executor, progress,
+                  **options) -> OpacusAuditReport:
     t_start = time.perf_counter()
     cfg = _config(config, options)
     ex = Executor.coerce(executor)
@@ -1070,8 +1095,9 @@ def digits_example(*, seed=0, model: str = "logreg", pretrain_epochs: int = 60):
     root = as_seed_sequence(seed)
     ss_split, ss_model = root.spawn(2)
     sp = load_dataset("digits", rng=np.random.Generator(np.random.PCG64(ss_split)))
-    fm, _, _ = build_model(model, *sp.public, sp.n_classes, seed_seq=ss_model,
-                           epochs=pretrain_epochs)
+    with _torch_threads(1):  # small tensors: more threads only spin (see _torch_threads)
+        fm, _, _ = build_model(model, *sp.public, sp.n_classes, seed_seq=ss_model,
+                               epochs=pretrain_epochs)
     state = {k: v.detach().clone() for k, v in fm.module.state_dict().items()}
     module0 = fm.module
 
@@ -1090,15 +1116,20 @@ def digits_example(*, seed=0, model: str = "logreg", pretrain_epochs: int = 60):
 def time_engines(model_fn, train_dataset, *, noise_multiplier: float, rounds: int = 1000,
                  max_grad_norm: float = 1.0, batch_size: int = 64, steps: int = 10,
                  tau: int = 5, delta: float = 1e-5, seed=0, opacus_rounds: int | None = None,
-                 runs_per_chunk: int = 128) -> dict:
+                 runs_per_chunk: int = 128, semi: bool | str = True,
+                 clock=time.process_time) -> dict:
     """Seconds to train ``rounds`` Dirac games at one ``tau`` through Opacus
     (:class:`OpacusMechanism`, one ``make_private`` per run) and through the batched trainer
     (:class:`~semi_core.sgd.dirac.WhiteBoxMechanism`), on the same Crafter draws, in chunks of
-    ``runs_per_chunk`` runs as the runner plays them.
+    ``runs_per_chunk`` runs as the runner plays them; and to score the batched releases with
+    :class:`~semi_core.sgd.dirac.WhiteBoxScorer`, chunk by chunk (``semi``: the mode of
+    ``scoring_seconds``; ``scoring_by_semi`` has every mode: ``True``, ``"tau"``, ``False``).
 
     ``opacus_rounds`` (default ``rounds``) times Opacus on a prefix of the runs and scales the
     time linearly to ``rounds`` (runs are independent and equally costly); the payload says so.
-    Returns seconds, the ratio and where the time goes in each path.
+    ``clock`` is ``time.process_time`` by default (CPU seconds of this process: the work is
+    single-threaded, and CPU time is not inflated by other load on the machine).
+    Returns seconds, the ratios and where the time goes in each path.
     """
     del delta
     rounds = check_int(rounds, "rounds", minimum=1)
@@ -1106,27 +1137,43 @@ def time_engines(model_fn, train_dataset, *, noise_multiplier: float, rounds: in
     cfg = DPSGDConfig(batch_size=batch_size, steps=steps, lr=0.5, clip=max_grad_norm,
                       sigma_dp=float(noise_multiplier))
     ss_setup, ss_plan = as_seed_sequence(seed).spawn(2)
-    ctx = prepare_opacus_setup(model_fn, train_dataset, cfg=cfg, canary="dirac", seed=ss_setup)
-    rng = np.random.Generator(np.random.PCG64(ss_plan))
-    member = rng.random(rounds) < 0.5
-    t0 = time.perf_counter()
-    runs = draw_runs(ctx.setup, member, tau, rng)
-    t_plan = time.perf_counter() - t0
-    k = rounds if opacus_rounds is None else min(rounds, check_int(opacus_rounds,
-                                                                    "opacus_rounds", minimum=1))
-    split_o: dict = {}
-    split_b: dict = {}
-    mech_o = OpacusMechanism(ctx, timings=split_o)
-    mech_b = WhiteBoxMechanism(ctx.setup, timings=split_b)
-    t0 = time.perf_counter()
-    for lo in range(0, k, runs_per_chunk):
-        mech_o.train_runs(runs.take(slice(lo, min(k, lo + runs_per_chunk))))
-    t_o = (time.perf_counter() - t0) * rounds / k
-    t0 = time.perf_counter()
-    for lo in range(0, rounds, runs_per_chunk):
-        mech_b.train_runs(runs.take(slice(lo, min(rounds, lo + runs_per_chunk))))
-    t_b = time.perf_counter() - t0
+    with _torch_threads(1):
+        ctx = prepare_opacus_setup(model_fn, train_dataset, cfg=cfg, canary="dirac",
+                                   seed=ss_setup)
+        rng = np.random.Generator(np.random.PCG64(ss_plan))
+        member = rng.random(rounds) < 0.5
+        t0 = clock()
+        runs = draw_runs(ctx.setup, member, tau, rng)
+        t_plan = clock() - t0
+        k = rounds if opacus_rounds is None else min(rounds, check_int(
+            opacus_rounds, "opacus_rounds", minimum=1))
+        split_o: dict = {}
+        split_b: dict = {}
+        mech_o = OpacusMechanism(ctx, timings=split_o)
+        mech_b = WhiteBoxMechanism(ctx.setup, timings=split_b)
+        chunks = [slice(lo, min(rounds, lo + runs_per_chunk))
+                  for lo in range(0, rounds, runs_per_chunk)]
+        t0 = clock()
+        for lo in range(0, k, runs_per_chunk):
+            mech_o.train_runs(runs.take(slice(lo, min(k, lo + runs_per_chunk))))
+        t_o = (clock() - t0) * rounds / k
+        t0 = clock()
+        trajs = [mech_b.train_runs(runs.take(sl)) for sl in chunks]
+        t_b = clock() - t0
+        releases = [mech_b.pack_releases(tr, sl.stop - sl.start)
+                    for tr, sl in zip(trajs, chunks, strict=True)]
+        t_modes = {}
+        for mode in dict.fromkeys((semi, True, "tau", False)):
+            scorer = WhiteBoxScorer(mech_b, mode)
+            t0 = clock()
+            for rel in releases:
+                scorer(rel, np.full(rel.shape[0], tau))
+            t_modes[str(mode)] = clock() - t0
+        t_s = t_modes[str(semi)]
     return {"rounds": rounds, "opacus_rounds_timed": k, "opacus_seconds": t_o,
             "batched_seconds": t_b, "ratio": t_o / t_b, "plan_seconds": t_plan,
+            "scoring_seconds": t_s, "scoring_ratio": t_s / t_b, "semi": semi,
+            "scoring_by_semi": t_modes,
             "opacus_split": {key: v * rounds / k for key, v in split_o.items()},
-            "batched_split": split_b, "threads": torch.get_num_threads()}
+            "batched_split": split_b, "threads": 1,
+            "clock": getattr(clock, "__name__", str(clock))}

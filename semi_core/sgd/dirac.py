@@ -280,7 +280,7 @@ def train_batched(setup: WhiteBoxSetup, runs: Runs, *, bug: Bug | None = None,
     the ``k`` canary slots get per-sample gradients, to swap their natural records for the
     canaries' rows. Other models use per-sample gradients (``torch.func``) with the Dirac rows
     overwriting the slots before :func:`~semi_core.sgd.bugs.privatize` (the reference the
-    fast path is tested against). ``timings`` (a dict) receives seconds spent on
+    fast path is tested against). ``timings`` (a dict) receives CPU seconds (process time) spent on
     ``batches`` (gathering data), ``canary_step`` and ``other_steps``.
     """
     tm = {} if timings is None else timings
@@ -288,7 +288,7 @@ def train_batched(setup: WhiteBoxSetup, runs: Runs, *, bug: Bug | None = None,
         tm.setdefault(key, 0.0)
     cfg, fm = setup.cfg, setup.fm
     stack = fm.linear_stack() if fast else None
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     xb, yb = _batches(setup, runs)
     noise = torch.as_tensor(runs.noise, dtype=setup.theta0.dtype)
     B = xb.shape[0]
@@ -299,9 +299,9 @@ def train_batched(setup: WhiteBoxSetup, runs: Runs, *, bug: Bug | None = None,
     rows = dirac_rows(setup, runs.member, setup.theta0.dtype) if dirac else None
     sl = torch.as_tensor(runs.slots)
     rr = torch.arange(B)[:, None]
-    tm["batches"] += time.perf_counter() - t0
+    tm["batches"] += time.process_time() - t0
     for t in range(cfg.steps):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         x_t, y_t = xb[:, t], yb[:, t]
         active = runs.present & (runs.tau == t + 1) if dirac else None
         canary_step = dirac and bool(active.any())
@@ -322,7 +322,7 @@ def train_batched(setup: WhiteBoxSetup, runs: Runs, *, bug: Bug | None = None,
                           first_noise=noise[:, 0])
         theta = theta - cfg.lr * g
         out[:, t + 1] = theta
-        tm["canary_step" if canary_step else "other_steps"] += time.perf_counter() - t0
+        tm["canary_step" if canary_step else "other_steps"] += time.process_time() - t0
     return out
 
 
