@@ -23,7 +23,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 #: option -> largest value the test uses (the README's value when smaller)
-SCALE = {"--rounds": 200, "--max-obs": 400, "--runs": 2, "--models": 8, "--targets": 40,
+SCALE = {"--rounds": 200, "--max-obs": 400, "--runs": 2, "--models": 32, "--targets": 40,
          "--trials": 2, "--simulate": 200, "--d": 500}
 
 
