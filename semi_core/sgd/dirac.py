@@ -260,14 +260,27 @@ def dirac_rows(setup: WhiteBoxSetup, member: np.ndarray, dtype) -> torch.Tensor:
 
 
 def _batches(setup: WhiteBoxSetup, runs: Runs):
+    """Batch data ``(m, T, n, ...)``: for a Dirac canary a gather per step (the pool's own
+    records; a gathered step is a fresh contiguous copy, :func:`_step_batch`), for an input
+    canary the whole gather with the canary written into its slots."""
     idx = torch.as_tensor(runs.batches)
-    xb, yb = setup.pool_x[idx].clone(), setup.pool_y[idx].clone()        # (m, T, n, ...)
+    if setup.kind == "dirac":
+        return idx, None
+    xb, yb = setup.pool_x[idx], setup.pool_y[idx]        # (m, T, n, ...): copies
     if setup.kind == "input":
         for i in np.flatnonzero(runs.member[:, 0] & runs.present[:, 0]).tolist():
             t, sl = int(runs.tau[i, 0]) - 1, int(runs.slots[i, 0])
             xb[i, t, sl] = setup.canary_x
             yb[i, t, sl] = setup.canary_y
     return xb, yb
+
+
+def _step_batch(setup: WhiteBoxSetup, xb, yb, t: int):
+    """Inputs and labels of step ``t`` (0-based) of every run, ``(m, n, ...)``."""
+    if yb is None:  # xb holds the pool indices (Dirac canary)
+        idx = xb[:, t]
+        return setup.pool_x[idx], setup.pool_y[idx]
+    return xb[:, t], yb[:, t]
 
 
 def train_batched(setup: WhiteBoxSetup, runs: Runs, *, bug: Bug | None = None,
@@ -291,7 +304,7 @@ def train_batched(setup: WhiteBoxSetup, runs: Runs, *, bug: Bug | None = None,
     t0 = time.process_time()
     xb, yb = _batches(setup, runs)
     noise = torch.as_tensor(runs.noise, dtype=setup.theta0.dtype)
-    B = xb.shape[0]
+    B = len(runs)
     theta = setup.theta0.expand(B, -1).clone()
     out = torch.empty(B, cfg.steps + 1, fm.d, dtype=setup.theta0.dtype)
     out[:, 0] = theta
@@ -302,7 +315,7 @@ def train_batched(setup: WhiteBoxSetup, runs: Runs, *, bug: Bug | None = None,
     tm["batches"] += time.process_time() - t0
     for t in range(cfg.steps):
         t0 = time.process_time()
-        x_t, y_t = xb[:, t], yb[:, t]
+        x_t, y_t = _step_batch(setup, xb, yb, t)
         active = runs.present & (runs.tau == t + 1) if dirac else None
         canary_step = dirac and bool(active.any())
         if stack is not None:
