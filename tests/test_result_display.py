@@ -48,7 +48,17 @@ def _claim():
     return verify_claim(get_claim("semi_sequential_mi:lem2.1"))
 
 
-RESULTS = {"GameResult": _game, "EngineResult": _engine, "RocMetrics": _roc,
+def _attack():
+    from semi_core.attacks.whitebox.experiment import AttackConfig, parse_attacks, run_attacks
+    from semi_core.sgd.momentum import SGDConfig
+
+    cfg = AttackConfig(dataset="breast-cancer", model="logreg", n_models=12, n_targets=40,
+                       target_models=1, loo_targets=6, loo_models=3,
+                       sgd=SGDConfig(batch_size=32, epochs=2))
+    return run_attacks(cfg, parse_attacks("loss,l-attack"), seed=5)
+
+
+RESULTS = {"AttackRun": _attack, "GameResult": _game, "EngineResult": _engine, "RocMetrics": _roc,
            "AuditResult": _audit, "ClaimResult": _claim}
 
 

@@ -37,6 +37,7 @@ import numpy as np
 import torch
 
 from semi_core._rng import as_seed_sequence, child_seed
+from semi_core._table import ResultDisplay, Table
 from semi_core._validation import check_int, check_positive, check_probability, check_work
 from semi_core.audit.roc import roc_metrics
 from semi_core.game.backends import Executor
@@ -623,9 +624,14 @@ class LeaveOneOutScorer:
 
 
 # --------------------------------------------------------------------------------- result
-@dataclass
-class AttackRun:
+@dataclass(repr=False)
+class AttackRun(ResultDisplay):
     """Result of :func:`run_attacks`.
+
+    Prints as one line; ``summary()`` is a table with one row per attack (AUC and TPR at FPR
+    1 % and 0.1 % with exact binomial intervals, the LOO attacks on their subset),
+    ``to_frame()`` the same as a ``DataFrame``, ``to_dict()`` the configuration, sizes and
+    times (JSON-safe).
 
     ``view`` is the population game (the mechanism, every model's weights, the membership
     matrix) and ``targets[t]`` the records scored on target model ``t``; :attr:`whitebox`
@@ -657,6 +663,37 @@ class AttackRun:
     def mechanism(self) -> TrainedModelMechanism | None:
         """The pool mechanism that trained the models."""
         return None if self.view is None else self.view.mech
+
+    def __repr__(self) -> str:
+        return (f"AttackRun(dataset={self.config.dataset!r}, model={self.config.model!r}, "
+                f"models={self.config.n_models}, rounds={self.result.rounds}, "
+                f"attacks={list(self.result.stats)})")
+
+    def summary(self) -> Table:
+        """One row per attack: ``attack, auc, tpr@1%, tpr@0.1%`` (exact binomial intervals
+        conditional on the threshold), the class sizes and whether 0.1 % is resolvable."""
+        rows = []
+        games = [(self.result, "")] + ([(self.loo_result, "@loo-subset")]
+                                       if self.loo_result is not None else [])
+        for game, tag in games:
+            for name in game.stats:
+                m, nm = game.scores(name)
+                r = roc_metrics(m, nm, fpr=(0.01, 0.001), interval="binomial")
+                key = name if (not tag or name in LOO_ATTACKS) else name + tag
+                rows.append({"attack": key, "auc": r.auc,
+                             "tpr@1%": r.tpr_at_fpr[0], "tpr@1%_lower": r.tpr_at_fpr_interval[0][0],
+                             "tpr@0.1%": r.tpr_at_fpr[1],
+                             "tpr@0.1%_lower": r.tpr_at_fpr_interval[1][0],
+                             "resolvable@0.1%": bool(r.resolvable[1]),
+                             "members": r.n_member, "non_members": r.n_nonmember})
+        return Table(rows, title=repr(self))
+
+    def to_dict(self) -> dict:
+        """Configuration, set-up, times and the games' sizes (JSON-safe)."""
+        return {"config": asdict(self.config), "setup": self.setup, "seconds": self.seconds,
+                "rounds": self.result.rounds,
+                "loo_rounds": None if self.loo_result is None else self.loo_result.rounds,
+                "attacks": list(self.result.stats)}
 
     def metrics(self, *, fpr=(0.01, 0.001), n_bootstrap: int = 200, seed: int = 0) -> dict:
         """Per attack: AUC, TPR at ``fpr`` with intervals (LOO attacks on the LOO subset)."""
