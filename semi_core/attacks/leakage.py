@@ -40,12 +40,12 @@ from scipy.linalg import cho_factor, cho_solve
 from semi_core._validation import check_finite_array, check_int, check_probability
 from semi_core.game.play import play
 from semi_core.game.result import GameResult
-from semi_core.mechanisms.per_datum import PerDatumMean, ProductLaw
+from semi_core.mechanisms.per_datum import AverageDatumMean, PerDatumMean, ProductLaw
 
 __all__ = ["ATTACKS", "scalar_product", "reference_moments", "plugin_lr", "plugin_lr_full",
            "misspecified_lr", "LogLRScorer", "ScalarScorer", "PluginScorer",
            "MisspecifiedScorer", "leakage_scorers", "simulate_leakage", "summarize_leakage", "power_loss_curve",
-           "most_exposed"]
+           "most_exposed", "AverageLogLRScorer", "simulate_average_datum"]
 
 ATTACKS = ("exact", "approx", "paper-sub", "scalar", "plugin", "plugin-known-var",
            "plugin-uncentred", "misspecified")
@@ -313,6 +313,40 @@ def simulate_leakage(mech: PerDatumMean, rounds: int, seed=0, *, attacks=("exact
     out = play(mech, rounds, seed, p_member=p_member, tau=1, tests=(), scorers=scorers,
                chunk_size=chunk_size, executor=executor, progress=progress)
     out.metadata.update({"game": "per-datum", "attacks": list(attacks), "n0": n0})
+    return out
+
+
+@dataclass(frozen=True)
+class AverageLogLRScorer:
+    """Scorer: the exact log-LR of each round's own pair (z*, o) (seed App. B, Eq. 22-24)."""
+
+    mech: AverageDatumMean
+    names: tuple[str, ...] = ("exact",)
+    tau_free: bool = True
+
+    def __call__(self, releases, tau, rng) -> dict[str, np.ndarray]:
+        return {"exact": self.mech.log_lr(releases)}
+
+
+def simulate_average_datum(mech: AverageDatumMean, rounds: int, seed=0, *,
+                           chunk_size: int = 1000, p_member: float = 0.5, executor=None,
+                           progress: bool = False) -> GameResult:
+    r"""Play the average-datum game (seed Alg. 3/4): a fresh target each round, scored by the
+    exact LR of its pair. Played by the one runner (:func:`semi_core.game.play.play`,
+    ``T = 1``); chunk ``k`` uses :func:`~semi_core._rng.child_seed` ``(seed, k)``.
+
+    Returns
+    -------
+    GameResult
+        ``stats["exact"]``; summarise with :func:`summarize_leakage`.
+    """
+    if not isinstance(mech, AverageDatumMean):
+        raise TypeError(f"mech must be an AverageDatumMean, got {type(mech).__name__}")
+    rounds = check_int(rounds, "rounds", minimum=2)
+    out = play(mech, rounds, seed, p_member=p_member, tau=1, tests=(),
+               scorers=(AverageLogLRScorer(mech),), chunk_size=chunk_size, executor=executor,
+               progress=progress)
+    out.metadata.update({"game": "average-datum", "attacks": ["exact"]})
     return out
 
 

@@ -47,7 +47,7 @@ from semi_core._validation import check_finite_array, check_int, check_memory, c
 from semi_core.mechanisms.base import MechanismBase
 from semi_core.stats import leakage as L
 
-__all__ = ["ProductLaw", "PerDatumMean", "seed_bernoulli", "seed_targets", "TESTS",
+__all__ = ["ProductLaw", "PerDatumMean", "AverageDatumMean", "seed_bernoulli", "seed_targets", "TESTS",
            "THRESHOLD_SCALE", "INCLUSIONS", "RowSampler"]
 
 #: Log-LR statistics the mechanism computes from its releases.
@@ -420,9 +420,11 @@ class PerDatumMean(MechanismBase):
             return np.sum(self._mix(c), axis=-1)
         return self._mix(np.sum(c, axis=-1))
 
-    def _coord_in_log_lr(self, o: np.ndarray) -> np.ndarray:
-        """Per-coordinate exact log-LR of 'included' vs H0, shape (R, d)."""
-        law, k, z = self.law, self.k, self.target
+    def _coord_in_log_lr(self, o: np.ndarray, z=None) -> np.ndarray:
+        """Per-coordinate exact log-LR of 'included' vs H0, shape (R, d) (``z``: the target,
+        default :attr:`target`; ``(R, d)`` for one target per round)."""
+        law, k = self.law, self.k
+        z = self.target if z is None else z
         if law.family == "gaussian":
             # release given inclusion: N(mu + (z-mu)/k, (k-1)s2/k^2 + g2/n); H0: N(mu, s2/k + g2/n)
             g2 = self.noise_std**2 / self.n
@@ -553,4 +555,104 @@ class PerDatumMean(MechanismBase):
         out["advantage"] = out["leakage"]
         out["threshold_scale"] = THRESHOLD_SCALE
         out["alpha"] = a
+        return out
+
+
+class AverageDatumMean(MechanismBase):
+    r"""The average-datum game on the (noisy) empirical mean (seed App. B, Alg. 3/4).
+
+    Each round draws a fresh target :math:`z^*\sim\mathcal D`; under :math:`H_1` it is a
+    uniformly chosen row of the dataset, under :math:`H_0` it is drawn apart from it (Alg. 3).
+    The release is the pair :math:`(z^*, o)`, shape ``(R, 1, 2, d)`` (``[:, 0, 0]`` the target,
+    ``[:, 0, 1]`` the mean :math:`o=\frac1n\sum_iZ_i+N/\sqrt n`). Since :math:`z^*` has law
+    :math:`\mathcal D` under both hypotheses, the LR is the per-datum one evaluated at the
+    round's own target (Eq. 22-24):
+
+    .. math::
+
+        \ell(z^*, o)=\sum_j\log\frac{p^{(n-1)}_j(n o_j-z^*_j)}{p^{(n)}_j(n o_j)}
+
+    (with noise, Gaussian data only). For Gaussian data the law of :math:`\ell` has exact
+    finite-``n`` moments (:func:`semi_core.stats.leakage.avg_moments`, derived in
+    :func:`semi_core.symbolic.leakage.avg_moments`); the limit is :math:`\mathcal N(\mp M/2,
+    M)`, :math:`M=\sum_j\sigma_j^2/(n(\sigma_j^2+\gamma_j^2))` (:math:`=d/n=\tau`
+    noiseless: the seed's Remark 3.3, Sankararaman et al.'s average-datum result).
+    No sub-sampling (``rho = 1``).
+
+    Parameters
+    ----------
+    law : ProductLaw
+        Bernoulli, Gaussian or Poisson (a known sum law).
+    n : int
+        Dataset size (>= 2).
+    noise_std : float or array_like, shape (d,)
+        :math:`\gamma_j` (Gaussian data only when > 0: the exact LR needs the release density).
+    """
+
+    T = 1
+
+    def __init__(self, law: ProductLaw, n: int, *, noise_std=0.0):
+        if not isinstance(law, ProductLaw):
+            raise TypeError(f"law must be a ProductLaw, got {type(law).__name__}")
+        # the per-datum mechanism at a placeholder target holds the validated parameters and
+        # the coordinate-wise LR; each round supplies its own target
+        self._pd = PerDatumMean(law, n, law.mean, noise_std=noise_std)
+        if not self._pd.exact_available:
+            raise ValueError("the average-datum LR needs a bernoulli/gaussian/poisson law "
+                             "without noise, or gaussian data")
+        self.law, self.n, self.noise_std = law, self._pd.n, self._pd.noise_std
+
+    @property
+    def d(self) -> int:
+        """Dimension."""
+        return self.law.d
+
+    def params(self) -> dict:
+        """Validated parameters (JSON)."""
+        return {"mechanism": "AverageDatumMean", "T": 1, "n": self.n,
+                "noise_std_range": [float(self.noise_std.min()), float(self.noise_std.max())],
+                "law": self.law.params()}
+
+    def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
+        """Pairs :math:`(z^*, o)` of ``len(member)`` rounds, shape ``(R, 1, 2, d)`` (Alg. 3)."""
+        b = np.asarray(member, dtype=bool).reshape(-1)
+        R = b.size
+        z = self.law.sample(rng, R)                       # the round's target, ~ D either way
+        s = self.law.sample_sum(rng, self.n - 1, R)       # the other n - 1 rows
+        s += np.where(b[:, None], z, self.law.sample(rng, R))
+        o = s / self.n
+        if self._pd.noisy:
+            o += self.noise_std * rng.standard_normal((R, self.d)) / math.sqrt(self.n)
+        return np.stack([z, o], axis=1)[:, None]
+
+    def log_lr(self, releases) -> np.ndarray:
+        """Exact log-LR of each round's pair (Eq. 22-24), shape ``(R,)``."""
+        a = np.asarray(releases, dtype=float)
+        if a.ndim == 4:
+            a = a[:, -1]
+        if a.ndim != 3 or a.shape[1:] != (2, self.d):
+            raise ValueError(f"releases must have shape (R, 1, 2, {self.d}) or (R, 2, "
+                             f"{self.d}), got {np.shape(releases)}")
+        return np.sum(self._pd._coord_in_log_lr(a[:, 1], a[:, 0]), axis=1)
+
+    def log_lr_steps(self, releases) -> np.ndarray:
+        """The exact log-LR as ``(R, 1)`` (T = 1)."""
+        return self.log_lr(releases)[:, None]
+
+    def final_log_lr(self, releases, tau) -> np.ndarray:
+        """With one release the Final Observation test is the same statistic."""
+        return self.log_lr(releases)
+
+    def theory(self, alpha: float = 0.01) -> dict:
+        r"""Limit experiment :math:`\mathcal N(\mp M/2, M)` (leakage, power, threshold on the
+        log-LR scale) and, for Gaussian data, the exact finite-``n`` moments of :math:`\ell`."""
+        a = check_probability(alpha, "alpha")
+        r2 = L.avg_r2(self.n, self.law.var, self.noise_std**2)
+        M = float(np.sum(r2))
+        out = {"M": M, "leakage": float(L.leakage(M)), "power": float(L.power(a, M)),
+               "threshold": float(L.threshold(a, M)), "threshold_scale": THRESHOLD_SCALE,
+               "alpha": a}
+        out["advantage"] = out["leakage"]
+        if self.law.family == "gaussian":
+            out["exact_moments"] = L.avg_moments(r2)
         return out

@@ -51,6 +51,8 @@ __all__ = [
     "edgeworth_power",
     "edgeworth_threshold",
     "bernoulli_k3",
+    "avg_r2",
+    "avg_moments",
 ]
 
 
@@ -360,3 +362,38 @@ def edgeworth_power(alpha, cum) -> np.ndarray:
     k1, sd, lam = _edge(cum, 1)
     uu = (t - k1) / sd
     return 1.0 - S.pdl_edgeworth_cdf().lambdify()(uu, lam)
+
+
+def avg_r2(n, var, noise_var=0.0) -> np.ndarray:
+    r"""Squared correlation :math:`r_j^2=\sigma_j^2/(n(\sigma_j^2+\gamma_j^2))` of
+    :math:`(z_j, o_j)` under :math:`H_1` of the average-datum game (seed App. B, Alg. 3)."""
+    v = _m(var, "var", positive=True)
+    g = _m(noise_var, "noise_var")
+    nn = float(n)
+    if not nn >= 2:
+        raise ValueError(f"n must be >= 2, got {n!r}")
+    return np.broadcast_to(v / (nn * (v + g)), np.broadcast(v, g).shape).astype(float)
+
+
+def avg_moments(r2) -> dict[str, float]:
+    r"""Exact mean and variance of the average-datum log-LR summed over coordinates (Gaussian
+    data, ``rho = 1``; :func:`semi_core.symbolic.leakage.avg_moments`).
+
+    .. math::
+
+        \mathbb E_1[\ell]=-\tfrac12\sum_j\log(1-r_j^2),\quad
+        \mathrm{Var}_1[\ell]=\sum_j r_j^2,\quad
+        \mathbb E_0[\ell]=\sum_j\Big(-\tfrac{r_j^2}{1-r_j^2}-\tfrac12\log(1-r_j^2)\Big),\quad
+        \mathrm{Var}_0[\ell]=\sum_j\frac{r_j^2(1+r_j^2)}{(1-r_j^2)^2}.
+
+    Also ``M`` :math:`=\sum_j r_j^2` (:math:`=d/n` without noise, the seed's Remark 3.3
+    :math:`\tau`), the limit experiment :math:`\mathcal N(\mp M/2, M)`.
+    """
+    r = _m(r2, "r2", positive=True)
+    if (r >= 1).any():
+        raise ValueError(f"r2 must lie in (0, 1), got max {float(r.max())}")
+    out = {"M": float(np.sum(r))}
+    for key, fn in (("mean0", S.pdl_avg_mean0), ("var0", S.pdl_avg_var0),
+                    ("mean1", S.pdl_avg_mean1), ("var1", S.pdl_avg_var1)):
+        out[key] = float(np.sum(np.broadcast_to(fn().lambdify()(r), r.shape)))
+    return out

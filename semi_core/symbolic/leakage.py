@@ -480,3 +480,69 @@ def pdl_plugin_effective_score() -> Derivation:
                       lhs=r"m^{*}_{\mathrm{plug}}",
                       note="m* lambda/(1+lambda): the reference error adds variance m*/lambda "
                            "to both hypotheses.")
+
+
+# -- average-datum game (seed App. B, Alg. 3/4) -------------------------------------------------
+
+#: Squared correlation of (z_j, o_j) under H1 in the average-datum game with Gaussian data.
+r2 = sp.Symbol("r_j2", positive=True)
+
+
+def avg_moments():
+    r"""Exact per-coordinate mean/variance of the average-datum log-LR, Gaussian data.
+
+    Standardise :math:`x=(z_j-\mu_j)/\sigma_j`, :math:`y=(o_j-\mu_j)/\sqrt{v_0}`,
+    :math:`v_0=(\sigma_j^2+\gamma_j^2)/n`. Under :math:`H_0` (Alg. 3, ``b = 0``) ``z`` is drawn
+    apart from the data: :math:`(x,y)\sim\mathcal N(0,I_2)`. Under :math:`H_1` ``z`` is a row of
+    the data: :math:`\mathrm{Cov}(z_j,o_j)=\sigma_j^2/n`, the marginals unchanged, so
+    :math:`(x,y)\sim\mathcal N(0,[[1,r],[r,1]])` with :math:`r^2=\sigma_j^2/(n(\sigma_j^2+
+    \gamma_j^2))`. The log-LR (Eq. 22-24) is the quadratic form
+    :math:`\ell_j=-\tfrac12\log(1-r^2)-\tfrac{x^2-2rxy+y^2}{2(1-r^2)}+\tfrac{x^2+y^2}2
+    =c+w^\top Aw`, whose mean and variance under :math:`w\sim\mathcal N(0,\Sigma)` are
+    :math:`c+\mathrm{tr}(A\Sigma)` and :math:`2\,\mathrm{tr}(A\Sigma A\Sigma)`.
+
+    Returns ``((mean0, var0), (mean1, var1))`` as expressions in :math:`r^2` (``r_j2``).
+    """
+    r = sp.sqrt(r2)
+    a = -r2 / (2 * (1 - r2))
+    b = r / (2 * (1 - r2))
+    A = sp.Matrix([[a, b], [b, a]])
+    c = -sp.log(1 - r2) / 2
+    out = []
+    for S in (sp.eye(2), sp.Matrix([[1, r], [r, 1]])):
+        AS = A * S
+        out.append((sp.simplify(c + AS.trace()), sp.simplify(2 * (AS * AS).trace())))
+    return tuple(out)
+
+
+def _avg(name, idx, hyp, lhs, note):
+    expr = avg_moments()[hyp][idx]
+    return Derivation(name, expr, (r2,), f"{SRC} App. B (Alg. 3/4, Eq. 22-24), derived",
+                      ("Gaussian data, known mean and variance", "rho = 1 (no sub-sampling)",
+                       "Gaussian noise allowed: r^2 = sigma^2/(n(sigma^2+gamma^2))"),
+                      lhs=lhs, note=note)
+
+
+@register("pdl_avg_mean0")
+def pdl_avg_mean0() -> Derivation:
+    """Mean of one coordinate's average-datum log-LR under H0 (= -KL(P0||P1))."""
+    return _avg("pdl_avg_mean0", 0, 0, r"\mathbb E_0[\ell_j]",
+                "r^2/(2(1-r^2))-ish terms: -r^2/2 + O(r^4); summed, -M/2 with M = sum r_j^2")
+
+
+@register("pdl_avg_var0")
+def pdl_avg_var0() -> Derivation:
+    """Variance of one coordinate's average-datum log-LR under H0."""
+    return _avg("pdl_avg_var0", 1, 0, r"\mathrm{Var}_0[\ell_j]", "r^2 + O(r^4)")
+
+
+@register("pdl_avg_mean1")
+def pdl_avg_mean1() -> Derivation:
+    """Mean under H1 (= KL(P1||P0) = -log(1-r^2)/2)."""
+    return _avg("pdl_avg_mean1", 0, 1, r"\mathbb E_1[\ell_j]", "r^2/2 + O(r^4)")
+
+
+@register("pdl_avg_var1")
+def pdl_avg_var1() -> Derivation:
+    """Variance under H1."""
+    return _avg("pdl_avg_var1", 1, 1, r"\mathrm{Var}_1[\ell_j]", "r^2 + O(r^4)")

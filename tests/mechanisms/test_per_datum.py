@@ -94,3 +94,60 @@ def test_subsampled_power_matches_each_inclusions_closed_form(inclusion):
         assert other == pytest.approx(th["power"], rel=1e-9)
     else:
         assert abs(tpr - other) > MC_SIGMAS * se, (tpr, other)   # Eq. 16 misses the shared law
+
+
+# ---------------------------------------------------------------- average-datum game
+
+
+def test_average_datum_check_mechanism_and_refusals():
+    from semi_core.mechanisms.per_datum import AverageDatumMean, seed_bernoulli
+    from semi_core.testing import check_mechanism
+
+    for law, g in ((_gauss(10)[0], 0.0), (_gauss(10)[0], 0.7), (seed_bernoulli(10), 0.0)):
+        check_mechanism(AverageDatumMean(law, 20, noise_std=g), rounds=40, truth_rounds=0)
+    with pytest.raises(ValueError, match="average-datum LR needs"):
+        AverageDatumMean(seed_bernoulli(10), 20, noise_std=0.5)
+    with pytest.raises(ValueError, match="n"):
+        AverageDatumMean(seed_bernoulli(10), 1)
+
+
+@pytest.mark.parametrize("sd,gamma", [(1.0, 0.0), (2.0, 1.5)])
+def test_average_datum_log_lr_moments_match_the_derived_closed_form(sd, gamma):
+    # exact finite-n moments (symbolic.leakage.avg_moments) vs the runner's games, n = 100,
+    # d = 300. Tolerance MC_SIGMAS SEs: mean SE sqrt(var/R_b), variance SE from the sample's
+    # fourth central moment sqrt((m4 - var^2)/R_b).
+    from semi_core.attacks.leakage import simulate_average_datum
+    from semi_core.mechanisms.per_datum import AverageDatumMean
+
+    law = ProductLaw.gaussian(np.zeros(300), sd)
+    mech = AverageDatumMean(law, 100, noise_std=gamma)
+    ex = mech.theory()["exact_moments"]
+    res = simulate_average_datum(mech, 16000, 7)
+    mem, non = res.scores("exact")
+    for x, mk, vk in ((non, "mean0", "var0"), (mem, "mean1", "var1")):
+        R, v = x.size, x.var()
+        m4 = np.mean((x - x.mean()) ** 4)
+        assert abs(x.mean() - ex[mk]) < MC_SIGMAS * math.sqrt(v / R), (mk, x.mean(), ex[mk])
+        assert abs(v - ex[vk]) < MC_SIGMAS * math.sqrt((m4 - v**2) / R), (vk, v, ex[vk])
+    # the exact moments differ from the limit N(-+M/2, M) at O(M r^2) (Var_1 = M exactly)
+    M = ex["M"]
+    assert ex["mean0"] < -M / 2 and ex["var0"] > M and ex["var1"] == pytest.approx(M)
+
+
+def test_average_datum_bernoulli_limit_and_runner_identity():
+    # Bernoulli (seed App. E.1 law): the limit N(-+tau/2, tau), tau = d/n (Remark 3.3,
+    # Sankararaman et al.): power at alpha = .1 within MC_SIGMAS SEs + .03 (finite n = 200).
+    from semi_core.attacks.leakage import simulate_average_datum, summarize_leakage
+    from semi_core.game.backends import Executor
+    from semi_core.mechanisms.per_datum import AverageDatumMean, seed_bernoulli
+
+    mech = AverageDatumMean(seed_bernoulli(400), 200)
+    th = mech.theory(0.1)
+    assert th["M"] == pytest.approx(2.0)
+    res = simulate_average_datum(mech, 6000, 11, chunk_size=1500)
+    s = summarize_leakage(res, (0.1,))["exact"]
+    assert abs(s["tpr_at_fpr"]["0.1"] - th["power"]) < MC_SIGMAS * s["tpr_se"]["0.1"] + 0.03
+    assert abs(s["bayes_advantage"] - th["advantage"]) < (MC_SIGMAS * s["bayes_advantage_se"]
+                                                         + 0.03)
+    res2 = simulate_average_datum(mech, 6000, 11, chunk_size=1500, executor=Executor(threads=2))
+    assert np.array_equal(res.stats["exact"], res2.stats["exact"])
