@@ -29,13 +29,15 @@ from semi_core.game.play import play
 from semi_core.game.result import GameResult
 from semi_core.mechanisms.base import MechanismBase
 from semi_core.sgd.models import build_model
+from semi_core.stats.binomial import clopper_pearson_lower
 from semi_core.stats.gdp import gdp_epsilon
 from semi_core.stats.update_combination import combine
 
 from .experiment import UpdateConfig, _draw, _pools, check_training_work
 from .training import run_updates, train_replicas, update_mu
 
-__all__ = ["UpdateCanaryMechanism", "CanaryLossScorer", "dp_mechanism", "dp_game", "dp_audit"]
+__all__ = ["UpdateCanaryMechanism", "CanaryLossScorer", "dp_mechanism", "dp_game", "dp_audit",
+           "precision_epsilon", "paper_rdp_epsilon", "dp_protocol_sweep"]
 
 #: Seed streams of the DP-update game (``child_seed(cfg.seed, key)``): the data split and the
 #: model initialisation are those of :func:`~.experiment.run_experiment`, the games its own.
@@ -231,3 +233,100 @@ def dp_audit(cfg: UpdateConfig, *, delta: float = 1e-4, rounds: int = 200,
             "tpr_at_fpr": dict(zip(("0.01", "0.1"), rm.tpr_at_fpr, strict=True))}
     out["seconds"] = res.metadata["seconds"]
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# the seed's own DP protocol (§5.7, Fig. 6): an epsilon sweep, precision -> epsilon
+# --------------------------------------------------------------------------------------------
+
+def precision_epsilon(true_positives: int, called_in: int, *, confidence: float = 0.98) -> dict:
+    r"""The seed's conversion of an attack's precision into an :math:`\varepsilon` lower bound.
+
+    An :math:`(\varepsilon, 0)`-DP update bounds the precision of any attack on a balanced
+    game by :math:`p \le e^\varepsilon/(1+e^\varepsilon)` (Jagielski et al. §5.7 after
+    [20, 33]), so
+
+    .. math::
+
+        \underline\varepsilon = \log\frac{p_L}{1-p_L}\quad (0 \text{ if } p_L \le 1/2),
+
+    with :math:`p_L` the one-sided Clopper-Pearson lower bound on the precision at
+    ``confidence`` (the seed: 98 %). The seed prints :math:`\varepsilon \ge p/(1-p)`, without
+    the logarithm (a slip: :math:`p/(1-p) = e^\varepsilon`); this is the bound with it.
+    """
+    tp = check_int(true_positives, "true_positives", minimum=0)
+    n = check_int(called_in, "called_in", minimum=1)
+    if tp > n:
+        raise ValueError(f"true_positives = {tp} exceeds called_in = {n}")
+    if not (0.5 <= confidence < 1.0):
+        raise ValueError(f"confidence must be in [0.5, 1), got {confidence}")
+    p_low = float(clopper_pearson_lower(tp, n, 1.0 - confidence))
+    eps = float(np.log(p_low / (1.0 - p_low))) if p_low > 0.5 else 0.0
+    return {"precision": tp / n, "precision_lower": p_low, "called_in": n,
+            "true_positives": tp, "epsilon_lower_bound": eps, "confidence": confidence}
+
+
+def paper_rdp_epsilon(cfg: UpdateConfig, delta: float) -> float:
+    r""":math:`\varepsilon(\delta)` of the update as the seed accounts it (TF Privacy's RDP
+    accountant: Poisson-sampled Gaussian, add/remove, sampling rate
+    :math:`q = \min(1, B/n_{up})`, :math:`E\lceil n_{up}/B\rceil` steps; here Opacus'
+    ``RDPAccountant``, the same analysis). Our own accounting
+    (:func:`~semi_core.attacks.updates.training.update_mu`) is the exact :math:`\mu`-GDP of the
+    shuffled, replace-one update actually run; the two differ in sampling and neighbouring
+    relation, so they are shown side by side, never substituted."""
+    delta = check_delta(delta)
+    if cfg.sigma_dp <= 0:
+        raise ValueError("paper_rdp_epsilon needs a DP update (sigma_dp > 0)")
+    # lazy: Opacus is an optional dependency, needed only for this accounting
+    from opacus.accountants import RDPAccountant
+
+    upd = cfg.update_cfg
+    n = cfg.n_up if cfg.update == "sgd-new" else cfg.n0 + cfg.n_up
+    q = min(1.0, upd.batch_size / n)
+    steps = upd.epochs * int(np.ceil(n / upd.batch_size))
+    acc = RDPAccountant()
+    acc.history = [(float(cfg.sigma_dp), q, steps)]
+    return float(acc.get_epsilon(delta=delta))
+
+
+def dp_protocol_sweep(cfg: UpdateConfig, sigmas, *, delta: float = 1e-4,
+                      confidence: float = 0.98, combiners=("diff", "ratio"),
+                      executor=None) -> dict:
+    r"""The seed's §5.7 protocol: for each noise multiplier, ``cfg.trials`` models of one DP
+    update, every candidate's precision at the 10 % Batch rule pooled over the models, turned
+    into :math:`\underline\varepsilon` by :func:`precision_epsilon`; beside it the update's
+    :math:`\varepsilon(\delta)` from our exact GDP accounting and from the seed's RDP
+    accounting (:func:`paper_rdp_epsilon`).
+
+    The seed pools "20 models with 20 points in each" as 400 trials; points of one model are
+    not independent, so the Clopper-Pearson confidence is nominal (the fixed-canary game of
+    :func:`dp_audit` is the valid audit). Returns ``{"rows": [...]}``, one per sigma.
+    """
+    from .experiment import run_experiment
+
+    delta = check_delta(delta)
+    rows = []
+    for sigma in sigmas:
+        c = replace(cfg, k=1, sigma_dp=float(sigma), clip=cfg.clip or 0.5)
+        run = run_experiment(c, executor=executor)
+        m = run.member
+        L = run.scores["loss"]
+        attacks = {}
+        scores = {f"update-{comb}": combine(L[:, 0], L[:, 1], comb, c=c.c) for comb in combiners}
+        scores["no-update-loss"] = -L[:, 1]
+        for name, s in scores.items():
+            tp = called = 0
+            for r in range(s.shape[0]):
+                thr = float(np.quantile(s[r], 0.9, method="lower"))
+                tp += int(np.sum(s[r, m] > thr))
+                called += int(np.sum(s[r] > thr))
+            attacks[name] = precision_epsilon(tp, max(called, 1), confidence=confidence) \
+                if called else {"precision": None, "epsilon_lower_bound": 0.0, "called_in": 0}
+        mu = update_mu(c.update_cfg)
+        rows.append({"sigma_dp": float(sigma), "clip": c.clip, "update": c.update,
+                     "epsilon_ours_gdp": gdp_epsilon(mu, delta), "update_mu": mu,
+                     "epsilon_paper_rdp": paper_rdp_epsilon(c, delta),
+                     "final_model_accuracy": run.test_accuracy[
+                         "final_model_accuracy_on_test_points"],
+                     "models": int(L.shape[0]), "attacks": attacks})
+    return {"delta": delta, "confidence": confidence, "n_up": cfg.n_up, "rows": rows}
