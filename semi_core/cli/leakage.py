@@ -80,6 +80,13 @@ def register(subparsers) -> None:
                    help="noise std gamma (release adds N(0, gamma^2 I)/sqrt(n); default 0)")
     p.add_argument("--subsample", type=float, default=1.0,
                    help="sub-sampling ratio rho in (0, 1] (k = rho n rows; default 1)")
+    p.add_argument("--inclusion", choices=("shared", "per-coordinate"), default="shared",
+                   help="with --subsample: one inclusion event for the whole release (shared, "
+                        "the mechanism as defined; default) or one k-subset per coordinate "
+                        "(per-coordinate, the model under which the seed's Eq. 16 holds)")
+    p.add_argument("--game", choices=("per-datum", "average"), default="per-datum",
+                   help="per-datum: one fixed target (Alg. 1/2; default); average: a fresh "
+                        "target z* ~ D each round (Alg. 3/4, App. B), no --target/--subsample")
     p.add_argument("--fpr", type=float, default=0.01, help="false-positive rate alpha "
                                                            "(default 0.01)")
     p.add_argument("--delta", type=float, default=1e-5,
@@ -197,6 +204,51 @@ def _rank(args) -> Result:
     return Result(payload=payload, text="\n".join(lines))
 
 
+def _average(args, law, dname, executor) -> Result:
+    """``--game average``: the average-datum game (seed Alg. 3/4, App. B)."""
+    from semi_core.mechanisms.per_datum import AverageDatumMean
+
+    given = [f for f, on in (("--target", args.target is not None),
+                             ("--subsample", args.subsample != 1.0),
+                             ("--inclusion", args.inclusion != "shared")) if on]
+    if given:
+        raise ValueError(f"{', '.join(given)}: not applicable with --game average (a fresh "
+                         "target each round, no sub-sampling)")
+    if not law.has_sum_law:
+        raise ValueError("--game average needs --data bernoulli/gaussian/poisson (the exact LR "
+                         "of the pair), not --data-file")
+    mech = AverageDatumMean(law, args.n, noise_std=args.noise)
+    th = mech.theory(args.fpr)
+    payload = {"game": "average", "data": dname, "law": law.params(), "n": args.n,
+               "d": law.d, "noise": args.noise, "fpr": args.fpr, **th,
+               "note": "limit N(-+M/2, M), M = sum_j sigma_j^2/(n(sigma_j^2+gamma_j^2)) "
+                       "(= d/n without noise, seed Remark 3.3); exact_moments: the log-LR's "
+                       "finite-n mean/variance (Gaussian data)"}
+    lines = [f"average-datum game: M = {th['M']:.6g}", f"leakage (optimal advantage) = "
+             f"{th['leakage']:.6g}", f"power at FPR {args.fpr:g} = {th['power']:.6g} "
+             f"(threshold {th['threshold']:.6g} on the log-LR scale)"]
+    if args.simulate:
+        from semi_core.attacks.leakage import simulate_average_datum, summarize_leakage
+
+        t0 = time.perf_counter()
+        res = simulate_average_datum(mech, args.simulate, args.seed, chunk_size=_CHUNK,
+                                     executor=executor)
+        s = summarize_leakage(res, (args.fpr,))["exact"]
+        f = str(args.fpr)
+        mem, non = res.scores("exact")
+        payload["simulation"] = {
+            "rounds": args.simulate, "power": s["tpr_at_fpr"][f], "power_se": s["tpr_se"][f],
+            "power_resolvable": s["tpr_resolvable"][f], "advantage": s["bayes_advantage"],
+            "advantage_se": s["bayes_advantage_se"], "auc": s["auc"], "auc_se": s["auc_se"],
+            "log_lr_moments": {"mean0": float(non.mean()), "var0": float(non.var()),
+                               "mean1": float(mem.mean()), "var1": float(mem.var())},
+            "seconds": time.perf_counter() - t0}
+        lines.append(f"simulated ({args.simulate} games): power {s['tpr_at_fpr'][f]:.4f} +- "
+                     f"{s['tpr_se'][f]:.4f}, advantage {s['bayes_advantage']:.4f} +- "
+                     f"{s['bayes_advantage_se']:.4f}")
+    return Result(payload=payload, text="\n".join(lines))
+
+
 def handler(args) -> Result:
     """Closed forms (and optionally a simulation) for one target, or a ranking of records."""
     from semi_core.audit.ground_truth import gdp_epsilon
@@ -211,10 +263,12 @@ def handler(args) -> Result:
                                        ("--simulate", args.simulate != 0),
                                        ("--target", args.target is not None),
                                        ("--data", args.data is not None),
-                                       ("--data-file", args.data_file is not None))
+                                       ("--data-file", args.data_file is not None),
+                                       ("--inclusion", args.inclusion != "shared"),
+                                       ("--game", args.game != "per-datum"))
                  if on]
         if given:
-            raise ValueError(f"{', '.join(given)} do not apply with --dataset (it ranks records "
+            raise ValueError(f"{', '.join(given)}: not applicable with --dataset (it ranks records "
                              "by the noiseless full-data m*); drop them or drop --dataset")
         return _rank(args)
     if args.n is None:
@@ -252,6 +306,8 @@ def handler(args) -> Result:
     executor = executor_from_args(args)
     law, dname = _law(args)
     args.d = law.d
+    if args.game == "average":
+        return _average(args, law, dname, executor)
     z, tname = _target(args, law)
     if int(round(args.subsample * args.n)) < 2:
         raise ValueError("--subsample * --n must round to at least 2 rows")
@@ -262,27 +318,32 @@ def handler(args) -> Result:
                    f"d = {law.d}, row by row)", nbytes=8.0 * args.n * law.d * 4,
                    seconds=_SECONDS_PER_ROUND_COORD * args.simulate * args.n * law.d,
                    hint="use fewer games (--simulate), a smaller --n or fewer columns")
-    mech = PerDatumMean(law, args.n, z, noise_std=args.noise, rho=args.subsample, mode=mode)
+    mech = PerDatumMean(law, args.n, z, noise_std=args.noise, rho=args.subsample, mode=mode,
+                        inclusion=args.inclusion)
     th = mech.theory(args.fpr)
     m = th["m_star"]
     gdp_mu = float(np.sqrt(m))
     eps_grid = [0.5, 1.0, 2.0, 4.0]
     payload = {
         "data": dname, "law": law.params(), "n": args.n, "d": args.d, "target": tname, "noise": args.noise,
-        "subsample": args.subsample, "k": mech.k, "fpr": args.fpr,
+        "subsample": args.subsample, "inclusion": args.inclusion, "k": mech.k,
+        "fpr": args.fpr,
         "m_star": m, "leakage": th["leakage"], "advantage": th["advantage"],
         "power": th["power"], "threshold": th["threshold"],
         "threshold_scale": th["threshold_scale"],
         "test": mech.test,
     }
-    if mech.k == mech.n:
-        payload["gdp"] = {"mu": gdp_mu, "epsilon_at_delta": gdp_epsilon(gdp_mu, args.delta)
-                          if m > 0 else 0.0, "delta": args.delta,
-                          "delta_of_epsilon": {str(e): float(L.gdp_delta(e, m)) if m > 0
-                                               else 0.0 for e in eps_grid}}
-    else:
+    if mech.k < mech.n:
         payload["m_in"] = th["m_in"]
         payload["paper_approximation"] = th["paper"]
+    if mech.k == mech.n or mech.per_coordinate:
+        me = th.get("m_eff", m)       # per-coordinate inclusion: rho m* (Eq. 16's GDP curve)
+        gdp_mu = float(np.sqrt(me))
+        payload["gdp"] = {"mu": gdp_mu, "epsilon_at_delta": gdp_epsilon(gdp_mu, args.delta)
+                          if me > 0 else 0.0, "delta": args.delta,
+                          "delta_of_epsilon": {str(e): float(L.gdp_delta(e, me)) if me > 0
+                                               else 0.0 for e in eps_grid}}
+    else:
         payload["gdp"] = {"delta_of_epsilon": {
             str(e): float(L.sub_gdp_delta(e, th["m_in"] * mech.q, mech.q)) if m > 0 else 0.0
             for e in eps_grid}, "note": "shared-inclusion limit experiment (corrected)"}
@@ -290,6 +351,8 @@ def handler(args) -> Result:
              f"leakage (optimal advantage) = {th['leakage']:.6g}",
              f"power at FPR {args.fpr:g} = {th['power']:.6g} (threshold {th['threshold']:.6g} "
              "on the log-LR scale" + ("" if mech.k == mech.n else
+                                      f", sum_j log(1 - q + q e^l_j), q = {mech.q:.4g}"
+                                      if mech.per_coordinate else
                                       f", log(1 - q + q e^l_in), q = {mech.q:.4g}") + ")"]
     if "paper_approximation" in payload:
         pa = payload["paper_approximation"]

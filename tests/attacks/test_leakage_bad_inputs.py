@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -99,6 +100,11 @@ CLI = [
     (["--dataset", "wine", "--subsample", "0.5"], "--subsample"),
     (["--dataset", "wine", "--simulate", "100"], "--simulate"),
     (["--dataset", "wine", "--data", "gaussian"], "--data"),
+    (["--dataset", "wine", "--game", "average"], "--game"),
+    (["--inclusion", "rows"], "inclusion"),
+    (["--game", "average", "--target", "easy"], "--target"),
+    (["--game", "average", "--subsample", "0.5"], "--subsample"),
+    (["--game", "average", "--data", "bernoulli", "--noise", "1"], "average-datum LR"),
 ]
 
 
@@ -158,3 +164,22 @@ def test_cli_user_data_law(tmp_path, capsys):
     obj = json.loads(capsys.readouterr().out)
     # easy target for constant p = .3: z = 1 everywhere, m* = d (1-p)^2 / (p(1-p)) / n
     assert obj["m_star"] == pytest.approx(50 * 0.7**2 / 0.21 / 100)
+
+
+def test_cli_average_game_and_inclusion(capsys):
+    assert main(["leakage", "--game", "average", "--data", "gaussian", "--d", "300", "--n",
+                 "100", "--simulate", "2000", "--json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert obj["M"] == pytest.approx(3.0) and obj["threshold_scale"] == "log_lr"
+    ex, sim = obj["exact_moments"], obj["simulation"]["log_lr_moments"]
+    # mean SE sqrt(var / 1000) ~ .055 per class; MC tolerance 4.5 SEs
+    for k in ("mean0", "mean1"):
+        assert abs(sim[k] - ex[k]) < 4.5 * math.sqrt(ex["var0"] / 900), k
+    got = {}
+    for inc in ("shared", "per-coordinate"):
+        assert main(["leakage", "--d", "400", "--n", "200", "--subsample", "0.5",
+                     "--inclusion", inc, "--json"]) == 0
+        got[inc] = json.loads(capsys.readouterr().out)
+    pc, sh = got["per-coordinate"], got["shared"]
+    assert pc["power"] == pytest.approx(pc["paper_approximation"]["power"])   # Eq. 16 holds
+    assert sh["power"] > sh["paper_approximation"]["power"] + 0.1             # and not here
