@@ -53,3 +53,16 @@ def test_sweep_rows_are_complete_and_bounded():
         # 98 % confidence, so no epsilon can be certified
         assert att["called_in"] == 4 and 0.02 ** (1 / 4) < 0.5
         assert att["epsilon_lower_bound"] == 0.0
+
+
+def test_fig8_update_never_hurts_the_np_attack():
+    from semi_core.attacks.updates.gap import fig8_sweep
+
+    out = fig8_sweep((5, 200), rounds=4000, seed=1)
+    for r in out["rows"]:
+        # the LR of both releases is at least as good as the final one's; 3 binomial SEs
+        tol = 3 * (r["optimal"]["se"] + r["final"]["se"])
+        assert r["optimal"]["accuracy"] >= r["final"]["accuracy"] - tol
+    small, large = out["rows"]
+    assert small["optimal"]["accuracy"] > large["optimal"]["accuracy"]   # n1 = 5 leaks more
+    assert out["distance"] == pytest.approx(0.1 * np.sqrt(250))
