@@ -14,7 +14,7 @@ Issue item 4 (sequential auditing). Parts (``--parts``):
 * ``fig8``: the DP-SGD canary stream at eps_canary = 2.75 (App. G, Fig. 8) and 0.01 / non-private
   (§4.2) on the paper's grid: the anytime-valid lower bound after 250 / 2500 observations.
 
-Writes ``analysis/seq_outputs/scaling.json`` and prints a Markdown summary. Usage::
+Writes ``analysis/seq_outputs/scaling_<part>.json`` and prints a Markdown summary. Usage::
 
     python analysis/seq_scaling.py --runs 20          # ~5 min on one core
 """
@@ -53,7 +53,7 @@ def part_delta(runs, seed, alpha=0.05):
     from semi_core.audit.sequential.rbf import mmd_gaussian_shift
 
     rows = []
-    for k, mu in enumerate((0.3, 0.45, 0.6, 0.9, 1.3)):
+    for k, mu in enumerate((0.1, 0.15, 0.2, 0.3, 0.45, 0.6, 0.9, 1.3)):
         D = mmd_gaussian_shift([mu], 1.0, 1.0)
         n_max = int(min(20000, 60 * math.log(1 / (alpha * D * D)) / D**2))
         res = run_audits(lambda mu=mu: sampler_source(lambda n, r: r.normal(0, 1, (n, 1)),
@@ -177,8 +177,9 @@ def main(argv=None) -> None:
             res[part] = part_fig8(min(args.runs, 5), args.seed)
         print(f"## {part} ({time.perf_counter() - t0:.0f} s)")
         print(json.dumps(to_jsonable(res[part]), indent=1)[:6000], flush=True)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(to_jsonable(res)))
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.with_name(f"{out.stem}_{part}.json").write_text(json.dumps(to_jsonable(res[part])))
 
 
 if __name__ == "__main__":
