@@ -68,3 +68,33 @@ def test_delta_collision_rules():
                 assert set(np.flatnonzero(a == j + 1)) <= top5
     with pytest.raises(ValueError, match="collisions"):
         assign_top_n(big, 5, collisions="first")
+
+
+def test_improvement_test_is_the_paired_one_sided_t_test():
+    from scipy import stats
+
+    from semi_core.attacks.updates.studies import improvement_test
+
+    a = [0.7, 0.65, 0.72, 0.68, 0.7]
+    b = [0.6, 0.62, 0.61, 0.66, 0.58]
+    out = improvement_test(a, b)
+    assert out["p"] == pytest.approx(stats.ttest_rel(a, b, alternative="greater").pvalue)
+    assert out["mark"] == "*"                 # p = 0.0114
+    assert improvement_test(b, a)["mark"] == ""
+    assert improvement_test([0.6, 0.7], [0.5, 0.6]) == {"p": 0.0, "mark": "**"}  # no spread
+    with pytest.raises(ValueError, match=">= 2 trials"):
+        improvement_test([0.5], [0.5])
+
+
+@pytest.mark.slow
+def test_precision_tables_complete():
+    from semi_core.attacks.updates.studies import precision_tables
+
+    out = precision_tables(trials=3)
+    for upd in ("sgd-full", "sgd-new"):
+        rows = out["tables"][upd]["rows"]
+        assert set(rows) == {"0.01", "0.08"}
+        for r in rows.values():
+            assert {"loss", "batch", "transfer", "rank"} <= set(r)
+            for t in ("batch", "transfer", "rank"):
+                assert 0 <= r[t]["vs_no_update"]["p"] <= 1

@@ -706,6 +706,9 @@ def summarize(run: UpdateRun, *, score: str = "loss", combiner: str = "diff",
                       "rules": NO_UPDATE_RULES},
         "utility": run.test_accuracy,
         "trials": R,
+        "per_trial": {"mi_accuracy": [float(v) for v in acc],
+                      "no_update_loss": [float(v) for v in no_upd_loss],
+                      "no_update_gap": [float(v) for v in gap]},
         "seconds": run.seconds,
     }
     out["notes"] = fewer_trials_notes(out, R)

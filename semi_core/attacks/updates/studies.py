@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+from scipy import stats
+
 from .experiment import UpdateConfig, run_experiment, summarize
 
-__all__ = ["SEED_NUMBERS", "table2", "q1_curve", "q2_curve"]
+__all__ = ["SEED_NUMBERS", "table2", "q1_curve", "q2_curve", "precision_tables",
+           "improvement_test"]
 
 #: Numbers printed by the seed (``combining_mi_updates``), for side-by-side display.
 SEED_NUMBERS = {
@@ -28,7 +32,66 @@ SEED_NUMBERS = {
                            "k=8": {"entry": 0.381, "random": 0.0625, "x_random": 6.10}},
     "table3_fmnist_sgd_full_n10_prec_recall": {"loss": (0.53, 0.11), "batch": (0.78, 0.16),
                                               "transfer": (0.86, 0.24), "rank": (0.82, 0.28)},
+    # Tables 3 (SGD-Full) and 7 (SGD-New), FMNIST rows: n_up = 1 % and 8 % of n0 (10, 80),
+    # precision / recall of Loss, Batch, Transfer, Rank ("Test" in Table 7)
+    "table3_fmnist": {"0.01": {"loss": (0.53, 0.11), "batch": (0.78, 0.16),
+                               "transfer": (0.86, 0.24), "rank": (0.82, 0.28)},
+                      "0.08": {"loss": (0.52, 0.10), "batch": (0.74, 0.15),
+                               "transfer": (0.78, 0.13), "rank": (0.69, 0.25)}},
+    "table7_fmnist": {"0.01": {"loss": (0.53, 0.11), "batch": (0.90, 0.18),
+                               "transfer": (0.80, 0.48), "rank": (0.82, 0.38)},
+                      "0.08": {"loss": (0.51, 0.10), "batch": (0.71, 0.14),
+                               "transfer": (0.83, 0.09), "rank": (0.66, 0.20)}},
 }
+
+
+def improvement_test(attack, baseline) -> dict:
+    r"""The seed's Table 2 marks (* p < 0.05, ** p < 0.01: an update attack "improves over the
+    best no-update attack"): a one-sided paired t-test over trials of the per-trial accuracies
+    (same runs), :math:`H_1: \mathbb E[a - b] > 0`. Returns ``p`` and the mark."""
+    a = np.asarray(attack, dtype=float)
+    b = np.asarray(baseline, dtype=float)
+    if a.shape != b.shape or a.size < 2:
+        raise ValueError(f"attack and baseline need the same >= 2 trials, got {a.shape}, "
+                         f"{b.shape}")
+    d = a - b
+    if np.all(d == d[0]):  # no spread: the t statistic is undefined
+        p = 0.0 if d[0] > 0 else 1.0
+    else:
+        p = float(stats.ttest_rel(a, b, alternative="greater").pvalue)
+    return {"p": p, "mark": "**" if p < 0.01 else "*" if p < 0.05 else ""}
+
+
+def precision_tables(*, trials: int = 20, seed: int = 0, fractions=(0.01, 0.08),
+                     combiner: str = "ratio", progress=None) -> dict:
+    """Tables 3 (SGD-Full) and 7 (SGD-New): precision / recall at the 10 % rules of the
+    no-update Loss (median threshold) and of the update attack with Batch, Transfer and Rank
+    thresholds, at ``n_up = fraction * n0`` for each fraction (the seed: 1 % and 8 %), with
+    MI accuracy and the significance of its improvement over the best no-update attack
+    (:func:`improvement_test`). Precisions are means over the trials in which they are
+    defined (``n`` says how many)."""
+    n0 = UpdateConfig().n0
+    out = {}
+    for upd, table in (("sgd-full", "table3"), ("sgd-new", "table7")):
+        rows = {}
+        for f in fractions:
+            n_up = max(2, int(round(f * n0)))
+            run = run_experiment(_cfg(upd, trials=trials, seed=seed, n_up=n_up),
+                                 progress=progress)
+            row = {"n_up": n_up}
+            for thr in ("batch", "transfer", "rank"):
+                s = summarize(run, combiner=combiner, threshold=thr)
+                nb = s["per_trial"]
+                best_nb = max((nb["no_update_loss"], nb["no_update_gap"]), key=np.mean)
+                row[thr] = {"precision_10": s["precision_at_10pct"],
+                            "recall_10": s["recall_at_10pct"], "accuracy": s["mi_accuracy"],
+                            "vs_no_update": improvement_test(nb["mi_accuracy"], best_nb)}
+            row["loss"] = {"precision_10": s["no_update"]["loss_precision_at_10pct"],
+                           "recall_10": s["no_update"]["loss_recall_at_10pct"],
+                           "accuracy": s["no_update"]["loss"]}
+            rows[f"{f:g}"] = row
+        out[upd] = {"table": table, "rows": rows}
+    return {"trials": trials, "n0": n0, "combiner": combiner, "tables": out}
 
 
 def _cfg(update, *, trials, seed, **kw) -> UpdateConfig:
