@@ -64,6 +64,34 @@ def _table2_md(t2: dict, seed_row: dict) -> str:
     return "\n".join(lines + prec)
 
 
+def _tables37_md(pt: dict, seed: dict) -> str:
+    """Tables 3 (SGD-Full) and 7 (SGD-New): precision / recall at the 10 % rules, the update
+    attack's accuracy with the significance mark of its gain over the best no-update attack,
+    and the seed's FMNIST row beside."""
+    tr = pt["trials"]
+    lines = [f"### Tables 3 and 7 analogue (precision / recall at the 10 % rules, "
+             f"{pt['combiner']}; accuracy, * p < 0.05, ** p < 0.01: paired one-sided t-test "
+             "over trials against the best no-update attack)", "",
+             "| table | n_up | Loss (median thr.) | Batch | Transfer | Rank | seed FMNIST "
+             "(Loss, Batch, Transfer, Rank) |", "|---|---|---|---|---|---|---|"]
+    for upd, tb in pt["tables"].items():
+        sv = seed.get(f"{tb['table']}_fmnist", {})
+        for f, r in tb["rows"].items():
+            cells = [f"{_ms(r['loss']['precision_10'], tr)} / {_ms(r['loss']['recall_10'])}"]
+            cells += [f"{_ms(r[t]['precision_10'], tr)} / {_ms(r[t]['recall_10'])} (acc "
+                      f"{r[t]['accuracy']['mean']:.3f}{r[t]['vs_no_update']['mark']})"
+                      for t in ("batch", "transfer", "rank")]
+            sr = sv.get(f, {})
+            seed_cell = ", ".join(f"{p:.2f}/{q:.2f}" for p, q in sr.values()) or "-"
+            lines.append(f"| {tb['table']} ({upd}) | {r['n_up']} ({float(f):.0%} of n0) | "
+                         + " | ".join(cells) + f" | {seed_cell} |")
+    lines += ["", "Also run outside the report (heavier): Q7, Chen et al.'s SortedDiff "
+              "(`analysis/updates_chen.py`), the seed's DP protocol with its RDP accounting "
+              "(`analysis/updates_dp_protocol.py`), Fig. 8 (`analysis/updates_fig8.py`); "
+              "their numbers are in `analysis/updates_outputs/`."]
+    return "\n".join(lines)
+
+
 def build(ctx: ReportContext) -> Section:
     """Run the studies and return the tables."""
     title = "Combining model updates (Jagielski et al.): Table 2, Q1-Q3, heuristic vs optimal"
@@ -75,7 +103,13 @@ def build(ctx: ReportContext) -> Section:
         from semi_core.attacks.updates.gap import UpdateMeanGame, gap_table, multi_update_game
 
         # lazy: torch is a heavy import, loaded only when this runs
-        from semi_core.attacks.updates.studies import SEED_NUMBERS, q1_curve, q2_curve, table2
+        from semi_core.attacks.updates.studies import (
+            SEED_NUMBERS,
+            precision_tables,
+            q1_curve,
+            q2_curve,
+            table2,
+        )
     except ImportError as exc:
         return Section(title=title, markdown=f"Skipped: the torch extra is not installed ({exc}).")
     torch.set_num_threads(1)
@@ -89,6 +123,7 @@ def build(ctx: ReportContext) -> Section:
     q2 = q2_curve((4,) if q else (1, 2, 4, 8), trials=trials, seed=ctx.seed,
                   progress=ctx.progress)
     t_q = time.perf_counter() - t0 - t_t2
+    pt = precision_tables(trials=trials, seed=ctx.seed, progress=ctx.progress)
     g = UpdateMeanGame()
     gap = gap_table(g, rounds=20000 if q else 200000, seed=ctx.seed,
                     fpr=(0.01, 0.1))
@@ -132,6 +167,7 @@ def build(ctx: ReportContext) -> Section:
         "candidates balanced between update and test points as in the seed's Fig. 2.", "",
         f"### Table 2 analogue (n_up = {t2['n_up']}, accuracy)", "",
         _table2_md(t2, SEED_NUMBERS["table2_fmnist"]), "",
+        _tables37_md(pt, SEED_NUMBERS), "",
         "### Q1 / Q3: single-update accuracy vs n_up", "", *q1_lines, "",
         f"Seed (FMNIST, Batch): {SEED_NUMBERS['q1_fmnist']['n_up=10']:.2f} at n_up = 10, "
         f"{SEED_NUMBERS['q1_fmnist']['n_up=320']:.2f} at n_up = 320.", "",
@@ -160,7 +196,7 @@ def build(ctx: ReportContext) -> Section:
         f"Run times: Table 2 {t_t2:.1f} s, Q1+Q2 {t_q:.1f} s, gap closed form "
         f"{gap['seconds_closed_form']:.1f} s + Monte Carlo {gap['seconds_mc']:.1f} s.",
     ])
-    data = {"table2": t2, "q1": q1, "q2": q2, "gap": gap, "multi": multi,
+    data = {"table2": t2, "tables_3_7": pt, "q1": q1, "q2": q2, "gap": gap, "multi": multi,
             "seed_numbers": SEED_NUMBERS, "quick": q}
     figs = _plot({**q1, "rows": q1_rows}, q2, ctx.out_dir, quick=q)
     return Section(title=title, markdown=md, figures=figs, data=data)

@@ -98,3 +98,17 @@ def test_precision_tables_complete():
             assert {"loss", "batch", "transfer", "rank"} <= set(r)
             for t in ("batch", "transfer", "rank"):
                 assert 0 <= r[t]["vs_no_update"]["p"] <= 1
+
+
+def test_tables37_markdown_marks_and_seed_row():
+    from semi_core.attacks.updates.studies import SEED_NUMBERS
+    from semi_core.report.updates_section import _tables37_md
+
+    cell = {"precision_10": _cell(0.8, 22), "recall_10": _cell(0.2, 30),
+            "accuracy": _cell(0.61, 30), "vs_no_update": {"p": 0.004, "mark": "**"}}
+    row = {"n_up": 3, "loss": {"precision_10": _cell(0.5, 30), "recall_10": _cell(0.1, 30)},
+           "batch": cell, "transfer": cell, "rank": cell}
+    pt = {"trials": 30, "combiner": "ratio",
+          "tables": {"sgd-new": {"table": "table7", "rows": {"0.01": row}}}}
+    md = _tables37_md(pt, SEED_NUMBERS)
+    assert "[22/30]" in md and "(acc 0.610**)" in md and "0.90/0.18" in md
