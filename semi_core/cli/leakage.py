@@ -6,7 +6,15 @@ Examples::
     semi-core leakage --target hard --noise 0.25 --subsample 0.5 --simulate 2000 --json
     semi-core leakage --data gaussian:0,2 --n 500 --d 1000 --simulate 2000 --json
     semi-core leakage --data-file population.npy --n 200 --simulate 1000 --json
+    semi-core leakage --target easy --subsample 0.5 --inclusion per-coordinate --simulate 4000
+    semi-core leakage --game average --n 1000 --d 5000 --simulate 4000 --json   # App. B
     semi-core leakage --dataset digits --rank 20 --json        # the most exposed records
+
+``--inclusion``: with sub-sampling, one inclusion event for the whole release (``shared``, the
+mechanism as defined) or one k-subset per coordinate (``per-coordinate``: the model the seed's
+Eq. 15/16 describe). ``--game average``: the average-datum game (Alg. 3/4), a fresh target
+each round, limit ``N(-+M/2, M)`` with ``M = d/n`` noiseless and, for Gaussian data, the
+log-LR's exact finite-n moments.
 
 ``--data-file`` rows are the population (each datum a uniformly drawn row; the closed forms use
 the columns' moments, the seed's product approximation); ``--dataset`` ranks records by the
