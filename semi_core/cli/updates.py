@@ -93,6 +93,13 @@ def register(subparsers) -> None:
     p.add_argument("--shift-alpha", type=_unit, default=0.0,
                    help="distribution shift of the update data (0 = none; > 0: binary task, "
                         "update/test points from (1-alpha) source + alpha target subclasses)")
+    p.add_argument("--shift", default="subpopulation",
+                   choices=["subpopulation", "subpop-hard", "subpop-easy", "covariate-hard",
+                            "covariate-easy"],
+                   help="with --shift-alpha > 0: subpopulation (digit subclasses "
+                        "{0,1,2|5,6,7} -> {3,4|8,9}), its Hard / Easy pairs (targets farthest "
+                        "/ nearest to sources 0 and 1), or covariate shift (Hard: inverted "
+                        "intensities; Easy: N(0, 0.1^2) pixel noise)")
     p.add_argument("--sigma-dp", type=float, default=0.0,
                    help="DP-SGD noise multiplier of the update (0 = plain SGD)")
     p.add_argument("--clip", type=float, default=None, help="DP-SGD clipping norm (only with "
@@ -147,7 +154,7 @@ def handler(args) -> Result:
                        data=args.data, label_column=args.label_column or 0, model=args.model,
                        update=args.update, k=args.k,
                        n_up=args.n_up, n0=args.n0, trials=args.trials, n_ref=args.n_ref,
-                       shift_alpha=args.shift_alpha,
+                       shift_alpha=args.shift_alpha, shift=args.shift,
                        clip=clip if args.sigma_dp > 0 else None, sigma_dp=args.sigma_dp,
                        seed=args.seed)
     if args.sigma_dp > 0:  # refuse unbounded DP-audit work before any training

@@ -108,3 +108,27 @@ def test_cli_data_runs_and_refuses(tmp_path, capsys):
     ]:
         code, obj = _cli([*argv, "--trials", "2", "--n0", "40", "--n-up", "3"], capsys)
         assert code == 2 and needle in obj["error"], (argv, obj)
+
+
+def test_hard_easy_pairs_and_covariate_shift():
+    from semi_core.attacks.updates.experiment import _subpop_pairs
+
+    x, y = load_digits()
+    xh, yh, sh = _subpop_pairs(x, y, "subpop-hard")
+    xe, ye, se = _subpop_pairs(x, y, "subpop-easy")
+    for ys, ss in ((yh, sh), (ye, se)):
+        assert set(np.unique(ys)) == {0, 1} and 0 < ss.mean() < 1
+
+    def gap(xs, ss):  # distance of the target records' mean image from the sources'
+        return np.linalg.norm(xs[ss].mean(0) - xs[~ss].mean(0))
+
+    assert gap(xh, sh) > gap(xe, se)          # Hard targets lie farther from their sources
+    cfg = UpdateConfig(shift="covariate-hard", shift_alpha=1.0, **TINY)
+    xc, yc, src, pools = _pools(cfg, np.random.default_rng(0))
+    n = len(y)
+    assert xc.shape == (2 * n, 64) and np.allclose(xc[n:], 1 - xc[:n]) and src[:n].all()
+    assert all(np.array_equal(np.sort(p[p < n] + n), np.sort(p[p >= n])) for p in pools.values())
+    run = run_experiment(cfg)
+    assert run.scores["loss"].shape == (2, 2, 8)
+    with pytest.raises(ValueError, match="shift must be one of"):
+        UpdateConfig(shift="label")

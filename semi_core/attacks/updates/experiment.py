@@ -78,6 +78,9 @@ THRESHOLDS = ("batch", "transfer", "rank")
 DATASETS = ("digits", "file")
 MODELS = ("logreg", "mlp")
 _SRC, _TGT = (0, 1, 2, 5, 6, 7), (3, 4, 8, 9)
+#: Distribution-shift settings (§5.6, ``shift_alpha > 0``): BREEDS-like subpopulation shift on
+#: fixed digit subclasses; its Hard / Easy pairs; covariate shift, Hard / Easy.
+SHIFTS = ("subpopulation", "subpop-hard", "subpop-easy", "covariate-hard", "covariate-easy")
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,7 @@ class UpdateConfig:
     batch_size: int = 32
     hidden: int = 64
     shift_alpha: float = 0.0
+    shift: str = "subpopulation"
     data: str | None = None
     label_column: int = 0
     clip: float | None = None
@@ -140,6 +144,8 @@ class UpdateConfig:
         check_int(self.hidden, "hidden", minimum=1)
         if not (0.0 <= self.shift_alpha <= 1.0):
             raise ValueError(f"shift_alpha must be in [0, 1], got {self.shift_alpha}")
+        if self.shift not in SHIFTS:
+            raise ValueError(f"shift must be one of {SHIFTS}, got {self.shift!r}")
         check_int(self.seed, "seed", minimum=0)
         TrainConfig(1, 1.0, clip=self.clip, sigma_dp=self.sigma_dp)  # validates clip/sigma_dp
 
@@ -222,18 +228,68 @@ def _pools(cfg: UpdateConfig, rng: np.random.Generator):
         x, y = load_update_data(cfg.data, label_column=cfg.label_column)
     else:
         x, y = load_digits()
+    if cfg.shift_alpha > 0 and cfg.shift.startswith("covariate"):
+        x, y, src = _covariate(x, y, cfg.shift, rng)
+        n = len(y) // 2
+        perm = rng.permutation(n)
+        cut1, cut2 = int(0.45 * n), int(0.78 * n)
+        pools = {k: np.concatenate([p, p + n]) for k, p in
+                 (("learner", perm[:cut1]), ("shadow", perm[cut1:cut2]), ("ref", perm[cut2:]))}
+        return x, y, src, pools
     if cfg.shift_alpha > 0:
         if int(y.max()) + 1 != 10:
-            raise ValueError(f"shift_alpha > 0 needs a 10-class task (the digit subclasses "
-                             f"{_SRC} | {_TGT}); the data have {int(y.max()) + 1} classes")
-        src = np.isin(y, _SRC)
-        y = (y >= 5).astype(np.int64)
+            raise ValueError(f"shift_alpha > 0 with shift {cfg.shift!r} needs a 10-class task "
+                             f"(digit subclasses); the data have {int(y.max()) + 1} classes")
+        if cfg.shift == "subpopulation":
+            src = np.isin(y, _SRC)
+            y = (y >= 5).astype(np.int64)
+        else:
+            x, y, src = _subpop_pairs(x, y, cfg.shift)
     else:
         src = np.ones(len(y), dtype=bool)
     perm = rng.permutation(len(y))
     cut1, cut2 = int(0.45 * len(y)), int(0.78 * len(y))
     pools = {"learner": perm[:cut1], "shadow": perm[cut1:cut2], "ref": perm[cut2:]}
     return x, y, src, pools
+
+
+#: Source classes (A, V) of the Hard / Easy subpopulation pairs.
+_PAIR_SOURCES = (0, 1)
+
+
+def _subpop_pairs(x, y, shift: str):
+    r"""Hard / Easy subpopulation pairs :math:`(s_a \to t_a), (s_v \to t_v)` (§5.6): sources
+    digits 0 and 1; each target is the remaining digit whose mean image is farthest from
+    (Hard: the source model does poorly on it) or nearest to (Easy) its source's, chosen
+    greedily without reuse. Binary task A = {s_a, t_a} vs V = {s_v, t_v}; only these four
+    digits are kept (the returned ``x``, ``y`` are subsets, ``src`` marks the sources)."""
+    classes = np.unique(y)
+    means = {c: x[y == c].mean(axis=0) for c in classes}
+    used = set(_PAIR_SOURCES)
+    tgt = []
+    for s_ in _PAIR_SOURCES:
+        cand = [c for c in classes if c not in used]
+        dist = [np.linalg.norm(means[c] - means[s_]) for c in cand]
+        t = cand[int(np.argmax(dist) if shift == "subpop-hard" else np.argmin(dist))]
+        used.add(t)
+        tgt.append(t)
+    keep = np.isin(y, [*_PAIR_SOURCES, *tgt])
+    xa, ya = x[keep], y[keep]
+    lab = np.isin(ya, [_PAIR_SOURCES[1], tgt[1]]).astype(np.int64)
+    return xa, lab, np.isin(ya, _PAIR_SOURCES)
+
+
+def _covariate(x, y, shift: str, rng):
+    r"""Covariate shift (§5.6; the seed's is CIFAR-10 <-> ImageNet): every record gets a
+    shifted twin with the same label, index ``i + N``. Hard: inverted intensities
+    :math:`1 - x` (a model trained on the source does poorly on them); Easy: additive
+    :math:`\mathcal N(0, 0.1^2)` pixel noise (it does well). Features are expected in [0, 1]."""
+    if shift == "covariate-hard":
+        xt = 1.0 - x
+    else:
+        xt = x + 0.1 * rng.standard_normal(x.shape)
+    return (np.concatenate([x, xt]), np.concatenate([y, y]),
+            np.r_[np.ones(len(y), bool), np.zeros(len(y), bool)])
 
 
 def _draw(rng, pool, src, cfg: UpdateConfig, n_cand: int, *, replace_ok: bool = False):
@@ -243,6 +299,9 @@ def _draw(rng, pool, src, cfg: UpdateConfig, n_cand: int, *, replace_ok: bool = 
         raise ValueError(f"n0 = {cfg.n0} exceeds the {len(psrc)} source records of a data pool")
     d0 = rng.choice(psrc, size=cfg.n0, replace=len(psrc) < cfg.n0)
     rest = np.setdiff1d(pool, d0)
+    if cfg.shift_alpha > 0 and cfg.shift.startswith("covariate"):  # no twin of a D0 record
+        n = len(src) // 2
+        rest = rest[~np.isin(rest % n, d0 % n)]
     if cfg.shift_alpha > 0:
         n_t = int(rng.binomial(n_cand, cfg.shift_alpha))
         r_src, r_tgt = rest[src[rest]], rest[~src[rest]]
