@@ -14,12 +14,11 @@ import argparse
 import json
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from semi_core._json import to_jsonable
 from semi_core.attacks.updates import UpdateConfig, run_experiment, summarize
-from semi_core.attacks.updates.experiment import _PAIR_SOURCES, _subpop_pairs
+from semi_core.attacks.updates.experiment import _PAIR_SOURCES, subpop_targets
 from semi_core.sgd.data import load_digits
 
 
@@ -37,13 +36,8 @@ def main() -> None:
     a = ap.parse_args()
     torch.set_num_threads(1)
     x, y = load_digits()
-    pairs = {}
-    for sh in ("subpop-hard", "subpop-easy"):
-        _, _, srca = _subpop_pairs(x, y, sh)
-        keep_digits = sorted(set(np.unique(y).tolist()) - {0, 1})
-        xa, ya, srca = _subpop_pairs(x, y, sh)
-        pairs[sh] = {"sources": list(_PAIR_SOURCES), "records": int(len(ya)),
-                     "target_records": int((~srca).sum()), "candidates": keep_digits}
+    pairs = {sh: {"sources": list(_PAIR_SOURCES), "targets": subpop_targets(x, y, sh)}
+             for sh in ("subpop-hard", "subpop-easy")}
     rows = []
     print("| update | shift | alpha | ratio acc | ratio prec/rec | diff acc | diff prec/rec | "
           "final-model acc |")

@@ -257,12 +257,9 @@ def _pools(cfg: UpdateConfig, rng: np.random.Generator):
 _PAIR_SOURCES = (0, 1)
 
 
-def _subpop_pairs(x, y, shift: str):
-    r"""Hard / Easy subpopulation pairs :math:`(s_a \to t_a), (s_v \to t_v)` (§5.6): sources
-    digits 0 and 1; each target is the remaining digit whose mean image is farthest from
-    (Hard: the source model does poorly on it) or nearest to (Easy) its source's, chosen
-    greedily without reuse. Binary task A = {s_a, t_a} vs V = {s_v, t_v}; only these four
-    digits are kept (the returned ``x``, ``y`` are subsets, ``src`` marks the sources)."""
+def subpop_targets(x, y, shift: str) -> list[int]:
+    """Targets ``[t_a, t_v]`` of the Hard / Easy pairs for sources :data:`_PAIR_SOURCES`
+    (digits: Hard 0 -> 7, 1 -> 6; Easy 0 -> 9, 1 -> 8)."""
     classes = np.unique(y)
     means = {c: x[y == c].mean(axis=0) for c in classes}
     used = set(_PAIR_SOURCES)
@@ -270,9 +267,19 @@ def _subpop_pairs(x, y, shift: str):
     for s_ in _PAIR_SOURCES:
         cand = [c for c in classes if c not in used]
         dist = [np.linalg.norm(means[c] - means[s_]) for c in cand]
-        t = cand[int(np.argmax(dist) if shift == "subpop-hard" else np.argmin(dist))]
+        t = int(cand[int(np.argmax(dist) if shift == "subpop-hard" else np.argmin(dist))])
         used.add(t)
         tgt.append(t)
+    return tgt
+
+
+def _subpop_pairs(x, y, shift: str):
+    r"""Hard / Easy subpopulation pairs :math:`(s_a \to t_a), (s_v \to t_v)` (§5.6): sources
+    digits 0 and 1; each target is the remaining digit whose mean image is farthest from
+    (Hard: the source model does poorly on it) or nearest to (Easy) its source's, chosen
+    greedily without reuse. Binary task A = {s_a, t_a} vs V = {s_v, t_v}; only these four
+    digits are kept (the returned ``x``, ``y`` are subsets, ``src`` marks the sources)."""
+    tgt = subpop_targets(x, y, shift)
     keep = np.isin(y, [*_PAIR_SOURCES, *tgt])
     xa, ya = x[keep], y[keep]
     lab = np.isin(ya, [_PAIR_SOURCES[1], tgt[1]]).astype(np.int64)
