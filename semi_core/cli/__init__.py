@@ -114,11 +114,18 @@ class _Signals:
 
     def __init__(self):
         self.emitting = False
+        self.holding = False  # importing: a signal is kept and raised when the import ends
+        self.pending: int | None = None
         self.terminated = False  # a SIGTERM arrived (whatever exception it became)
         self.old: dict[int, object] = {}
 
     def _handler(self, signum, frame):
         if self.emitting:
+            return
+        if self.holding:
+            # never raise inside an import (a module left half-imported, e.g. NumPy, cannot be
+            # imported again in this process): keep the signal for the end of the block
+            self.pending = signum
             return
         if signum == signal.SIGTERM:
             from ._common import Terminated
@@ -142,6 +149,19 @@ class _Signals:
         finally:
             for signum, old in self.old.items():
                 signal.signal(signum, old)
+
+    @contextlib.contextmanager
+    def held(self):
+        """Keep a SIGTERM/SIGINT that arrives inside this block (building the parser imports
+        the command's module) and raise it when the block ends."""
+        self.holding = True
+        try:
+            yield
+        finally:
+            self.holding = False
+            if self.pending is not None:
+                signum, self.pending = self.pending, None
+                self._handler(signum, None)
 
     @contextlib.contextmanager
     def deferred(self):
@@ -190,8 +210,9 @@ def main(argv: list[str] | None = None) -> int:
     with signals.installed():
         try:
             known = {name.replace("_", "-") for name in COMMAND_MODULES}
-            parser = build_parser([command] if command in known else [])
-            args = parser.parse_args(argv)
+            with signals.held():  # imports the command's module
+                parser = build_parser([command] if command in known else [])
+                args = parser.parse_args(argv)
             command = getattr(args, "command", command) or command
             as_json = bool(getattr(args, "json", as_json))
             result = args.func(args)
