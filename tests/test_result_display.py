@@ -58,7 +58,32 @@ def _attack():
     return run_attacks(cfg, parse_attacks("loss,l-attack"), seed=5)
 
 
-RESULTS = {"AttackRun": _attack, "GameResult": _game, "EngineResult": _engine, "RocMetrics": _roc,
+def _sequential():
+    from semi_core.audit.sequential import mechanism_source, sequential_test
+    from semi_core.mechanisms.zoo import SEED_PAIR, DPLaplace
+
+    return sequential_test(mechanism_source(DPLaplace(0.01), *SEED_PAIR), epsilon=0.01,
+                           delta=1e-5, max_obs=200, seed=0)
+
+
+def _grid():
+    from semi_core.audit.sequential import mechanism_source, sequential_grid
+    from semi_core.mechanisms.zoo import SEED_PAIR, NonDPLaplace2
+
+    return sequential_grid(mechanism_source(NonDPLaplace2(0.01, floor="scale"), *SEED_PAIR),
+                           [0.0, 0.05], delta=1e-5, max_obs=200, seed=0)
+
+
+def _stream():
+    from semi_core.audit.sequential.semi_stream import semi_stream_audit
+    from semi_core.mechanisms.noisy_mean import NoisyMean
+
+    return semi_stream_audit(NoisyMean(10, 1, noise=0.1, data_mean=-1.0, data_std=0.1), [0.5],
+                             delta=1e-5, max_rounds=200, seed=0)
+
+
+RESULTS = {"SequentialResult": _sequential, "GridResult": _grid,
+           "SemiStreamResult": _stream, "AttackRun": _attack, "GameResult": _game, "EngineResult": _engine, "RocMetrics": _roc,
            "AuditResult": _audit, "ClaimResult": _claim}
 
 

@@ -41,6 +41,7 @@ import numpy as np
 from scipy import special
 
 from semi_core._rng import as_seed_sequence
+from semi_core._table import ResultDisplay, Table
 from semi_core._validation import check_delta, check_int, check_real, check_work
 
 from .tau import check_alpha, check_epsilon, success_bound
@@ -130,9 +131,14 @@ def learned_threshold(scores: np.ndarray, bits: np.ndarray, default: float) -> f
     return float(0.5 * (s[j] + hi)) if np.isfinite(hi) and np.isfinite(s[j]) else float(s[j])
 
 
-@dataclass
-class SemiStreamResult:
-    """Stream audit at a grid of epsilons."""
+@dataclass(repr=False)
+class SemiStreamResult(ResultDisplay):
+    """Stream audit at a grid of epsilons.
+
+    ``summary()``: one row per tested epsilon (rejected, stopping round).
+    """
+
+    _repr_fields = ("epsilon_lower_bound", "n_rounds", "delta", "failure_prob")
 
     epsilons: np.ndarray
     stopped_at: list[int | None]
@@ -161,6 +167,12 @@ class SemiStreamResult:
             d["log_wealth"] = self.log_wealth.T.tolist()
             d["lower_bound_path"] = self.lower_bound_path.tolist()
         return d
+
+    def summary(self) -> Table:
+        """One row per tested epsilon: ``epsilon, rejected, stopped_at``."""
+        rows = [{"epsilon": float(e), "rejected": s is not None, "stopped_at": s}
+                for e, s in zip(self.epsilons, self.stopped_at, strict=True)]
+        return Table(rows, title=repr(self))
 
 
 def semi_stream_audit(mechanism, epsilons: float | Sequence[float], *, delta: float,

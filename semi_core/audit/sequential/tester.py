@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from semi_core._rng import as_seed_sequence
+from semi_core._table import ResultDisplay, Table
 from semi_core._validation import check_delta, check_int, check_work
 from semi_core.kernels.rff_witness import rff_block
 from semi_core.kernels.witness import new_state, witness_block
@@ -226,9 +227,15 @@ def witness_diagnostics(bandwidth: float, warm: tuple | None, pair_counts: tuple
 
 
 # ----------------------------------------------------------------------------- results
-@dataclass
-class SequentialResult:
-    """One sequential test (one epsilon)."""
+@dataclass(repr=False)
+class SequentialResult(ResultDisplay):
+    """One sequential test (one epsilon).
+
+    Prints as one line (verdict, stopping time); ``summary()`` is a table of the verdict and
+    the quantities it rests on, ``to_frame()`` the same as a ``DataFrame``.
+    """
+
+    _repr_fields = ("verdict", "epsilon", "stopped_at", "n_observed", "algorithm")
 
     rejected: bool
     stopped_at: int | None
@@ -278,9 +285,15 @@ class SequentialResult:
             d["log_wealth"] = self.log_wealth.tolist()
         return d
 
+    def summary(self) -> Table:
+        """One row per quantity (``quantity, value``), paths left out."""
+        d = self.to_dict(paths=False)
+        d.pop("witness_diagnostics", None)
+        return Table([{"quantity": k, "value": v} for k, v in d.items()], title=repr(self))
 
-@dataclass
-class GridResult:
+
+@dataclass(repr=False)
+class GridResult(ResultDisplay):
     r"""Tests at several epsilons on one stream and the anytime-valid lower bound.
 
     ``epsilon_lower_bound`` is the *fixed-sequence* reading: with the grid sorted increasingly,
@@ -292,7 +305,11 @@ class GridResult:
     :math:`\varepsilon_{i_0}` to reject, which has probability :math:`\le\alpha` uniformly in t.
     The seed's reading (§4.2, "the smallest candidate that the test fails to reject") is one
     grid step *above* ours and not valid (claim ``sec4.2.lower_bound_reading``).
+
+    ``summary()``: one row per tested epsilon (verdict, stopping time).
     """
+
+    _repr_fields = ("epsilon_lower_bound", "n_observed", "bandwidth")
 
     epsilons: np.ndarray
     results: list[SequentialResult]
@@ -308,6 +325,13 @@ class GridResult:
                 "bandwidth": self.bandwidth, "n_observed": self.n_observed,
                 "lower_bound_path": self.lower_bound_path.tolist() if paths else None,
                 "tests": [r.to_dict(paths=paths) for r in self.results]}
+
+    def summary(self) -> Table:
+        """One row per tested epsilon: ``epsilon, verdict, stopped_at, final_log_wealth``."""
+        rows = [{"epsilon": float(r.epsilon), "verdict": r.verdict, "stopped_at": r.stopped_at,
+                 "final_log_wealth": float(r.log_wealth[-1]) if r.log_wealth.size else 0.0}
+                for r in self.results]
+        return Table(rows, title=repr(self))
 
 
 # ----------------------------------------------------------------------------- bettors
