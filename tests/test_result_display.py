@@ -82,7 +82,14 @@ def _stream():
                              delta=1e-5, max_rounds=200, seed=0)
 
 
-RESULTS = {"SequentialResult": _sequential, "GridResult": _grid,
+def _updates():
+    from semi_core.attacks.updates.experiment import UpdateConfig, run_experiment
+
+    return run_experiment(UpdateConfig(n0=60, trials=2, n_ref=2, base_epochs=4, new_epochs=2,
+                                       full_epochs=1, n_up=4))
+
+
+RESULTS = {"UpdateRun": _updates, "SequentialResult": _sequential, "GridResult": _grid,
            "SemiStreamResult": _stream, "AttackRun": _attack, "GameResult": _game, "EngineResult": _engine, "RocMetrics": _roc,
            "AuditResult": _audit, "ClaimResult": _claim}
 
