@@ -15,7 +15,7 @@
    ``dirac_contrast``, SeMI-SGD and SeMI-max: the audit's default scores) on the batched
    releases, against the batched training of the same runs.
 3. **The tour line** ``semi-core audit-opacus --epsilon 4 --canary dirac --rounds R --tau 5
-   --delta 1e-5 --json`` as a subprocess, wall and CPU time (its own and its children's),
+   --delta 1e-5 --json`` as a subprocess, its wall and CPU time and peak memory,
    against the same line run by the code before this work (the worktree ``/tmp/before``, when
    present; ``SEMI_CORE_BEFORE`` overrides the path) in the same run. Full mode: R = 1000 for
    the current code; the reference runs at ``R_ref = 200`` (it needs minutes per hundred runs
@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,27 +38,30 @@ TOUR = ["audit-opacus", "--epsilon", "4", "--canary", "dirac", "--tau", "5", "--
 
 
 def _timed_cli(rounds: int, pythonpath: str | None = None) -> dict:
-    """Wall and CPU seconds (process and children) of the tour line at ``rounds``."""
+    """Wall and CPU seconds and peak memory of the tour line's process at ``rounds``."""
     env = dict(os.environ)
     cwd = None
     if pythonpath is not None:
         env["PYTHONPATH"] = pythonpath
         cwd = "/tmp"  # so that the current checkout is not imported instead
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", "from semi_core.cli import main; "
-                           "raise SystemExit(main())", *TOUR, "--rounds", str(rounds)],
-                          env=env, cwd=cwd, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-c", "from semi_core.cli import main; "
+                                 "raise SystemExit(main())", *TOUR, "--rounds", str(rounds)],
+                                env=env, cwd=cwd, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own resource usage
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
+    cpu = usage.ru_utime + usage.ru_stime
     if proc.returncode != 0:
-        raise RuntimeError(f"tour line failed ({pythonpath or 'current'}): "
-                           f"{proc.stderr[-2000:]}")
-    timing = json.loads(proc.stdout).get("timing") or {}
+        raise RuntimeError(f"tour line failed ({pythonpath or 'current'}): {stderr[-2000:]}")
+    timing = json.loads(stdout).get("timing") or {}
     game = float(timing.get("game_seconds", wall))  # without it: scale everything
     return {"rounds": rounds, "wall": wall, "cpu": cpu, "game_wall": game,
-            "maxrss_mib": after.ru_maxrss / 1024.0}
+            "maxrss_mib": usage.ru_maxrss / 1024.0}
 
 
 def main(quick: bool = False) -> list[dict]:
@@ -105,7 +108,7 @@ def main(quick: bool = False) -> list[dict]:
     r_new, r_ref = (100, 100) if quick else (1000, 200)
     new = _timed_cli(r_new)
     print(f"\n## Tour line: semi-core {' '.join(TOUR)} --rounds R (subprocess; "
-          f"{os.cpu_count()} cores; CPU = process + children)")
+          f"{os.cpu_count()} cores; CPU = user + system of the command's process)")
     print(f"{'code':<26} {'R':>6} {'wall s':>8} {'CPU s':>8} {'max RSS MiB':>12}")
     print(f"{'current':<26} {r_new:>6} {new['wall']:>8.1f} {new['cpu']:>8.1f} "
           f"{new['maxrss_mib']:>12.0f}")
