@@ -1,7 +1,7 @@
 r"""One-run audits of an f-DP hypothesis: the reconstruction recursion of Mahloujifar et al.
 
 Mahloujifar, Melis & Chaudhuri (2024; ICML 2025), *Auditing f-differential privacy in one run*
-(arXiv:2410.22235), in the design of Steinke, Nasr & Jagielski (2023) (:mod:`.one_run`):
+(arXiv:2410.22235), in the design of Steinke, Nasr & Jagielski (2023) (:mod:`semi_core.audit.one_run`):
 ``m`` canaries, each included independently with probability 1/2 (:math:`S_i`), one run of the
 mechanism, :math:`r` guesses :math:`T_i\in\{-1,+1\}` made from its output (abstaining on the
 other :math:`m-r`), :math:`W` correct. The null hypothesis is that the mechanism is
@@ -86,7 +86,7 @@ Any claimed curve (:func:`one_run_fdp_p_value`)
     from a PLD accountant; :func:`profile_blowup_inverse`) is tested as one hypothesis: the
     p-value is the smallest :math:`\xi` at which the recursion rejects.
 
-Guesses are those of :mod:`.one_run` (top :math:`k_+` "in", bottom :math:`k_-` "out", the
+Guesses are those of :mod:`semi_core.audit.one_run` (top :math:`k_+` "in", bottom :math:`k_-` "out", the
 pre-registered family with Bonferroni), and the same design assumption and class-size check
 (:func:`~semi_core.audit.one_run.check_inclusion_balance`) apply.
 """
