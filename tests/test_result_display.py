@@ -90,8 +90,9 @@ def _updates():
 
 
 RESULTS = {"UpdateRun": _updates, "SequentialResult": _sequential, "GridResult": _grid,
-           "SemiStreamResult": _stream, "AttackRun": _attack, "GameResult": _game, "EngineResult": _engine, "RocMetrics": _roc,
-           "AuditResult": _audit, "ClaimResult": _claim}
+           "SemiStreamResult": _stream, "AttackRun": _attack, "GameResult": _game,
+           "EngineResult": _engine, "RocMetrics": _roc, "AuditResult": _audit,
+           "ClaimResult": _claim}
 
 
 @pytest.mark.parametrize("name", sorted(RESULTS))
