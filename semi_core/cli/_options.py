@@ -138,6 +138,7 @@ class DeprecatedAlias(argparse.Action):
     def __init__(self, option_strings, dest, new: str = "", **kwargs):
         self.new = new
         kwargs.setdefault("help", f"deprecated alias of {new}")
+        kwargs.setdefault("default", argparse.SUPPRESS)  # the new flag's default stands
         super().__init__(option_strings, dest, **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None):

@@ -3,7 +3,7 @@
 Example::
 
     # one run: the per-step log-LR trajectory of the target and every SeMI statistic
-    semi-core audit-checkpoints --model mypkg.models:make_model --runs runs/run0 \\
+    semi-core audit-checkpoints --model mypkg.models:make_model --run-dirs runs/run0 \\
         --reference ref.npz --target-index 0 --lr 0.5 --batch-size 64 \\
         --noise-multiplier 1.1 --max-grad-norm 1 --plot trajectory.png
     # many runs, labelled by folder (ROOT/member/*, ROOT/non-member/*): certified eps_LB
@@ -29,6 +29,7 @@ import numpy as np
 
 from semi_core.cli._common import Result, UsageError
 from semi_core.cli._options import (
+    DeprecatedAlias,
     add_delta,
     add_executor_args,
     add_failure_prob,
@@ -55,7 +56,9 @@ def register(subparsers) -> None:
                    help="importable factory returning a fresh torch.nn.Module (trusted code: "
                         "it is imported and called)")
     runs = p.add_mutually_exclusive_group(required=True)
-    runs.add_argument("--runs", nargs="+", metavar="DIR",
+    runs.add_argument("--runs", dest="runs", nargs="+", action=DeprecatedAlias,
+                      new="--run-dirs")
+    runs.add_argument("--run-dirs", dest="runs", nargs="+", metavar="DIR",
                       help="run directories (unlabelled: trajectories and statistics only)")
     runs.add_argument("--runs-root", metavar="ROOT",
                       help="ROOT/member/* and ROOT/non-member/*: labelled runs")

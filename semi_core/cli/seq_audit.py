@@ -2,10 +2,10 @@
 
 Examples::
 
-    semi-core seq-audit --mechanism nondp-laplace-1 --epsilon 0.01 --delta 1e-5 \\
+    semi-core seq-audit --mechanism nondp-laplace-1 --claimed-epsilon 0.01 --delta 1e-5 \\
         --failure-prob 0.05 --max-obs 5000 --runs 20 --algorithm 1 --seed 0 --json
     semi-core seq-audit --mechanism nondp-gaussian-1 --epsilon-grid 0,0.1,0.2,0.4 --json
-    semi-core seq-audit --stream semi --mechanism noisy-mean --noise 0.5 --epsilon 1 --json
+    semi-core seq-audit --stream semi --mechanism noisy-mean --noise 0.5 --claimed-epsilon 1 --json
 
 ``--json`` prints one object: per run ``rejected`` and ``stopped_at`` (test pairs after the
 20 discarded warm-up pairs), the summary ``rejection_rate`` and ``mean_stop`` (over rejecting
@@ -20,7 +20,13 @@ import sys
 import numpy as np
 
 from semi_core.cli._common import Result
-from semi_core.cli._options import add_delta, add_failure_prob, add_json, add_seed
+from semi_core.cli._options import (
+    DeprecatedAlias,
+    add_delta,
+    add_failure_prob,
+    add_json,
+    add_seed,
+)
 
 __all__ = ["register", "handler"]
 
@@ -43,11 +49,14 @@ def register(subparsers) -> None:
                    help=f"one of {sorted(ZOO)} (stream mmd) or {list(_SEMI_MECHS)} (stream semi)")
     p.add_argument("--stream", choices=("mmd", "semi"), default="mmd",
                    help="mmd: the seed's MMD test; semi: SeMI stream audit")
-    p.add_argument("--epsilon", type=float, default=None, help="claimed epsilon >= 0")
+    p.add_argument("--claimed-epsilon", dest="epsilon", type=float, default=None,
+                   help="the epsilon claimed for the mechanism (the null hypothesis), >= 0")
+    p.add_argument("--epsilon", dest="epsilon", type=float, action=DeprecatedAlias,
+                   new="--claimed-epsilon")
     p.add_argument("--epsilon-grid", default=None,
                    help="comma-separated epsilons: anytime-valid lower bound over the grid")
     p.add_argument("--mech-epsilon", type=float, default=None,
-                   help="epsilon the zoo mechanism is built for (default: --epsilon)")
+                   help="epsilon the zoo mechanism is built for (default: --claimed-epsilon)")
     add_delta(p, default=1e-5)
     add_failure_prob(p)
     p.add_argument("--max-obs", type=int, default=5000, help="N_max >= 1 (pairs or rounds)")
@@ -171,9 +180,9 @@ def _check(args):
     if args.algorithm not in (1, 2):
         raise ValueError(f"--algorithm must be 1 or 2, got {args.algorithm}")
     if (args.epsilon is None) == (args.epsilon_grid is None):
-        raise ValueError("give exactly one of --epsilon or --epsilon-grid")
+        raise ValueError("give exactly one of --claimed-epsilon or --epsilon-grid")
     if args.epsilon is not None:
-        eps = [check_epsilon(args.epsilon, "--epsilon")]
+        eps = [check_epsilon(args.epsilon, "--claimed-epsilon")]
     else:
         eps = [check_epsilon(e, "--epsilon-grid entries") for e in _grid(args.epsilon_grid)]
     if args.mech_epsilon is not None:
@@ -224,7 +233,7 @@ def _semi(args, eps) -> Result:
         mech = RandomizedResponse(args.mech_epsilon if args.mech_epsilon is not None
                                   else max(eps), args.delta)
     elif args.mechanism in _SEMI_MECHS:
-        flag = "--mech-epsilon" if args.mech_epsilon is not None else "the largest --epsilon"
+        flag = "--mech-epsilon" if args.mech_epsilon is not None else "the largest --claimed-epsilon"
         mech = _zoo(args.mechanism, args.mech_epsilon if args.mech_epsilon is not None
                     else max(eps), args.delta, flag, args.noise_floor)
     else:
@@ -236,7 +245,7 @@ def _semi(args, eps) -> Result:
 
     p_max = success_bound(max(eps), args.delta)
     if p_max >= 1:
-        raise ValueError(f"--epsilon {max(eps):g} with --delta {args.delta:g} makes the success "
+        raise ValueError(f"--claimed-epsilon {max(eps):g} with --delta {args.delta:g} makes the success "
                          "bound p* = 1 in double precision (from eps ~ 37): no guessing game "
                          "can reject it; audit a smaller epsilon")
     check_semi_stream_work(mech, args.max_obs, n_eps=len(eps), runs=args.runs,
@@ -290,7 +299,7 @@ def handler(args) -> Result:
     if mech_eps is None:
         raise ValueError("--mech-epsilon is required with --epsilon-grid (the epsilon the "
                          "mechanism is built for)")
-    flag = "--mech-epsilon" if args.mech_epsilon is not None else "--epsilon"
+    flag = "--mech-epsilon" if args.mech_epsilon is not None else "--claimed-epsilon"
     mech = _zoo(args.mechanism, mech_eps, args.delta, flag, args.noise_floor)
     from semi_core.audit.sequential.conventions import parse_conventions
 
@@ -305,7 +314,7 @@ def handler(args) -> Result:
         raise ValueError(f"--conventions {args.conventions} replaces the threshold: drop --bound")
     bad = [e for e in eps if not np.isfinite(tau_for(args.bound, e, args.delta))]
     if bad:
-        raise ValueError(f"--epsilon {bad[0]:g} with --bound {args.bound} gives an infinite MMD "
+        raise ValueError(f"--claimed-epsilon {bad[0]:g} with --bound {args.bound} gives an infinite MMD "
                          "threshold (e^epsilon overflows): use epsilon <= 700 (the bound is "
                          "vacuous from ~0.9)")
     check_sequential_work(args.max_obs, n_eps=len(eps), algorithm=args.algorithm,

@@ -3,9 +3,9 @@
 Example::
 
     semi-core updates --dataset digits --model logreg --update sgd-new --k 1 --n-up 10 \\
-        --score loss --combiner diff --threshold batch --trials 20 --seed 0 --json
+        --score loss --combiner diff --threshold-rule batch --trials 20 --seed 0 --json
 
-Your data: ``--data FILE`` replaces the bundled digits: a ``.csv`` / ``.txt`` of comma-separated
+Your data: ``--data-file FILE`` replaces the bundled digits: a ``.csv`` / ``.txt`` of comma-separated
 numbers, one record per line, the label in column ``--label-column`` (default 0, Purchase-100
 style); an ``.npz`` with arrays ``X`` (N, p) and ``y`` (N,); or a directory holding an IDX pair
 ``train-images-idx3-ubyte`` / ``train-labels-idx1-ubyte`` (``.gz`` allowed, MNIST /
@@ -38,6 +38,7 @@ import math
 
 from semi_core.cli._common import Result
 from semi_core.cli._options import (
+    DeprecatedAlias,
     add_delta,
     add_executor_args,
     add_json,
@@ -67,13 +68,14 @@ def register(subparsers) -> None:
                     "LOSS or offline-LiRA scores; Batch / Transfer / Rank thresholds; "
                     "Back-Front and Delta attacks; metrics with standard errors over trials.")
     p.add_argument("--dataset", default="digits", choices=["digits"],
-                   help="bundled data set (ignored with --data)")
-    p.add_argument("--data", default=None, metavar="FILE",
+                   help="bundled data set (ignored with --data-file)")
+    p.add_argument("--data", dest="data", action=DeprecatedAlias, new="--data-file")
+    p.add_argument("--data-file", dest="data", default=None, metavar="FILE",
                    help="your data instead: .csv/.txt (label column --label-column), .npz "
                         "(X, y) or a directory with an IDX pair train-images-idx3-ubyte / "
                         "train-labels-idx1-ubyte")
     p.add_argument("--label-column", type=int, default=None,
-                   help="--data .csv/.txt: the label's column (default 0; negative counts "
+                   help="--data-file .csv/.txt: the label's column (default 0; negative counts "
                         "from the end)")
     p.add_argument("--model", default="logreg", choices=["logreg", "mlp"])
     p.add_argument("--update", default="sgd-new", choices=["sgd-new", "sgd-full"])
@@ -82,7 +84,11 @@ def register(subparsers) -> None:
     p.add_argument("--n0", type=positive_int, default=300, help="base training set size")
     p.add_argument("--score", default="loss", choices=["loss", "lira"])
     p.add_argument("--combiner", default="diff", choices=["diff", "ratio"])
-    p.add_argument("--threshold", default="batch", choices=["batch", "transfer", "rank"])
+    p.add_argument("--threshold-rule", dest="threshold", default="batch",
+                   choices=["batch", "transfer", "rank"],
+                   help="how the membership threshold is set: batch, transfer or rank")
+    p.add_argument("--threshold", dest="threshold", action=DeprecatedAlias,
+                   new="--threshold-rule", choices=["batch", "transfer", "rank"])
     p.add_argument("--delta-collisions", default="exclusive", choices=["exclusive", "argmax"],
                    help="Delta: a point several updates would take enters the first by pair "
                         "score, each update then holding exactly n_up (exclusive), or each "
@@ -93,7 +99,10 @@ def register(subparsers) -> None:
     p.add_argument("--shift-alpha", type=_unit, default=0.0,
                    help="distribution shift of the update data (0 = none; > 0: binary task, "
                         "update/test points from (1-alpha) source + alpha target subclasses)")
-    p.add_argument("--shift", default="subpopulation",
+    p.add_argument("--shift", dest="shift", action=DeprecatedAlias, new="--shift-kind",
+                   choices=["subpopulation", "subpop-hard", "subpop-easy", "covariate-hard",
+                            "covariate-easy"])
+    p.add_argument("--shift-kind", dest="shift", default="subpopulation",
                    choices=["subpopulation", "subpop-hard", "subpop-easy", "covariate-hard",
                             "covariate-easy"],
                    help="with --shift-alpha > 0: subpopulation (digit subclasses "
@@ -142,12 +151,12 @@ def handler(args) -> Result:
         raise ValueError(f"--n-ref must be >= 2, got {args.n_ref}")
     if args.label_column is not None and (
             args.data is None or not str(args.data).lower().endswith((".csv", ".txt"))):
-        raise ValueError("--label-column applies only to --data FILE.csv / .txt")
+        raise ValueError("--label-column applies only to --data-file FILE.csv / .txt")
     if args.data is not None:
         from pathlib import Path
 
         if not Path(args.data).exists():
-            raise FileNotFoundError(f"--data: no such file or directory: {args.data}")
+            raise FileNotFoundError(f"--data-file: no such file or directory: {args.data}")
     executor = executor_from_args(args)
     torch.set_num_threads(1)
     cfg = UpdateConfig(dataset="file" if args.data is not None else args.dataset,

@@ -31,3 +31,20 @@ def test_every_default_is_stated(cmd):
             missing.append(act.option_strings[0])
     assert not missing, f"{cmd}: options whose --help does not state the default: {missing}"
     assert "--json" in text or cmd in ("reproduce",)
+
+
+@pytest.mark.parametrize("cmd, old, new", [
+    ("seq-audit", "--epsilon", "--claimed-epsilon"),
+    ("updates", "--threshold", "--threshold-rule"),
+    ("updates", "--shift", "--shift-kind"),
+    ("updates", "--data", "--data-file"),
+    ("audit-checkpoints", "--runs", "--run-dirs"),
+])
+def test_renamed_flags_keep_a_deprecated_alias(cmd, old, new):
+    """One meaning per name: a flag whose meaning differed was renamed; the old spelling still
+    parses into the same destination and is documented as a deprecated alias."""
+    p = _commands()[cmd]
+    acts = {o: a for a in p._actions for o in a.option_strings}
+    assert acts[old].dest == acts[new].dest
+    assert acts[old].help == f"deprecated alias of {new}"
+    assert acts[old].default is argparse.SUPPRESS  # the new flag's default stands
