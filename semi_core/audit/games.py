@@ -150,7 +150,7 @@ def audit_mechanism(mech, rounds: int, seed, *, tau: int = 1, delta: float = 1e-
 def noisy_mean_audit_table(*, n=10, T=10, tau=1, clip=1.0, data_mean=-1.0, data_std=0.1, target=None,
               noise=None, mu_levels=(1.0, 2.0, 4.0), rounds=4000, delta=1e-5, alpha=0.05,
               method=DEFAULT_METHOD, seed=0, tests=DEFAULT_AUDIT_TESTS,
-                           progress=None) -> list[dict]:
+                           progress=None, executor=None) -> list[dict]:
     r"""Audit the noisy empirical mean (:class:`~semi_core.mechanisms.noisy_mean.NoisyMean`) at
     several noise levels: one :func:`audit_mechanism` row per level (SeMI seed §5).
 
@@ -169,6 +169,9 @@ def noisy_mean_audit_table(*, n=10, T=10, tau=1, clip=1.0, data_mean=-1.0, data_
         GDP levels of the whole release (used when ``noise`` is None).
     rounds, delta, alpha, method, seed, tests
         Games per level, and the audit's settings (``alpha`` is the failure probability).
+    executor : Executor, int or None
+        Where each level's games run (:class:`~semi_core.game.backends.Executor`); the rows do
+        not depend on it.
     progress : callable, optional
         Called with a short message per level.
 
@@ -203,7 +206,8 @@ def noisy_mean_audit_table(*, n=10, T=10, tau=1, clip=1.0, data_mean=-1.0, data_
         if progress is not None:
             progress(f"noise {s:.4g}")
         row = audit_mechanism(make(s), rounds, child, tau=tau, delta=delta,
-                              failure_prob=alpha, method=method, tests=tests)
+                              failure_prob=alpha, method=method, tests=tests,
+                              executor=executor)
         row["noise"] = s
         rows.append(row)
     return rows

@@ -18,12 +18,14 @@ from semi_core.audit.games import DEFAULT_AUDIT_TESTS
 from semi_core.cli._common import Result
 from semi_core.cli._options import (
     add_delta,
+    add_executor_args,
     add_failure_prob,
     add_json,
     add_method,
     add_rounds,
     add_seed,
     add_tau,
+    executor_from_args,
     resolve_tau,
 )
 
@@ -64,6 +66,7 @@ def register(subparsers) -> None:
     add_failure_prob(p, alpha_alias=True)
     add_method(p)
     add_seed(p)
+    add_executor_args(p)
     add_json(p)
     p.set_defaults(func=handler)
 
@@ -71,7 +74,7 @@ def register(subparsers) -> None:
 def run_table(*, n=10, T=10, tau=1, clip=1.0, data_mean=-1.0, data_std=0.1, target=None,
               noise=None, mu_levels=(1.0, 2.0, 4.0), rounds=4000, delta=1e-5, failure_prob=0.05,
               method=DEFAULT_METHOD, seed=0, tests=DEFAULT_AUDIT_TESTS,
-              progress=None) -> list[dict]:
+              progress=None, executor=None) -> list[dict]:
     """One row per noise level: :func:`semi_core.audit.games.noisy_mean_audit_table` after
     checking every argument and the memory of the games up front."""
     import numpy as np
@@ -137,7 +140,7 @@ def run_table(*, n=10, T=10, tau=1, clip=1.0, data_mean=-1.0, data_std=0.1, targ
                                   data_std=data_std, target=target, noise=noise,
                                   mu_levels=mu_levels, rounds=rounds, delta=delta,
                                   alpha=failure_prob, method=method, seed=seed, tests=tests,
-                                  progress=progress)
+                                  progress=progress, executor=executor)
 
 
 def handler(args) -> Result:
@@ -150,7 +153,8 @@ def handler(args) -> Result:
     rows = run_table(n=args.n, T=T, tau=tau, clip=args.clip, data_mean=args.data_mean,
                      data_std=args.data_std, target=args.target, noise=args.noise,
                      mu_levels=args.mu_levels, rounds=args.rounds, delta=args.delta,
-                     failure_prob=args.failure_prob, method=args.method, seed=args.seed)
+                     failure_prob=args.failure_prob, method=args.method, seed=args.seed,
+                     executor=executor_from_args(args))
     payload = {"n": args.n, "T": T, "tau": tau, "clip": args.clip,
                "data_mean": args.data_mean, "data_std": args.data_std, "rounds": args.rounds,
                "delta": args.delta, "failure_prob": args.failure_prob, "method": args.method,

@@ -48,3 +48,21 @@ def test_renamed_flags_keep_a_deprecated_alias(cmd, old, new):
     assert acts[old].dest == acts[new].dest
     assert acts[old].help == f"deprecated alias of {new}"
     assert acts[old].default is argparse.SUPPRESS  # the new flag's default stands
+
+
+def test_audit_game_takes_the_executor_and_gives_the_same_rows(capsys):
+    import json
+
+    from semi_core.cli import main
+
+    def rows(*extra):
+        assert main(["audit-game", "--rounds", "300", "--mu-levels", "1", "2", *extra,
+                     "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)["rows"]
+        for r in out:  # where the games ran and how long they took are not results
+            r.pop("executor", None)
+            r.pop("seconds", None)
+            r.get("metadata", {}).pop("executor", None)
+        return json.dumps(out, sort_keys=True, default=str)
+
+    assert rows() == rows("--threads", "2")
