@@ -8,7 +8,7 @@ import pytest
 from semi_core.mechanisms import zoo
 from semi_core.mechanisms.empirical_mean import EmpiricalMean
 from semi_core.mechanisms.noisy_mean import NoisyMean
-from semi_core.mechanisms.per_datum import PerDatumMean, ProductLaw
+from semi_core.mechanisms.per_datum import AverageDatumMean, PerDatumMean, ProductLaw
 from semi_core.testing import RULES, MechanismCheckError, check_mechanism
 
 
@@ -171,6 +171,9 @@ PACKAGE = [
     NoisyMean(10, 10, noise=0.5, data_mean=-1.0, data_std=0.1),
     PerDatumMean(ProductLaw.bernoulli(np.full(30, 0.3)), n=50, target=np.ones(30)),
     PerDatumMean(ProductLaw.bernoulli(np.full(30, 0.3)), n=50, target=np.ones(30), rho=0.5),
+    PerDatumMean(ProductLaw.bernoulli(np.full(30, 0.3)), n=50, target=np.ones(30), rho=0.5,
+                 inclusion="per-coordinate"),
+    AverageDatumMean(ProductLaw.bernoulli(np.full(10, 0.3)), 20),
 ]
 
 
