@@ -111,8 +111,17 @@ class ResultDisplay:
             parts.append(f"{name}={v!r}" if isinstance(v, str) else f"{name}={_fmt(v)}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
-    def summary(self) -> Table:  # pragma: no cover - every subclass overrides
-        raise NotImplementedError
+    def summary(self) -> Table:
+        """One row per scalar entry of ``to_dict()`` (``quantity, value``); result types with
+        a richer table (one row per test, per attack, per epsilon) override it."""
+        scalar = (str, int, float, bool, type(None))
+        rows = [{"quantity": k, "value": v} for k, v in self.to_dict().items()
+                if isinstance(v, scalar)]
+        return Table(rows, title=repr(self))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dict: the fields named in ``_repr_fields`` (subclasses give more)."""
+        return {name: getattr(self, name) for name in self._repr_fields}
 
     def _repr_html_(self) -> str:
         return self.summary()._repr_html_()

@@ -108,3 +108,23 @@ def test_result_displays(name):
     pd = pytest.importorskip("pandas")
     frame = res.to_frame()
     assert isinstance(frame, pd.DataFrame) and len(frame) >= 1
+
+
+def test_mixin_defaults_for_a_new_result_type():
+    """A new result type gets a repr, a summary table and a frame from _repr_fields alone."""
+    from dataclasses import dataclass
+
+    from semi_core._table import ResultDisplay
+
+    @dataclass(repr=False)
+    class Tiny(ResultDisplay):
+        _repr_fields = ("eps", "n")
+        eps: float
+        n: int
+        arr: object = None
+
+    t = Tiny(1.5, 10, np.zeros(3))
+    assert repr(t) == "Tiny(eps=1.5000, n=10)"
+    assert t.to_dict() == {"eps": 1.5, "n": 10}
+    assert [r["quantity"] for r in t.summary()] == ["eps", "n"]
+    assert t._repr_html_().startswith("<table>")

@@ -382,9 +382,10 @@ def _probe_workers(client, fn: Callable, task, timeout: float) -> None:
             "import (installed, or on their PYTHONPATH)")
     try:
         payload = cloudpickle.dumps((fn, task))
-    except Exception as exc:  # noqa: BLE001 - any pickling failure means the same thing
-        raise TypeError(f"the task of {name} cannot be sent to Dask workers "
-                        f"({type(exc).__name__}: {exc}); {hint}") from None
+    except Exception:  # noqa: BLE001 - not picklable by cloudpickle alone
+        # Dask's own serialisation (e.g. its torch serialiser) may still send it, and refuses
+        # with its own TypeError when it cannot: nothing to probe here
+        return
     err = client.submit(_load_on_worker, payload, pure=False).result(timeout=timeout)
     if err:
         raise RuntimeError(f"the Dask workers cannot load the task of {name} ({err}); {hint}")

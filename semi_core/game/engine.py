@@ -138,15 +138,18 @@ class EngineParams:
         """The kernel's typed set-up record (one compiled signature: C-contiguous int64 /
         float64 arrays, Python scalars)."""
 
-        def f64(x):
-            return np.ascontiguousarray(x, dtype=np.float64)
-
-        return SemiChunkSetup(
-            bool(self.exact), int(self.code), float(self.fparam), float(self.scale),
-            np.ascontiguousarray(self.n_t, dtype=np.int64), f64(self.u), f64(self.llr_c0),
-            f64(self.llr_k), f64(self.log_w_unif), float(self.p_member), f64(self.tau_cdf),
-            bool(self.fo_stationary), f64(self.fo_A), f64(self.fo_C0), float(self.fo_logdet0),
-            f64(self.fo_C1), f64(self.fo_m1), f64(self.fo_logdet1), float(self.fo_N))
+        # the record's own field list and annotations drive the conversion (one field list)
+        scalars = {"bool": bool, "int": int, "float": float}
+        fields = {}
+        for name, ann in SemiChunkSetup.__annotations__.items():
+            ann = getattr(ann, "__forward_arg__", getattr(ann, "__name__", ann))
+            v = getattr(self, name)
+            if ann in scalars:
+                fields[name] = scalars[ann](v)
+            else:
+                dtype = np.int64 if name == "n_t" else np.float64
+                fields[name] = np.ascontiguousarray(v, dtype=dtype)
+        return SemiChunkSetup(**fields)
 
     def variates_per_round(self) -> int:
         """Random variates per round for the data (excluding the 3 control uniforms)."""
