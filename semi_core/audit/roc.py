@@ -47,6 +47,7 @@ FPR resolution
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -55,7 +56,7 @@ from semi_core._params import FPR_LEVELS
 from semi_core._table import ResultDisplay, Table
 from semi_core._validation import as_score_array, check_int, check_probability, check_scores
 from semi_core.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
-from semi_core.stats.ranking import count_at_or_below, mann_whitney_auc
+from semi_core.stats.ranking import count_at_or_below, mann_whitney_auc, mann_whitney_sorted
 
 __all__ = ["fpr_resolution", "resolvable", "mark_unresolved", "resolution_fields",
            "split_scores", "empirical_threshold", "roc_curve", "auc", "advantage", "tpr_at_fpr",
@@ -147,15 +148,19 @@ def empirical_threshold(null_scores, fpr) -> tuple[np.ndarray, np.ndarray]:
     -------
     gamma, achieved : ndarray, same shape as ``atleast_1d(fpr)``
     """
-    s0 = np.sort(np.asarray(null_scores, dtype=np.float64))[::-1]
+    s0 = np.sort(np.asarray(null_scores, dtype=np.float64))
     if s0.size == 0 or np.isnan(s0).any():
         raise ValueError("null_scores must be non-empty and free of NaN")
-    f = _check_fpr(fpr)
-    n0 = s0.size
+    return _threshold_sorted(s0, _check_fpr(fpr))
+
+
+def _threshold_sorted(s0_asc, f):
+    """:func:`empirical_threshold` of ascending non-member scores (validated ``f``)."""
+    n0 = s0_asc.size
     k = np.floor(f * n0 + 1e-9).astype(np.int64)  # guard: 0.01 * 1000 -> 9.999...
-    gamma = np.where(k < n0, s0[np.minimum(k, n0 - 1)], -np.inf)
-    asc = s0[::-1]
-    achieved = (n0 - count_at_or_below(asc, gamma)) / n0
+    # the (k+1)-th largest score
+    gamma = np.where(k < n0, s0_asc[n0 - 1 - np.minimum(k, n0 - 1)], -np.inf)
+    achieved = (n0 - count_at_or_below(s0_asc, gamma)) / n0
     return gamma, achieved
 
 
@@ -290,14 +295,17 @@ def tpr_at_fpr_se(member_scores, nonmember_scores, fpr=DEFAULT_FPRS) -> dict[str
     """
     s1 = check_scores(member_scores, "member_scores")
     s0 = check_scores(nonmember_scores, "nonmember_scores")
-    f = _check_fpr(fpr)
-    s1s = np.sort(s1)
-    n0, n1 = s0.size, s1.size
-    gamma, achieved = empirical_threshold(s0, f)
+    return _tpr_at_fpr_se_sorted(np.sort(s1), np.sort(s0), _check_fpr(fpr))
+
+
+def _tpr_at_fpr_se_sorted(s1s, s0s, f) -> dict:
+    """:func:`tpr_at_fpr_se` of ascending scores (each class sorted once for every level)."""
+    n0, n1 = s0s.size, s1s.size
+    gamma, achieved = _threshold_sorted(s0s, f)
     tpr = _tpr_at(s1s, gamma)
     h = np.maximum(2.0 * np.sqrt(f * (1.0 - f) / n0), 1.0 / n0)
-    g_lo, f_lo = empirical_threshold(s0, np.clip(f - h, 0.5 / n0, 1 - 1e-12))
-    g_hi, f_hi = empirical_threshold(s0, np.clip(f + h, 0.5 / n0, 1 - 1e-12))
+    g_lo, f_lo = _threshold_sorted(s0s, np.clip(f - h, 0.5 / n0, 1 - 1e-12))
+    g_hi, f_hi = _threshold_sorted(s0s, np.clip(f + h, 0.5 / n0, 1 - 1e-12))
     with np.errstate(invalid="ignore", divide="ignore"):
         slope = (_tpr_at(s1s, g_hi) - _tpr_at(s1s, g_lo)) / (f_hi - f_lo)
     slope = np.where(np.isfinite(slope), slope, 0.0)
@@ -453,8 +461,14 @@ def roc_metrics(member_scores, nonmember_scores, *, fpr=(0.001, 0.01, 0.1), rule
     )
 
 
-def summarize(result, fprs=DEFAULT_FPRS, tests=None) -> dict[str, dict]:
+def summarize(result, fprs=DEFAULT_FPRS, tests=None, *, threads: int = 1) -> dict[str, dict]:
     """Per-test TPR at ``fprs`` and AUC, each with its Monte Carlo standard error.
+
+    Each test's two score classes are sorted once; the thresholds, TPRs and the AUC with its
+    DeLong s.e. (:func:`semi_core.stats.ranking.mann_whitney_sorted`, an exact integer count)
+    are read from the sorted arrays. Tests are summarised independently, on ``threads``
+    threads (NumPy's sorts and binary searches release the GIL); the result does not depend
+    on ``threads``.
 
     Parameters
     ----------
@@ -463,6 +477,8 @@ def summarize(result, fprs=DEFAULT_FPRS, tests=None) -> dict[str, dict]:
     fprs : sequence of float
     tests : sequence of str, optional
         Defaults to every statistic in ``result.stats``.
+    threads : int
+        Threads summarising tests at once (>= 1).
 
     Returns
     -------
@@ -471,18 +487,41 @@ def summarize(result, fprs=DEFAULT_FPRS, tests=None) -> dict[str, dict]:
         "threshold", "resolvable"}, ...}, "auc": value, "auc_se": value, "fpr_resolution":
         1/N0}}`` (``resolvable`` false: the level is below 1/N0 and ``tpr`` is the TPR at FPR 0).
     """
-    out = {}
-    for name in tests or list(result.stats):
-        m, nm = result.scores(name)
-        t = tpr_at_fpr_se(m, nm, fprs)
-        a, a_se = auc(m, nm, se=True)
-        out[name] = {
-            "tpr_at_fpr": {f"{f:g}": {"tpr": float(t["tpr"][i]), "se": float(t["se"][i]),
-                                      "se_binomial": float(t["se_binomial"][i]),
-                                      "fpr_achieved": float(t["fpr_achieved"][i]),
-                                      "threshold": float(t["threshold"][i]),
-                                      "resolvable": bool(t["resolvable"][i])}
-                           for i, f in enumerate(t["fpr"])},
-            "auc": a, "auc_se": a_se, "fpr_resolution": t["fpr_resolution"],
-        }
-    return out
+    threads = check_int(threads, "threads", minimum=1)
+    f = _check_fpr(fprs)
+    names = list(tests or list(result.stats))
+    for name in names:  # a bad name fails before any work
+        if name not in result.stats:
+            raise ValueError(f"test must be one of {list(result.stats)}, got {name!r}")
+    member = np.asarray(result.member)
+    if member.dtype != np.bool_:
+        raise ValueError(f"result.member must be boolean, got dtype {member.dtype}")
+    i1, i0 = np.flatnonzero(member), np.flatnonzero(~member)  # once for every test
+
+    def one(name):
+        s = np.asarray(result.stats[name])
+        s1 = np.sort(check_scores(np.take(s, i1), "member_scores"))
+        s0 = np.sort(check_scores(np.take(s, i0), "nonmember_scores"))
+        return _summary_sorted(s1, s0, f)
+
+    if threads == 1 or len(names) <= 1:
+        rows = [one(n) for n in names]
+    else:
+        with ThreadPoolExecutor(max_workers=min(threads, len(names))) as pool:
+            rows = list(pool.map(one, names))
+    return dict(zip(names, rows, strict=True))
+
+
+def _summary_sorted(s1s, s0s, f) -> dict:
+    """One test's :func:`summarize` entry from ascending member / non-member scores."""
+    t = _tpr_at_fpr_se_sorted(s1s, s0s, f)
+    a, a_se = mann_whitney_sorted(s1s, s0s)
+    return {
+        "tpr_at_fpr": {f"{fv:g}": {"tpr": float(t["tpr"][i]), "se": float(t["se"][i]),
+                                   "se_binomial": float(t["se_binomial"][i]),
+                                   "fpr_achieved": float(t["fpr_achieved"][i]),
+                                   "threshold": float(t["threshold"][i]),
+                                   "resolvable": bool(t["resolvable"][i])}
+                       for i, fv in enumerate(t["fpr"])},
+        "auc": a, "auc_se": a_se, "fpr_resolution": t["fpr_resolution"],
+    }

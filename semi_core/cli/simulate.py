@@ -118,7 +118,9 @@ def handler(args) -> Result:
             raise ValueError(f"the games drew {'no' if k == 0 else 'only'} members ({k} of "
                              f"--rounds {args.rounds} with --p-member {args.p_member!r}): both "
                              "classes are needed; use more --rounds or a --p-member nearer 0.5")
-        res = {"tests": summarize(r, DEFAULT_FPRS), "n_members": int(r.member.sum()),
+        # the per-test summaries (sorts, binary searches) on the run's local threads
+        res = {"tests": summarize(r, DEFAULT_FPRS, threads=kw["executor"].threads),
+               "n_members": int(r.member.sum()),
                "n_nonmembers": int((~r.member).sum()), "mode": r.mode, "data": r.data,
                "chunk_size": r.chunk_size, "backend": r.backend, "kernel": r.kernel,
                "seconds": r.seconds, "summary": {"method": "in-memory"}}

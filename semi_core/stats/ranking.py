@@ -24,7 +24,8 @@ import math
 
 import numpy as np
 
-__all__ = ["mann_whitney_auc", "average_ranks", "count_at_or_below", "pooled_threshold_counts"]
+__all__ = ["mann_whitney_auc", "mann_whitney_sorted", "average_ranks", "count_at_or_below",
+           "pooled_threshold_counts"]
 
 
 def average_ranks(values: np.ndarray) -> np.ndarray:
@@ -49,18 +50,58 @@ def average_ranks(values: np.ndarray) -> np.ndarray:
 def mann_whitney_auc(member_scores: np.ndarray, nonmember_scores: np.ndarray) -> tuple[float, float]:
     """AUC (ties count 1/2) and its DeLong standard error from validated 1-D float arrays.
 
+    Sorts both samples and calls :func:`mann_whitney_sorted`.
+
     Returns
     -------
     auc, se : float
     """
-    s1 = np.asarray(member_scores, dtype=float)
-    s0 = np.asarray(nonmember_scores, dtype=float)
+    return mann_whitney_sorted(np.sort(np.asarray(member_scores, dtype=float)),
+                               np.sort(np.asarray(nonmember_scores, dtype=float)))
+
+
+def mann_whitney_sorted(member_sorted: np.ndarray, nonmember_sorted: np.ndarray
+                        ) -> tuple[float, float]:
+    r"""AUC (ties count 1/2) and its DeLong standard error from *ascending* 1-D float arrays.
+
+    The structural components come from counts, not ranks: for member :math:`i`,
+    :math:`c_i=\#\{s^{(0)}<s^{(1)}_i\}+\#\{s^{(0)}\le s^{(1)}_i\}` (one binary search per member
+    in the sorted non-members; the non-members' counts by counting those, since
+    :math:`s^{(1)}_i<s^{(0)}_j` iff :math:`\#\{s^{(0)}\le s^{(1)}_i\}\le j`), so
+
+    .. math::
+
+        V_{10,i}=\frac{c_i}{2N_0},\qquad
+        \widehat{AUC}=\frac{\sum_i c_i}{2N_0N_1},\qquad
+        \mathrm{se}^2=\frac{\operatorname{Var}(V_{10})}{N_1}+\frac{\operatorname{Var}(V_{01})}{N_0}.
+
+    :math:`\sum_i c_i` is an exact integer, so the AUC is one correctly rounded division: it
+    depends only on the two multisets, never on an order or a summation order. Equal to the
+    mid-rank form :math:`(\sum_i r_i-N_1(N_1+1)/2)/(N_1N_0)` of the module docstring.
+
+    Returns
+    -------
+    auc, se : float
+    """
+    s1 = np.asarray(member_sorted, dtype=float)
+    s0 = np.asarray(nonmember_sorted, dtype=float)
     n1, n0 = s1.size, s0.size
-    allr = average_ranks(np.concatenate([s1, s0]))
-    r1, r0 = allr[:n1], allr[n1:]
-    v10 = (r1 - average_ranks(s1)) / n0  # fraction of non-members below each member (ties 1/2)
-    v01 = 1.0 - (r0 - average_ranks(s0)) / n1  # fraction of members above each non-member
-    a = float(v10.mean())
+    if n1 == 0 or n0 == 0:
+        raise ValueError(f"need both members and non-members, got {n1} and {n0}")
+    # members: non-members at or below (one binary search), strictly below (differs on ties)
+    le1 = np.searchsorted(s0, s1, side="right")
+    lt1 = le1.copy()
+    tie = (le1 > 0) & (s0[np.maximum(le1 - 1, 0)] == s1)
+    if tie.any():
+        lt1[tie] = np.searchsorted(s0, s1[tie], side="left")
+    c1 = lt1 + le1
+    # non-members by counting, no search: s1_i < s0_j iff le1[i] <= j, s1_i <= s0_j iff
+    # lt1[i] <= j
+    c0 = (np.cumsum(np.bincount(le1, minlength=n0 + 1))[:n0]
+          + np.cumsum(np.bincount(lt1, minlength=n0 + 1))[:n0])
+    a = int(c1.sum(dtype=np.int64)) / (2 * n0 * n1)  # exact integer / exact integer
+    v10 = c1 / (2.0 * n0)  # fraction of non-members below each member (ties 1/2)
+    v01 = 1.0 - c0 / (2.0 * n1)  # fraction of members above each non-member (ties 1/2)
     var = (v10.var(ddof=1) / n1 if n1 > 1 else 0.0) + (v01.var(ddof=1) / n0 if n0 > 1 else 0.0)
     return a, math.sqrt(max(var, 0.0))
 

@@ -116,3 +116,26 @@ def test_summarize_shape():
 def test_bad_inputs(scores, member, fpr, match):
     with pytest.raises(ValueError, match=match):
         tpr_at_fpr(scores, member, fpr)
+
+
+def test_summarize_threads_identical_and_equal_to_the_public_functions(rng):
+    """summarize reads every figure from each class sorted once; on 2 threads the same dict,
+    and each figure equals tpr_at_fpr_se / auc on the split scores (ties included)."""
+    member = rng.random(3000) < 0.4
+    stats = {"a": np.round(rng.normal(member * 0.8, 1.0), 1), "b": rng.normal(0, 1, 3000),
+             "c": np.where(member, np.inf, rng.normal(0, 1, 3000))}
+    res = GameResult(member, 1, stats)
+    one = summarize(res, (0.1, 0.01))
+    assert summarize(res, (0.1, 0.01), threads=2) == one
+    for name in stats:
+        m, nm = res.scores(name)
+        t = tpr_at_fpr_se(m, nm, (0.1, 0.01))
+        a, a_se = _auc(m, nm, se=True)
+        assert one[name]["auc"] == a and one[name]["auc_se"] == a_se
+        for i, f in enumerate(("0.1", "0.01")):
+            for k in ("tpr", "se", "threshold", "fpr_achieved"):
+                assert one[name]["tpr_at_fpr"][f][k] == t[k][i]
+    with pytest.raises(ValueError, match="test must be one of"):
+        summarize(res, tests=["nope"])
+    with pytest.raises(ValueError, match="threads"):
+        summarize(res, threads=0)
