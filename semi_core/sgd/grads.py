@@ -11,6 +11,10 @@ Per-sample gradients are computed with ``torch.func`` (``vmap`` over ``grad``);
 
 from __future__ import annotations
 
+import copy
+import itertools
+import threading
+
 import torch
 from torch import nn
 from torch.func import functional_call, grad, vmap
@@ -56,6 +60,42 @@ class FunctionalModel:
         self.frozen = {k: p.detach() for k, p in named if not p.requires_grad}
         self.frozen.update({k: b.detach() for k, b in module.named_buffers()})
         self.dtype = dict(named)[self.names[0]].dtype
+        self._init_thread_state()
+
+    # -- one module per thread -----------------------------------------------------------
+    def _init_thread_state(self) -> None:
+        self._local = threading.local()
+        self._copy_lock = threading.Lock()
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        del state["_local"], state["_copy_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._init_thread_state()
+
+    def _thread_module(self) -> nn.Module:
+        """This thread's own shell of :attr:`module` for ``functional_call``.
+
+        ``torch.func.functional_call`` swaps the module's parameter entries for the tensors it
+        is given (inside ``vmap``/``grad``: functorch ``TensorWrapper`` objects) and swaps the saved
+        ones back afterwards. Two threads doing so on one module interleave: the second saves
+        the first one's wrappers as "the originals" and restores them, so the shared module
+        ends up holding a dead transform's ``TensorWrapper``, which cannot be pickled (Dask) --
+        the numbers stay right, since every call replaces every tensor. Each thread therefore
+        calls its own copy of the module's structure; the copy shares the parameter and buffer
+        tensors themselves (``deepcopy`` memo), and only its entry dicts are swapped, so it
+        costs no tensor memory and :attr:`module` itself is never swapped.
+        """
+        mod = getattr(self._local, "module", None)
+        if mod is None:
+            with self._copy_lock:
+                memo = {id(t): t for t in itertools.chain(self.module.parameters(),
+                                                          self.module.buffers())}
+                mod = self._local.module = copy.deepcopy(self.module, memo)
+        return mod
 
     # -- flat <-> dict -------------------------------------------------------------------
     def theta(self) -> torch.Tensor:
@@ -88,7 +128,7 @@ class FunctionalModel:
     # -- losses and gradients ------------------------------------------------------------
     def _sample_loss(self, theta: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         params = {**self.frozen, **self.unflatten(theta)}
-        out = functional_call(self.module, params, (x.unsqueeze(0),))
+        out = functional_call(self._thread_module(), params, (x.unsqueeze(0),))
         if self.loss_name == "cross_entropy":
             return nn.functional.cross_entropy(out, y.reshape(1))
         return 0.5 * (out.reshape(()) - y.reshape(())) ** 2
@@ -131,7 +171,8 @@ class FunctionalModel:
         for i in range(x.shape[0]):
             leaves = {k: v.detach().clone().requires_grad_(True)
                       for k, v in self.unflatten(theta).items()}
-            out = functional_call(self.module, {**self.frozen, **leaves}, (x[i:i + 1],))
+            out = functional_call(self._thread_module(), {**self.frozen, **leaves},
+                                  (x[i:i + 1],))
             if self.loss_name == "cross_entropy":
                 loss = nn.functional.cross_entropy(out, y[i:i + 1])
             else:
