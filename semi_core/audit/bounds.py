@@ -60,6 +60,16 @@ Methods
     :math:`\sqrt{\alpha(1-\alpha)/N}` in the tails where the bound is decided instead of staying
     at the DKW width. Simultaneous over all thresholds (failure :math:`\xi/2` per CDF, the
     calibration's simulation error included); valid for any score law, ties included.
+``joint``
+    One exact test of the privacy hypothesis :math:`\mathrm{TPR}\le e^\varepsilon
+    \mathrm{FPR}+\delta` (and its mirror) per threshold of a pre-registered rank family
+    (Bonferroni over its ``K`` thresholds): the false-positive rate at the rank threshold
+    :math:`X_{(N_0-g)}` is bounded by a Beta order statistic and the member count is binomial
+    given it, so the test's p-value is a Beta mixture of binomial tails, exact for any score law
+    (:mod:`semi_core.audit.joint`). It does not bound the two rates separately, so it avoids
+    the corner of the confidence rectangle that every other method here pays for; tightest of
+    the distribution-free methods, and it spends its failure probability (over-claims occur
+    at a rate up to :math:`\xi` where the scores sit on the privacy boundary, e.g. null scores).
 ``gdp``
     Assumes the mechanism is :math:`\mu`-GDP and that its privacy profile *is* the GDP curve
     (true for the Gaussian mechanism; a CLT approximation for DP-SGD; **false** e.g. for
@@ -93,6 +103,7 @@ from semi_core._validation import (
     check_scores,
 )
 from semi_core.audit.bands import band_candidates, count_grid, rank_threshold_counts
+from semi_core.audit.joint import batch_joint
 from semi_core.audit.one_run import (
     check_guesses,
     check_inclusion_balance,
@@ -119,7 +130,7 @@ __all__ = [
     "assumption_of",
 ]
 
-METHODS = ("band", "dkw", "cp", "gdp", "one-run", "one-run-fdp")
+METHODS = ("band", "joint", "dkw", "cp", "gdp", "one-run", "one-run-fdp")
 #: The default: the tightest distribution-free method whose validity tests pass.
 DEFAULT_METHOD = "band"
 #: Methods of :func:`epsilon_lower_bound_from_counts` (one pre-registered test).
@@ -576,13 +587,15 @@ def _run(member, nonmember, *, delta, xi, method, sides, thresholds, select_frac
     if tradeoff is not None and method != "one-run-fdp":
         raise ValueError("tradeoff is only used by method='one-run-fdp'")
     _check_choice(gdp_fit, "gdp_fit", GDP_FITS)  # an unknown fit is an error for every method
-    if method in ("band", "one-run", "one-run-fdp"):
+    if method in ("band", "joint", "one-run", "one-run-fdp"):
         if thresholds is not None:
             raise ValueError(f"thresholds is only used by method='cp' ({method} chooses its own "
                              "tests)")
         if method == "band":
             res = _batch_band(member, nonmember, delta, xi, sides)
             res["n1"], res["n0"] = member.shape[1], nonmember.shape[1]
+        elif method == "joint":
+            res = batch_joint(member, nonmember, delta, xi, sides)
         elif method == "one-run-fdp":
             res = batch_one_run_fdp(member, nonmember, delta, xi, guesses, seed, tradeoff)
         else:
@@ -663,9 +676,11 @@ def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
     failure_prob : float
         :math:`\xi \in (0, 0.5]`, split equally over the bounds on :math:`\alpha` and
         :math:`\beta`.
-    method : {"band", "dkw", "cp", "gdp", "one-run", "one-run-fdp"}
-        ``"band"``: tail-adaptive simultaneous bands (the tightest distribution-free method
-        here). ``"one-run"``: the scores are the included / excluded canaries of one run.
+    method : {"band", "joint", "dkw", "cp", "gdp", "one-run", "one-run-fdp"}
+        ``"band"``: tail-adaptive simultaneous bands (the default). ``"joint"``: one exact
+        test of both error rates per pre-registered rank threshold
+        (:mod:`semi_core.audit.joint`; the tightest distribution-free bound here, with no
+        separate confidence bounds on the two rates). ``"one-run"``: the scores are the included / excluded canaries of one run.
         ``"one-run-fdp"``: the same, audited through a trade-off curve (``tradeoff``).
     sides : {"two", "one"}
         ``"two"`` uses both inequalities of Lemma 2.1, ``"one"`` only
@@ -741,9 +756,10 @@ def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
         extra["mu_hat"] = _binormal_mu_hat(m, nm)
     extra["assumption"] = assumption_of(method, gdp_fit=gdp_fit, thresholds=thresholds,
                                         tradeoff=tradeoff)
-    if method in ("one-run", "one-run-fdp"):
-        # the one-run bounds count correct guesses: there are no confidence bounds on the
-        # test's rates (None, never a NaN read as a number)
+    if method in ("one-run", "one-run-fdp", "joint"):
+        # the one-run bounds count correct guesses and the joint tests bound both rates at
+        # once: there are no separate confidence bounds on the test's rates (None, never a
+        # NaN read as a number)
         rates = dict(tpr_lower=None, fpr_upper=None, fnr_upper=None, tnr_lower=None)
     else:
         rates = dict(tpr_lower=1.0 - b_up, fpr_upper=a_up, fnr_upper=b_up, tnr_lower=1.0 - a_up)

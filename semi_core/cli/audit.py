@@ -112,8 +112,8 @@ def handler(args) -> Result:
         raise ValueError(f"--gdp-fit applies to --method gdp only, got --method {args.method}")
     if args.method != "cp" and args.threshold:
         raise ValueError(f"--threshold applies to --method cp only, got --method {args.method}")
-    if args.sides is not None and args.method not in ("band", "dkw", "cp"):
-        raise ValueError(f"--sides applies to --method band, dkw or cp only (the {args.method} "
+    if args.sides is not None and args.method not in ("band", "joint", "dkw", "cp"):
+        raise ValueError(f"--sides applies to --method band, joint, dkw or cp only (the {args.method} "
                          f"bound has no one-sided form), got --method {args.method}")
     if args.seed is not None and not (args.method == "one-run" or (
             args.method == "cp" and not args.threshold)):

@@ -56,6 +56,8 @@ METHODS = {
     "cp-ranks": {"method": "cp", "thresholds": "ranks"},
     "cp-split": {"method": "cp"},
     "dkw": {"method": "dkw"},
+    "joint": {"method": "joint"},
+    "joint-one-sided": {"method": "joint", "sides": "one"},
 }
 
 
@@ -93,7 +95,7 @@ def test_exact_epsilons_by_brute_force():
 def test_over_claim_rate_1000_audits(family, method):
     rate, eps = _over_claim_rate(family, method, audits=1000, n=300, seed=100 + sorted(FAMILIES).index(family))
     assert rate <= XI + _slack(1000), (family, method, rate)
-    if family != "null" and method in ("band", "cp-ranks"):
+    if family != "null" and method in ("band", "cp-ranks", "joint"):
         assert np.median(eps) > 0  # informative, not trivially zero
 
 
@@ -105,7 +107,7 @@ def test_band_is_the_tightest_distribution_free_method_here():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("method", ["band", "cp-ranks", "cp-split"])
+@pytest.mark.parametrize("method", ["band", "cp-ranks", "cp-split", "joint"])
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_over_claim_rate_5000_audits_two_sizes(family, method):
     # dkw and the one-sided band passed the same check at n = 200 and 2,000 (measured once,

@@ -36,6 +36,7 @@ from semi_core.game.result import GameResult
 #: (label, epsilon_lower_bound keyword arguments, assumption key)
 METHODS = [
     ("band", {"method": "band"}, "iid-games"),
+    ("joint", {"method": "joint"}, "iid-games"),
     ("dkw", {"method": "dkw"}, "iid-games"),
     ("cp-split", {"method": "cp"}, "iid-games"),
     ("cp-ranks", {"method": "cp", "thresholds": "ranks"}, "iid-games"),

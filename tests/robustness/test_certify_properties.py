@@ -30,7 +30,7 @@ from semi_core.stats.gdp import gdp_epsilon
 
 #: (method, options) pairs: every method of the registry and its certifying variants.
 VARIANTS = [
-    ("band", {}), ("dkw", {}), ("cp", {}), ("cp", {"thresholds": "ranks"}),
+    ("band", {}), ("joint", {}), ("joint", {"sides": "one"}), ("dkw", {}), ("cp", {}), ("cp", {"thresholds": "ranks"}),
     ("cp", {"thresholds": 0.5}), ("gdp", {}), ("gdp", {"gdp_fit": "gaussian"}),
     ("one-run", {}), ("one-run-fdp", {}), ("one-run-fdp", {"tradeoff": "eps-delta"}),
 ]
