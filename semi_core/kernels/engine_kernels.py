@@ -34,10 +34,13 @@ Random-stream layout of one chunk (the NumPy twin
    normals ``g`` and :math:`w_t = g/\sqrt{n_t}` or :math:`(\sqrt{n_t-1}\,g + u_t)/n_t`.
 
 Cost (``benchmarks/bench_engine.py``): for ``d = 1`` with a stationary covariance the kernel
-works in blocks of 256 rounds, first drawing (the stream order above, one number per step kept:
-the batch sum or the one normal) and then computing the statistics by straight loops over the
-block's rounds, which LLVM vectorises; the operations per round are the general path's, so the
-results are the same. The terms :math:`e^{x_t-\max}` of SeMI-Unif are computed by the
+works in blocks of 256 rounds: the block's control values first (``tau`` by counting the CDF
+entries below ``u_tau``, equal to the search since the CDF is non-decreasing, with no
+data-dependent branch), then the draws (the stream order above, one number per step kept: the
+batch sum or the one normal), then the statistics by straight loops over the block's rounds,
+which LLVM vectorises (sufficient mode divides every normal by :math:`\sqrt{n_t}` and redoes
+the one step per member round that holds :math:`z^*`); the operations per round are the
+general path's, so the results are the same. The terms :math:`e^{x_t-\max}` of SeMI-Unif are computed by the
 vectorised polynomial of :mod:`semi_core.kernels.witness` (error :math:`\le 2` ulp) instead of a
 libm call per step: SeMI-Unif can differ from a libm ``exp`` in its last bits (the other three
 statistics and the stream are unchanged).
@@ -125,11 +128,12 @@ _BLOCK = 256
 
 @jit
 def _chunk_d1(gen, rounds, setup, ctrl, member_out, tau_out, stats_out):
-    # d = 1, stationary covariance. Two phases per block of rounds: (1) the random draws, in
-    # the stream order of the general path (round, step, datum), reduced to one number per
-    # step (the batch sum, or the one normal of sufficient mode); (2) everything else as
-    # straight loops over the block's rounds, which LLVM vectorises (the same IEEE operations
-    # per round as the general path, so the same results).
+    # d = 1, stationary covariance, in blocks of rounds: (0) the block's control values
+    # (straight loops, no draws); (1) the random draws in the stream order of the general path
+    # (round, step, datum), reduced to one number per step (the batch sum, or the one normal
+    # of sufficient mode); (2) everything else as straight branch-free loops over the block's
+    # rounds, which LLVM vectorises (the same IEEE operations per round as the general path,
+    # so the same results).
     exact, code, fparam, scale = setup.exact, setup.code, setup.fparam, setup.scale
     n_t, u, llr_c0, llr_k = setup.n_t, setup.u, setup.llr_c0, setup.llr_k
     log_w_unif, p_member, tau_cdf, N = setup.log_w_unif, setup.p_member, setup.tau_cdf, setup.fo_N
@@ -139,44 +143,57 @@ def _chunk_d1(gen, rounds, setup, ctrl, member_out, tau_out, stats_out):
     llr = np.empty((T, B))
     hit_t = np.empty(B, dtype=np.int64)  # the step of the inserted datum, -1 if none
     tau_b = np.empty(B, dtype=np.int64)
+    j_b = np.empty(B, dtype=np.int64)
+    w = np.empty((T, B))  # whitened batch means
     s0 = np.empty(B)
     mx = np.empty(B)
     top = np.empty(B)
     bad = np.empty(B, dtype=np.bool_)
     tot = np.empty(B)
-    ex = np.empty(B)
-    ex_bits = np.empty(B, dtype=np.int64)
+    ex = np.empty(T * B)
+    ex_bits = np.empty(T * B, dtype=np.int64)
     ex_pw = ex_bits.view(np.float64)
     acc = np.empty(1)
+    ntf = np.empty(T)
+    sq_n = np.empty(T)
+    sq_n1 = np.empty(T)
+    for t in range(T):
+        ntf[t] = float(n_t[t])
+        sq_n[t] = math.sqrt(float(n_t[t]))
+        sq_n1[t] = math.sqrt(n_t[t] - 1.0)
     fo_c0 = -0.5 * 1 * math.log((N - 1.0) / N)
     fo_c1 = N * N / (2.0 * (N - 1.0))
     for r0 in range(0, rounds, B):
         m = min(B, rounds - r0)
-        # phase 1: control values and draws (scalar; the Generator is sequential)
+        # phase 0: B, tau (CDF inversion by counting: the CDF is non-decreasing), j
         for i in range(m):
             r = r0 + i
             member = ctrl[r, 0] < p_member
+            c = ctrl[r, 1]
             tau = 0
-            while tau < T - 1 and ctrl[r, 1] >= tau_cdf[tau]:
-                tau += 1
-            j = int(ctrl[r, 2] * n_t[tau])
-            if j >= n_t[tau]:
-                j = n_t[tau] - 1
+            for t in range(T - 1):
+                tau += c >= tau_cdf[t]
+            nt = n_t[tau]
+            j = min(int(ctrl[r, 2] * nt), nt - 1)
             member_out[r] = member
             tau_out[r] = tau + 1
             tau_b[i] = tau
             hit_t[i] = tau if member else -1
-            if not exact:
+            j_b[i] = j
+        # phase 1: the draws (scalar; the Generator is sequential)
+        if not exact:
+            for i in range(m):
                 for t in range(T):
                     g[t, i] = gen.standard_normal()
-                continue
-            for t in range(T):
-                h = member and t == tau
-                if code == 0:
+        elif code == 0:
+            for i in range(m):
+                ht = hit_t[i]
+                j = j_b[i]
+                for t in range(T):
                     # the batch sum without a test per datum: the data before datum j, datum j
                     # drawn and discarded (z* replaces it), the data after it
                     nt = n_t[t]
-                    stop = j if h else nt
+                    stop = j if ht == t else nt
                     a = 0.0
                     for _ in range(stop):
                         a += gen.standard_normal()
@@ -185,8 +202,11 @@ def _chunk_d1(gen, rounds, setup, ctrl, member_out, tau_out, stats_out):
                         for _ in range(stop + 1, nt):
                             a += gen.standard_normal()
                     g[t, i] = a
-                else:
-                    _batch_sum(gen, code, fparam, scale, n_t[t], j if h else -1, acc)
+        else:
+            for i in range(m):
+                for t in range(T):
+                    _batch_sum(gen, code, fparam, scale, n_t[t],
+                               j_b[i] if hit_t[i] == t else -1, acc)
                     g[t, i] = acc[0]
         # phase 2: whitened means, log-LRs, running max / log-sum-exp top, Final Observation
         for i in range(m):
@@ -195,50 +215,64 @@ def _chunk_d1(gen, rounds, setup, ctrl, member_out, tau_out, stats_out):
             top[i] = -np.inf
             bad[i] = False
             tot[i] = 0.0
+        if exact:
+            for t in range(T):
+                nt = ntf[t]
+                u0 = u[t, 0]
+                for i in range(m):
+                    w[t, i] = (g[t, i] + (u0 if hit_t[i] == t else 0.0)) / nt
+        else:
+            for t in range(T):
+                sn = sq_n[t]
+                for i in range(m):
+                    w[t, i] = g[t, i] / sn
+            for i in range(m):  # the one step of a member round that holds z*
+                ht = hit_t[i]
+                if ht >= 0:
+                    w[ht, i] = (sq_n1[ht] * g[ht, i] + u[ht, 0]) / ntf[ht]
         for t in range(T):
-            nt = n_t[t]
+            nt = ntf[t]
             u0 = u[t, 0]
             c0, kt, lw = llr_c0[t], llr_k[t], log_w_unif[t]
-            sq_n = math.sqrt(float(nt))
-            sq_n1 = math.sqrt(nt - 1.0)
             for i in range(m):
-                gi = g[t, i]
-                h = hit_t[i] == t
-                if exact:
-                    w0 = (gi + (u0 if h else 0.0)) / nt
-                else:
-                    w0 = (sq_n1 * gi + u0) / nt if h else gi / sq_n
+                w0 = w[t, i]
                 lt = c0 + kt * ((0.0 + u0 * w0) - 0.5 * (0.0 + w0 * w0))
                 llr[t, i] = lt
                 s0[i] += nt * w0
-                bad[i] = bad[i] or lt != lt  # NaN fails every comparison
+                bad[i] |= lt != lt  # NaN fails every comparison
                 mx[i] = lt if lt > mx[i] else mx[i]
                 v = lt + lw
                 top[i] = v if v > top[i] else top[i]
-        # SeMI-Unif: exp(-(top - x_t)) by the vectorised polynomial, summed in step order
+        # SeMI-Unif: exp(-(top - x_t)) by the vectorised polynomial (one call for the block),
+        # summed in step order
         for t in range(T):
             lw = log_w_unif[t]
+            o = t * m
             for i in range(m):
-                ex[i] = top[i] - (llr[t, i] + lw)
-            _vexp_neg(ex, m, 1.0, ex_bits, ex_pw)
+                ex[o + i] = top[i] - (llr[t, i] + lw)
+        _vexp_neg(ex, T * m, 1.0, ex_bits, ex_pw)
+        for t in range(T):
+            o = t * m
             for i in range(m):
-                tot[i] += ex[i]
+                tot[i] += ex[o + i]
         for i in range(m):
             r = r0 + i
             tau = tau_b[i]
             stats_out[0, r] = llr[tau, i]
             stats_out[2, r] = np.nan if bad[i] else mx[i]
+            wi = s0[i] / N
+            q0 = 0.0 + wi * wi
+            diff = wi - u[tau, 0] / N
+            q1 = 0.0 + diff * diff
+            stats_out[3, r] = fo_c0 - fo_c1 * q1 + 0.5 * N * q0
+        for i in range(m):
+            r = r0 + i
             if bad[i] or top[i] == np.inf:
                 stats_out[1, r] = np.nan
             elif top[i] == -np.inf:
                 stats_out[1, r] = -np.inf
             else:
                 stats_out[1, r] = top[i] + math.log(tot[i])
-            wi = s0[i] / N
-            q0 = 0.0 + wi * wi
-            diff = wi - u[tau, 0] / N
-            q1 = 0.0 + diff * diff
-            stats_out[3, r] = fo_c0 - fo_c1 * q1 + 0.5 * N * q0
 
 
 @jit
