@@ -497,19 +497,24 @@ def summarize(result, fprs=DEFAULT_FPRS, tests=None, *, threads: int = 1) -> dic
     if member.dtype != np.bool_:
         raise ValueError(f"result.member must be boolean, got dtype {member.dtype}")
     i1, i0 = np.flatnonzero(member), np.flatnonzero(~member)  # once for every test
-
-    def one(name):
-        s = np.asarray(result.stats[name])
-        s1 = np.sort(check_scores(np.take(s, i1), "member_scores"))
-        s0 = np.sort(check_scores(np.take(s, i0), "nonmember_scores"))
-        return _summary_sorted(s1, s0, f)
-
+    tasks = [(result.stats[name], i1, i0, f) for name in names]
     if threads == 1 or len(names) <= 1:
-        rows = [one(n) for n in names]
+        rows = [_summary_one(t) for t in tasks]
     else:
         with ThreadPoolExecutor(max_workers=min(threads, len(names))) as pool:
-            rows = list(pool.map(one, names))
+            rows = list(pool.map(_summary_one, tasks))
     return dict(zip(names, rows, strict=True))
+
+
+def _summary_one(task) -> dict:
+    """One test of :func:`summarize`: ``(scores, member index, non-member index, fprs)``."""
+    scores, i1, i0, f = task
+    s = np.asarray(scores)
+    s1 = check_scores(np.take(s, i1), "member_scores")
+    s0 = check_scores(np.take(s, i0), "nonmember_scores")
+    s1.sort()  # in place: the taken copies are ours
+    s0.sort()
+    return _summary_sorted(s1, s0, f)
 
 
 def _summary_sorted(s1s, s0s, f) -> dict:

@@ -90,15 +90,16 @@ def mann_whitney_sorted(member_sorted: np.ndarray, nonmember_sorted: np.ndarray
         raise ValueError(f"need both members and non-members, got {n1} and {n0}")
     # members: non-members at or below (one binary search), strictly below (differs on ties)
     le1 = np.searchsorted(s0, s1, side="right")
-    lt1 = le1.copy()
+    lt1 = le1
     tie = (le1 > 0) & (s0[np.maximum(le1 - 1, 0)] == s1)
     if tie.any():
+        lt1 = le1.copy()
         lt1[tie] = np.searchsorted(s0, s1[tie], side="left")
     c1 = lt1 + le1
     # non-members by counting, no search: s1_i < s0_j iff le1[i] <= j, s1_i <= s0_j iff
     # lt1[i] <= j
-    c0 = (np.cumsum(np.bincount(le1, minlength=n0 + 1))[:n0]
-          + np.cumsum(np.bincount(lt1, minlength=n0 + 1))[:n0])
+    c0 = np.cumsum(np.bincount(le1, minlength=n0 + 1)[:n0])
+    c0 = c0 + c0 if lt1 is le1 else c0 + np.cumsum(np.bincount(lt1, minlength=n0 + 1)[:n0])
     a = int(c1.sum(dtype=np.int64)) / (2 * n0 * n1)  # exact integer / exact integer
     v10 = c1 / (2.0 * n0)  # fraction of non-members below each member (ties 1/2)
     v01 = 1.0 - c0 / (2.0 * n1)  # fraction of members above each non-member (ties 1/2)
