@@ -137,7 +137,7 @@ def _cli_threads(quick: bool) -> list[dict]:
         return wrapped
 
     with contextlib.redirect_stdout(io.StringIO()):
-        cli_main([*argv[:-3], "1000", "--seed", "0", "--json"])  # imports, JIT cache
+        cli_main([*argv[:-4], "1000", "--seed", "0", "--json"])  # imports, JIT cache
     t1 = best_of(lambda: run("1"), 3)
     saved = engine._chunk_task, roc._summary_one
     engine._chunk_task, roc._summary_one = timed(saved[0]), timed(saved[1])
