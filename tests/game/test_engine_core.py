@@ -233,3 +233,20 @@ def test_play_chunk_zero_rounds(seed_setting):
     p = build_params(seed_setting, tau=5)
     m, t, s = play_chunk(p, child_seed(0, 0), 0)
     assert m.shape == (0,) and t.shape == (0,) and s.shape == (4, 0)
+
+
+@pytest.mark.twin
+@pytest.mark.parametrize("mode", ["exact", "sufficient"])
+def test_d1_block_path_equals_twin_with_zero_mass_steps(seed_setting, mode):
+    """The d = 1 block path (tau by counting CDF entries below u_tau) against the NumPy twin
+    (searchsorted) with steps of zero mass (flat CDF segments), over two full blocks of 256
+    rounds and a partial one: same B, same tau, same statistics (1e-12: summation order)."""
+    pmf = np.zeros(10)
+    pmf[[0, 3, 4, 9]] = [0.1, 0.4, 0.2, 0.3]
+    p = build_params(seed_setting, mode=mode, tau=pmf, p_member=0.6)
+    a = play_chunk(p, child_seed(17, 0), 600, twin=False)
+    b = play_chunk(p, child_seed(17, 0), 600, twin=True)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    assert set(np.unique(a[1])) == {1, 4, 5, 10}
+    np.testing.assert_allclose(a[2], b[2], rtol=1e-12, atol=1e-12)
