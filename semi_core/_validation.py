@@ -224,6 +224,8 @@ def as_score_array(scores, name: str) -> np.ndarray:
     so thresholds ``score > gamma`` and every distribution-free bound are unchanged in validity.
     Shape, emptiness and NaN are checked by :func:`check_score_matrix`.
     """
+    if type(scores) is np.ndarray and scores.dtype.kind in "biuf":
+        return np.asarray(scores, dtype=float)  # the common case, decided by type alone
     kind = _type_name(scores)
     if isinstance(scores, str | bytes | bytearray | memoryview | Set | Mapping | Iterator):
         raise TypeError(f"{name} must be an array of real numbers (ndarray, list, tuple, "

@@ -57,9 +57,12 @@ small :math:`N` and the tests compare the two.
 Shipped calibrations: the outcome of one calibration is two integers (the chosen level's index
 and its crossing count), so the calibrations of common :math:`(N, q)` are shipped in
 :mod:`semi_core.audit._band_table` (written by ``analysis/band_calibration.py``; the tests redo
-some and compare, bit for bit). A table hit rebuilds the band from :math:`(N, q, \ell)` in
-milliseconds, so a one-shot audit (a CLI call) does not pay the simulation; any other
-:math:`(N, q)` is simulated as before, once per process.
+some and compare, bit for bit). The grid and band values of every shipped calibration are
+shipped beside it (``_band_values.f8``, same script: what :func:`count_grid` and
+:func:`band_values` give, bit for bit, checked by the tests), so a table hit reads its band
+instead of evaluating :math:`|\mathcal G|` Beta quantiles: a one-shot audit (a CLI call) pays
+neither the simulation nor the quantiles; any other :math:`(N, q)` is simulated as before, once
+per process.
 
 :func:`band_candidates` gives, for a batch of audits, the thresholds at which the
 :math:`\varepsilon` bound can attain its maximum, with :math:`\bar\alpha,\bar\beta` there:
@@ -74,12 +77,13 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from scipy.special import betaincinv
 
 from semi_core._validation import check_failure_prob, check_int
-from semi_core.audit._band_table import BAND_TABLE
+from semi_core.audit._band_table import BAND_BLOCKS, BAND_TABLE
 from semi_core.stats.ranking import count_at_or_below
 
 __all__ = [
@@ -92,6 +96,9 @@ __all__ = [
     "simulate_min_crossing_level",
     "simulate_calibration",
     "table_key",
+    "shipped_band",
+    "band_values_blob",
+    "BAND_VALUES_FILE",
     "band_candidates",
     "rank_threshold_counts",
     "BAND_DENSE",
@@ -229,16 +236,65 @@ def _levels(q: float, G: int) -> np.ndarray:
 
 
 def _calibration(n: int, q: float, reps: int, grid: np.ndarray, ell: int,
-                 crossings: int) -> BandCalibration:
-    """The calibration with chosen level index ``ell`` (``-1``: the Bonferroni fallback)."""
+                 crossings: int, values: np.ndarray | None = None,
+                 level: float | None = None) -> BandCalibration:
+    """The calibration with chosen level index ``ell`` (``-1``: the Bonferroni fallback);
+    ``values`` and ``level``: the band values and local level when already known (shipped)."""
     G = grid.size
     if ell < 0:
         x = q / G
-        return BandCalibration(n, q, grid, band_values(n, grid, x), x, math.nan, 0.0, reps,
-                               "bonferroni")
-    x = _levels(q, G)[ell]
-    return BandCalibration(n, q, grid, np.ascontiguousarray(band_values(n, grid, x)), float(x),
-                           float(crossings / reps), q / 10.0, reps, "simulation")
+        return BandCalibration(n, q, grid, band_values(n, grid, x) if values is None else values,
+                               x, math.nan, 0.0, reps, "bonferroni")
+    x = _levels(q, G)[ell] if level is None else level
+    if values is None:
+        values = np.ascontiguousarray(band_values(n, grid, x))
+    return BandCalibration(n, q, grid, values, float(x), float(crossings / reps), q / 10.0, reps,
+                           "simulation")
+
+
+#: Grids and band values of the shipped calibrations (``analysis/band_calibration.py``): raw
+#: little-endian float64 blocks ``grid, values`` at the offsets of ``BAND_BLOCKS``.
+BAND_VALUES_FILE = Path(__file__).with_name("_band_values.f8")
+_F8 = np.dtype("<f8")
+
+
+def shipped_band(key: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """``(grid, values, local_level)`` of the shipped calibration ``key`` (:func:`table_key`).
+
+    One read of the block :data:`semi_core.audit._band_table.BAND_BLOCKS` points to in
+    :data:`BAND_VALUES_FILE` (plain numbers, nothing unpickled). None when ``key`` is not
+    shipped or the file is absent; a short read is an error.
+    """
+    block_of = BAND_BLOCKS.get(key)
+    if block_of is None:
+        return None
+    off, G, level = block_of
+    try:
+        block = np.fromfile(BAND_VALUES_FILE, dtype=_F8, count=2 * G, offset=8 * off)
+    except FileNotFoundError:
+        return None
+    if block.size != 2 * G:
+        raise ValueError(f"{BAND_VALUES_FILE} is truncated: regenerate it with "
+                         "analysis/band_calibration.py --values-only")
+    return block[:G].astype(np.int64), block[G:], level
+
+
+def band_values_blob(table: dict) -> tuple[np.ndarray, dict]:
+    """What :func:`shipped_band` reads, for the calibrations ``table``: the float64 blocks and
+    ``{key: (offset, G, local_level)}`` (offsets in numbers from the start; keys in order).
+
+    Grids by :func:`count_grid`, values by :func:`band_values` at each entry's chosen level
+    (exactly the calibration's, bit for bit).
+    """
+    blocks, index, off = [], {}, 0
+    for key in sorted(table):
+        n, qk, reps = key
+        grid = count_grid(n)
+        cal = _calibration(n, qk / 1e12, reps, grid, *table[key])
+        index[key] = (off, int(grid.size), float(cal.local_level))
+        blocks.append(np.concatenate([grid.astype(float), cal.values]))
+        off += 2 * grid.size
+    return np.concatenate(blocks).astype(_F8), index
 
 
 def simulate_calibration(n: int, q: float, reps: int) -> tuple[int, int]:
@@ -270,9 +326,15 @@ def table_key(n: int, q: float, reps: int) -> tuple[int, int, int]:
 
 @functools.lru_cache(maxsize=256)
 def _calibrate_cached(n: int, q: float, reps: int) -> BandCalibration:
-    hit = BAND_TABLE.get(table_key(n, q, reps))
-    ell, crossings = hit if hit is not None else simulate_calibration(n, q, reps)
-    return _calibration(n, q, reps, count_grid(n), ell, crossings)
+    key = table_key(n, q, reps)
+    hit = BAND_TABLE.get(key)
+    if hit is None:
+        return _calibration(n, q, reps, count_grid(n), *simulate_calibration(n, q, reps))
+    shipped = shipped_band(key)
+    if shipped is None:  # the values file is missing: compute them (the same numbers)
+        return _calibration(n, q, reps, count_grid(n), *hit)
+    grid, values, level = shipped
+    return _calibration(n, q, reps, grid, *hit, values=values, level=level)
 
 
 def calibrate_band(n: int, failure_prob: float, *, reps: int = BAND_REPS) -> BandCalibration:

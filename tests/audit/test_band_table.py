@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from semi_core.audit import bands
-from semi_core.audit._band_table import BAND_TABLE
+from semi_core.audit._band_table import BAND_BLOCKS, BAND_TABLE
 from semi_core.audit.bands import (
     BAND_REPS,
     _calibration,
@@ -72,4 +72,41 @@ def test_table_covers_the_ladder_and_is_well_formed():
     # the file is what the generator renders (nobody edited it by hand)
     from semi_core.audit import _band_table
 
-    assert Path(_band_table.__file__).read_text() == gen.render(BAND_TABLE)
+    assert Path(_band_table.__file__).read_text() == gen.render(BAND_TABLE, BAND_BLOCKS)
+
+
+def test_shipped_grids_and_values_are_the_computed_ones_bit_for_bit():
+    """Every shipped block is count_grid(n) and band_values at the entry's chosen level, and
+    the shipped local level is the candidate level the simulation chose."""
+    blob, blocks = bands.band_values_blob(BAND_TABLE)
+    assert blocks == BAND_BLOCKS
+    np.testing.assert_array_equal(np.fromfile(bands.BAND_VALUES_FILE, dtype="<f8"), blob)
+    for key in [(100, 25_000_000_000, BAND_REPS), (10_000, 5_000_000_000, BAND_REPS),
+                (1_000_000, 50_000_000_000, BAND_REPS)]:
+        n, qk, _ = key
+        grid, values, level = bands.shipped_band(key)
+        ell, _c = BAND_TABLE[key]
+        np.testing.assert_array_equal(grid, count_grid(n))
+        assert level == bands._levels(qk / 1e12, grid.size)[ell]
+        np.testing.assert_array_equal(values, bands.band_values(n, grid, level))
+
+
+def test_without_the_values_file_the_same_band_is_computed(monkeypatch, tmp_path):
+    n, q = 300, 0.05
+    bands._calibrate_cached.cache_clear()
+    shipped = calibrate_band(n, q)
+    real = bands.BAND_VALUES_FILE
+    monkeypatch.setattr(bands, "BAND_VALUES_FILE", tmp_path / "absent.f8")
+    bands._calibrate_cached.cache_clear()
+    computed = calibrate_band(n, q)
+    np.testing.assert_array_equal(shipped.values, computed.values)
+    np.testing.assert_array_equal(shipped.grid, computed.grid)
+    assert shipped.local_level == computed.local_level
+    # a truncated file is an error, never a short band
+    short = tmp_path / "short.f8"
+    short.write_bytes(real.read_bytes()[:64])
+    monkeypatch.setattr(bands, "BAND_VALUES_FILE", short)
+    bands._calibrate_cached.cache_clear()
+    with pytest.raises(ValueError, match="truncated"):
+        calibrate_band(n, q)
+    bands._calibrate_cached.cache_clear()

@@ -40,7 +40,7 @@ def test_validation_and_forms():
         ScoreAuditor(np.ma.array(m, mask=np.r_[True, np.zeros(m.size - 1, bool)]), n)
     a = ScoreAuditor(m, n)
     tab = a.summary()
-    assert [r["method"] for r in tab] == ["band", "dkw", "cp", "gdp"]
+    assert [r["method"] for r in tab] == ["band", "joint", "dkw", "cp", "gdp"]
     assert all(r["assumption"] for r in tab)
     assert repr(a) == "ScoreAuditor(members=500, non_members=500)"
     assert a._repr_html_().startswith("<table>") and a.to_dict()["members"] == 500
