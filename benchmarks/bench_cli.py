@@ -86,7 +86,31 @@ print(json.dumps(t))
 """
 
 
-def _cold_warm(path: str, n: int, repeat: int) -> tuple[float, float]:
+_COLD_WARM_NUMPY = r"""
+import json, time, numpy as np
+rng = np.random.default_rng(0)
+n = {n}
+m, x = rng.normal(1, 1, n), rng.normal(0, 1, n)
+ranks = np.linspace(0, n - 1, 410).astype(np.int64)
+t = []
+for _ in range(2):
+    t0 = time.process_time()
+    a = np.asarray(m, dtype=float)
+    b = np.asarray(x, dtype=float)
+    nan = int(np.isnan(a).sum() + np.isnan(b).sum())
+    xs, ys = np.sort(b), np.sort(a)
+    g = xs[ranks]
+    le0 = np.searchsorted(xs, g, side="right")
+    le1 = np.searchsorted(ys, g, side="right")
+    with np.errstate(divide="ignore"):
+        r = np.log(1.0 - le1 / n) - np.log((n - le0 + 1) / n)
+    i = int(np.argmax(r))
+    t.append(time.process_time() - t0)
+print(json.dumps(t))
+"""
+
+
+def _cold_warm(path: str, n: int, repeat: int, script: str = _COLD_WARM) -> tuple[float, float]:
     """(cold, warm) CPU seconds of one band audit of ``n`` scores per side: the first call in a
     fresh process (imports excluded) and the second call in the same process."""
     import json
@@ -94,7 +118,7 @@ def _cold_warm(path: str, n: int, repeat: int) -> tuple[float, float]:
     env = dict(os.environ, PYTHONPATH=path)
     best = [float("inf"), float("inf")]
     for _ in range(repeat):
-        out = subprocess.run([sys.executable, "-c", _COLD_WARM.format(n=n)], env=env, cwd="/",
+        out = subprocess.run([sys.executable, "-c", script.format(n=n)], env=env, cwd="/",
                              capture_output=True, text=True, check=True).stdout
         cold, warm = json.loads(out.strip().splitlines()[-1])
         best = [min(best[0], cold), min(best[1], warm)]
@@ -102,10 +126,19 @@ def _cold_warm(path: str, n: int, repeat: int) -> tuple[float, float]:
 
 
 def cold_warm_rows(before: str | None, repeat: int) -> list[dict]:
-    """Cold vs warm band audit (10^4 scores per side: a shipped calibration; 9,999: simulated)."""
+    """Cold vs warm band audit (10^4 scores per side: a shipped calibration; 9,999: simulated).
+
+    The floor: the NumPy operations of one audit alone (validate, sort both classes, search
+    410 thresholds, log ratios), first vs second call in a fresh process: what any NumPy code
+    pays on its first call (ufunc loop selection, first allocations) and no table can remove.
+    """
     rows = []
     print("\n## Band audit, cold (first call in a process) vs warm (second call), CPU s")
     print(f"{'n per side':<12} {'code':<7} {'cold':>8} {'warm':>8} {'cold/warm':>10}")
+    cold, warm = _cold_warm(str(ROOT), 10_000, repeat, _COLD_WARM_NUMPY)
+    rows.append({"line": "NumPy floor n=10000", "code": "-", "cold_s": cold, "warm_s": warm,
+                 "cold_over_warm": cold / warm})
+    print(f"{'10000':<12} {'NumPy':<7} {cold:>8.4f} {warm:>8.4f} {cold / warm:>10.1f}")
     versions = [("now", str(ROOT))] + ([("before", before)] if before else [])
     for n in (10_000, 9_999):
         for version, path in versions:

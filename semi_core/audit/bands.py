@@ -270,9 +270,12 @@ def shipped_band(key: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray, flo
         return None
     off, G, level = block_of
     try:
-        block = np.fromfile(BAND_VALUES_FILE, dtype=_F8, count=2 * G, offset=8 * off)
+        with open(BAND_VALUES_FILE, "rb") as fh:  # cheaper than np.fromfile on a first call
+            fh.seek(8 * off)
+            raw = fh.read(16 * G)
     except FileNotFoundError:
         return None
+    block = np.frombuffer(raw, dtype=_F8)
     if block.size != 2 * G:
         raise ValueError(f"{BAND_VALUES_FILE} is truncated: regenerate it with "
                          "analysis/band_calibration.py --values-only")

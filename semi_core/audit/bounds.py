@@ -325,7 +325,7 @@ def _log_ratio_bound(alpha_up, beta_up, delta, sides):
 
 
 def _pick(arr, idx):
-    return np.take_along_axis(arr, idx[:, None], axis=1)[:, 0]
+    return arr[np.arange(arr.shape[0]), idx]
 
 
 # --------------------------------------------------------------------------- batch engines
@@ -680,7 +680,8 @@ def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
         ``"band"``: tail-adaptive simultaneous bands (the default). ``"joint"``: one exact
         test of both error rates per pre-registered rank threshold
         (:mod:`semi_core.audit.joint`; the tightest distribution-free bound here, with no
-        separate confidence bounds on the two rates). ``"one-run"``: the scores are the included / excluded canaries of one run.
+        separate confidence bounds on the two rates). ``"one-run"``: the scores are the
+        included / excluded canaries of one run.
         ``"one-run-fdp"``: the same, audited through a trade-off curve (``tradeoff``).
     sides : {"two", "one"}
         ``"two"`` uses both inequalities of Lemma 2.1, ``"one"`` only
