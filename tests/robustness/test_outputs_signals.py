@@ -313,6 +313,11 @@ def _run_and_signal(argv, signum, *, settle: float = 0.0, cwd=None):
             time.sleep(0.02)
         time.sleep(settle)
         proc.send_signal(signum)
+        # wait before closing stdin: communicate() closes it at once, and a reader blocked on
+        # stdin that sees EOF before the signal is handled (a loaded machine) would go on
+        # with an empty input instead of being interrupted (the output is one short line, so
+        # waiting cannot fill the pipes)
+        proc.wait(timeout=120)
         out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:  # pragma: no cover - hang
