@@ -155,10 +155,7 @@ def handler(args) -> Result:
     text = (f"epsilon >= {res.epsilon_lower_bound:.6g} with probability >= {1 - res.failure_prob:g}"
             f" (method {res.method}, delta {res.delta:g})\n"
             f"  test: {test} ({res.direction})\n"
-            + (f"  TPR {res.tpr:.4g} (lower bound {res.tpr_lower:.4g}), "
-               f"FPR {res.fpr:.4g} (upper bound {res.fpr_upper:.4g})\n"
-               if res.tpr_lower is not None else
-               f"  {res.n_correct} of {res.n_guesses} guesses correct\n")
+            + _rates_line(res)
             +
             f"  {res.n_member} member / {res.n_nonmember} non-member scores: the largest "
             f"epsilon they could certify (method {res.method}) is {eps_max:.4g}")
@@ -173,3 +170,14 @@ def handler(args) -> Result:
         text += f"\n  mu >= {res.mu_lower:.4g} (fit {res.mu_hat:.4g})"
     text += f"\n  assumes: {res.assumption_text} [{res.assumption}]"
     return Result(payload=payload, text=text)
+
+
+def _rates_line(res) -> str:
+    """The text line on what the bound rests on: rate bounds, guesses, or the joint test."""
+    if res.tpr_lower is not None:
+        return (f"  TPR {res.tpr:.4g} (lower bound {res.tpr_lower:.4g}), "
+                f"FPR {res.fpr:.4g} (upper bound {res.fpr_upper:.4g})\n")
+    if res.n_guesses is not None:
+        return f"  {res.n_correct} of {res.n_guesses} guesses correct\n"
+    return (f"  TPR {res.tpr:.4g}, FPR {res.fpr:.4g} (one exact test of both rates, one of "
+            f"{res.n_thresholds} pre-registered thresholds; no separate rate bounds)\n")

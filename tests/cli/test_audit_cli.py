@@ -48,6 +48,18 @@ def test_audit_json(scores_csv, capsys, method):
     assert 0 < out["epsilon_lower_bound"] < 20 and out["method"] == method
 
 
+def test_audit_joint_text_and_json(scores_csv, capsys):
+    text = _run(["audit", "--scores", str(scores_csv), "--delta", "1e-5", "--method", "joint"],
+                capsys)
+    assert "method joint" in text and "one exact test of both rates" in text
+    assert "None" not in text  # no rate bounds and no guesses to print
+    out = _run(["audit", "--scores", str(scores_csv), "--delta", "1e-5", "--method", "joint",
+                "--sides", "one", "--json"], capsys)
+    assert out["tpr_lower"] is None and out["fpr_upper"] is None
+    assert out["direction"] == "tpr/fpr" and out["epsilon_lower_bound"] > 1.0
+    assert out["n_thresholds"] > 0
+
+
 def test_audit_text_and_threshold(scores_csv, capsys):
     text = _run(["audit", "--scores", str(scores_csv), "--delta", "0", "--method", "cp",
                  "--threshold", "1.0", "--threshold", "2.0"], capsys)
