@@ -41,9 +41,22 @@ import math
 import warnings
 
 import numpy as np
-from scipy import integrate, optimize
-from scipy.special import log_ndtr, ndtr, roots_genlaguerre
-from scipy.stats import chi2, ncx2
+from scipy.special import (
+    chdtr,
+    chdtrc,
+    chdtri,
+    chndtr,
+    chndtrix,
+    gammaincinv,
+    log_ndtr,
+    ndtr,
+    roots_genlaguerre,
+)
+
+try:  # the Boost survival function that scipy.stats.ncx2.sf evaluates; importing scipy.stats
+    from scipy.special._ufuncs import _ncx2_sf as _boost_ncx2_sf  # costs ~0.25 s of start-up
+except ImportError:  # pragma: no cover - a SciPy without it: the public distribution, lazily
+    _boost_ncx2_sf = None
 
 from semi_core._validation import check_int, check_open_unit, check_pmf, check_tau
 
@@ -130,7 +143,9 @@ def _sf_large(x: float, df: int, nc: float) -> float:
 def _ppf_large(q: float, df: int, nc: float) -> float:
     # solve for r = sqrt(x), whose scale is 1 near the root (x itself has scale 2a)
     a = math.sqrt(nc)
-    extra = math.sqrt(float(chi2.isf(1e-18, df - 1))) if df > 1 else 0.0
+    from scipy import optimize  # lazy: scipy.optimize is a heavy import
+
+    extra = math.sqrt(float(chdtri(df - 1, 1e-18))) if df > 1 else 0.0
     lo, hi = max(a - 40.0, 0.0), a + 40.0 + extra
     r = optimize.brentq(lambda r: _cdf_large(r * r, df, nc) - q, lo, hi, xtol=1e-13,
                         rtol=4 * np.finfo(float).eps, maxiter=500)
@@ -157,16 +172,59 @@ def _ncx2_eval(scipy_fn, fallback, x, df, nc):
     return out
 
 
+# The chi-square laws through scipy.special: the functions scipy.stats' chi2 and ncx2 evaluate,
+# with their conventions off the support, so that `semi-core power` does not import scipy.stats.
+def _on_support(x, fn, below: float, above: float):
+    """``fn(x)`` for x in (0, inf); ``below`` at x <= 0, ``above`` at +inf; NaN stays NaN."""
+    x = np.asarray(x, dtype=float)
+    inside = (x > 0) & (x < np.inf)
+    out = np.where(x >= np.inf, above, below)
+    with np.errstate(over="ignore"):  # as scipy.stats (its gh-17432)
+        val = fn(np.where(inside, x, 1.0))
+    return np.where(np.isnan(x), np.nan, np.where(inside, val, out))
+
+
+def _chi2_cdf(x, df):
+    return _on_support(x, lambda v: chdtr(df, v), 0.0, 1.0)
+
+
+def _chi2_sf(x, df):
+    return _on_support(x, lambda v: chdtrc(df, v), 1.0, 0.0)
+
+
+def _chi2_ppf(q, df):
+    q = np.asarray(q, dtype=float)
+    return np.where(q >= 1.0, np.inf, 2.0 * gammaincinv(df / 2.0, q))
+
+
+def _nc_cdf(x, df, nc):
+    return _on_support(x, lambda v: chndtr(v, df, nc), 0.0, 1.0)
+
+
+def _nc_sf(x, df, nc):
+    if _boost_ncx2_sf is None:  # pragma: no cover - see the import
+        from scipy.stats import ncx2  # lazy: scipy.stats is a heavy import
+
+        return ncx2.sf(x, df, nc)
+    return _on_support(x, lambda v: _boost_ncx2_sf(v, df, nc), 1.0, 0.0)
+
+
+def _nc_ppf(q, df, nc):
+    q = np.asarray(q, dtype=float)
+    with np.errstate(over="ignore"):
+        return np.where(q >= 1.0, np.inf, chndtrix(q, df, nc))
+
+
 def _ncx2_cdf(x, df, nc):
-    return _ncx2_eval((ncx2.cdf, chi2.cdf), _cdf_large, x, df, nc)
+    return _ncx2_eval((_nc_cdf, _chi2_cdf), _cdf_large, x, df, nc)
 
 
 def _ncx2_sf(x, df, nc):
-    return _ncx2_eval((ncx2.sf, chi2.sf), _sf_large, x, df, nc)
+    return _ncx2_eval((_nc_sf, _chi2_sf), _sf_large, x, df, nc)
 
 
 def _ncx2_ppf(q, df, nc):
-    return _ncx2_eval((ncx2.ppf, chi2.ppf), _ppf_large, q, df, nc)
+    return _ncx2_eval((_nc_ppf, _chi2_ppf), _ppf_large, q, df, nc)
 
 
 def _check_gamma(gamma) -> np.ndarray:
@@ -370,6 +428,8 @@ def _solve_threshold(mech, f: float, test: str, tau) -> float:
     if not np.isfinite(lo):
         raise ValueError(f"no finite threshold attains FPR {f} (the statistic's range "
                          "overflows double precision)")
+    from scipy import optimize  # lazy: scipy.optimize is a heavy import
+
     return optimize.brentq(lambda g: alpha(mech, g, test, tau) - f, lo, hi, xtol=1e-13, rtol=1e-13)
 
 
@@ -388,6 +448,8 @@ def roc(mech, test: str = "semi-star", fpr=None, tau=None):
 
 def auc(mech, test: str = "semi-star", tau=None) -> float:
     r"""Area under the ROC curve, :math:`\int_0^1 \mathrm{TPR}(f)\,df` (adaptive quadrature)."""
+    from scipy import integrate  # lazy: scipy.integrate is a heavy import
+
     _check_test(test)
 
     def integrand(f):

@@ -132,6 +132,21 @@ print(json.dumps(report))
     assert "pip install" in err["error"] and "torch" in err["error"]
 
 
+def test_power_runs_without_scipy_stats():
+    """``power`` with its default tests reads SciPy's special functions only (scipy.stats,
+    optimize and integrate cost most of its start-up); ``epsilon`` needs no scipy.stats."""
+    res = _child(r"""
+rc, out, err = run(["power", "--T", "10", "--json"])
+power = sorted(m for m in ("scipy.stats", "scipy.optimize", "scipy.integrate")
+               if m in sys.modules)
+rc2, out2, err2 = run(["epsilon", "--gdp-mu", "1", "--delta", "1e-5", "--json"])
+print(json.dumps({"rc": [rc, rc2], "power": power, "stats": "scipy.stats" in sys.modules}))
+""")
+    assert res["rc"] == [0, 0]
+    assert res["power"] == [], f"power imported {res['power']}"
+    assert not res["stats"]
+
+
 def test_command_table_matches_the_modules():
     """Every command module has its row (else it is imported at every start-up), and the table's
     one-line help is the help its module registers."""
