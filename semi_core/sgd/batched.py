@@ -12,14 +12,61 @@ Float64 throughout. The tests check it against the dense NumPy implementation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import torch
 
 from semi_core._validation import check_batch_size, check_positive
 
 from .ghost import ghost_parts
-from .gradstats import shrunk_parts, woodbury_quad_logdet
+from .gradstats import shrunk_parts, woodbury_factors, woodbury_quad, woodbury_quad_logdet
 
-__all__ = ["batched_dpsgd_log_lr", "ghost_log_lr", "ghost_grads", "batched_mahalanobis"]
+__all__ = ["batched_dpsgd_log_lr", "ghost_log_lr", "ghost_grads", "batched_mahalanobis",
+           "ReferenceStats", "dense_reference_stats", "ghost_reference_stats",
+           "log_lr_from_stats"]
+
+
+@dataclass
+class ReferenceStats:
+    r"""Shrunk reference-gradient statistics at ``P`` parameter points (float64, torch).
+
+    Attributes
+    ----------
+    mean : Tensor (P, d)
+        :math:`\hat\mu_g` per point.
+    gram : Tensor (P, m, m)
+        :math:`W^\top W = G_cG_c^\top/(m-1)` per point.
+    level : Tensor (P,)
+        :math:`(\lambda+r)\nu` per point (:func:`~semi_core.sgd.gradstats.shrunk_parts`).
+    project : callable
+        ``project(xs)``: :math:`W^\top x` ``(G, m, k)`` for ``xs`` ``(G, d, k)`` -- one
+        point per game (``G = P``) or one point shared by all games (``P = 1``).
+    """
+
+    mean: torch.Tensor
+    gram: torch.Tensor
+    level: torch.Tensor
+    project: Callable[[torch.Tensor], torch.Tensor]
+
+    @property
+    def points(self) -> int:
+        return int(self.gram.shape[0])
+
+
+def dense_reference_stats(ref_grads: torch.Tensor, *, shrinkage: float = 0.1,
+                          ridge: float = 1e-4) -> ReferenceStats:
+    """:class:`ReferenceStats` of clipped reference gradients ``(P, m, d)``, ``m >= 2``."""
+    m = ref_grads.shape[-2]
+    if m < 2:
+        raise ValueError("need at least m=2 reference gradients")
+    mean, gc, gram, level = shrunk_parts(ref_grads, float(shrinkage), float(ridge))
+
+    def project(xs):
+        w = gc if gc.shape[0] == xs.shape[0] else gc.expand(xs.shape[0], -1, -1)
+        return w @ xs / (m - 1) ** 0.5
+
+    return ReferenceStats(mean=mean, gram=gram, level=level, project=project)
 
 
 def batched_dpsgd_log_lr(updates: torch.Tensor, ref_grads: torch.Tensor,
@@ -42,7 +89,8 @@ def batched_dpsgd_log_lr(updates: torch.Tensor, ref_grads: torch.Tensor,
     updates : Tensor (B, d)
         :math:`\\theta_\\tau - \\theta_{\\tau-1}` per game.
     ref_grads : Tensor (B, m, d)
-        Clipped reference gradients at each game's :math:`\\theta_{\\tau-1}`, ``m >= 2``.
+        Clipped reference gradients at each game's :math:`\\theta_{\\tau-1}`, ``m >= 2``
+        (or ``(1, m, d)``: one point shared by every game).
     target_grads : Tensor (B, d)
         Clipped target gradient at :math:`\\theta_{\\tau-1}`.
     eta, n, sigma_dp, clip, shrinkage, ridge
@@ -50,13 +98,9 @@ def batched_dpsgd_log_lr(updates: torch.Tensor, ref_grads: torch.Tensor,
         (only enters through :math:`\\sigma_{DP}C`), shrinkage in [0, 1], relative ridge.
     """
     _check_lr_args(eta, n, clip, sigma_dp, shrinkage)
-    if ref_grads.shape[-2] < 2:
-        raise ValueError("need at least m=2 reference gradients")
-    m = ref_grads.shape[-2]
-    mean, gc, gram, level = shrunk_parts(ref_grads, float(shrinkage), float(ridge))
-    return _log_lr_core(updates, target_grads, mean, gram, level,
-                        lambda xs: gc @ xs / (m - 1) ** 0.5, eta=eta, n=n, sigma_dp=sigma_dp,
-                        clip=clip, shrinkage=shrinkage)
+    stats = dense_reference_stats(ref_grads, shrinkage=shrinkage, ridge=ridge)
+    return log_lr_from_stats(updates, target_grads, stats, eta=eta, n=n, sigma_dp=sigma_dp,
+                             clip=clip, shrinkage=shrinkage)
 
 
 def _check_lr_args(eta, n, clip, sigma_dp, shrinkage):
@@ -69,23 +113,48 @@ def _check_lr_args(eta, n, clip, sigma_dp, shrinkage):
         raise ValueError(f"shrinkage must be in [0, 1], got {shrinkage}")
 
 
-def _log_lr_core(updates, target_grads, mean, gram, level, project, *, eta, n, sigma_dp, clip,
-                 shrinkage):
-    """Shared tail: ``project(xs)`` returns ``W^T xs`` (B, m, k) for ``xs`` (B, d, k)."""
-    d = updates.shape[-1]
+def log_lr_from_stats(updates: torch.Tensor, target_grads: torch.Tensor,
+                      stats: ReferenceStats, *, eta: float, n: int, sigma_dp: float,
+                      clip: float, shrinkage: float = 0.1) -> torch.Tensor:
+    r"""The DP-SGD log-LR of :func:`batched_dpsgd_log_lr` for ``G`` games from the reference
+    statistics at their points (``stats.points == G``, or ``1``: every game at one point,
+    e.g. the common :math:`\theta_0` at step 1, factorised once).
+
+    With :math:`\tilde N = N/\eta = \Delta/\eta + \hat\mu_g` and
+    :math:`V_a = \eta^2 A_a`, :math:`A_a = \alpha_a WW^\top + \beta_a I`,
+    :math:`\alpha_a = a(1-\lambda)`, :math:`\beta_a = a(\lambda+r)\nu + s`,
+    :math:`s = (\sigma_{DP}C/n)^2`,
+
+    .. math::
+
+       \log\mathrm{LR} = \tfrac12(\log\det A_0 - \log\det A_1)
+       - \tfrac12 x_1^\top A_1^{-1}x_1 + \tfrac12 x_0^\top A_0^{-1}x_0,\quad
+       x_0 = \tilde N,\ x_1 = \tilde N + (g^* - \hat\mu_g)/n
+
+    (the :math:`\eta^2` factors cancel in the determinant ratio and the quadratic forms);
+    both capacitance matrices of a point are factorised in one batched call
+    (:func:`~semi_core.sgd.gradstats.woodbury_factors`).
+    """
+    _check_lr_args(eta, n, clip, sigma_dp, shrinkage)
+    G, d = updates.shape
+    P = stats.points
+    if P not in (1, G):
+        raise ValueError(f"stats must hold 1 or {G} points, got {P}")
     s = (sigma_dp * clip / n) ** 2
-    N = (updates + eta * mean) / eta                    # V_a = eta^2 A_a: work with N / eta
+    mean = stats.mean if P == G else stats.mean.expand(G, -1)
+    N = updates / eta + mean                            # V_a = eta^2 A_a: work with N / eta
     shifted = N + (target_grads - mean) / n
-    xs = torch.stack([N, shifted], dim=-1)              # (B, d, 2)
-    proj = project(xs)
-    xx = (xs * xs).sum(-2)                              # (B, 2)
+    xs = torch.stack([N, shifted], dim=-1)              # (G, d, 2)
+    proj = stats.project(xs)                            # (G, m, 2)
+    xx = (xs * xs).sum(-2)                              # (G, 2)
     lam = float(shrinkage)
-    a0, a1 = 1.0 / n, (n - 1) / n**2
-    q0, ld0 = woodbury_quad_logdet(gram, proj[..., :1], xx[..., :1], a0 * (1 - lam),
-                                   a0 * level + s, d)
-    q1, ld1 = woodbury_quad_logdet(gram, proj[..., 1:], xx[..., 1:], a1 * (1 - lam),
-                                   a1 * level + s, d)
-    return 0.5 * (ld0 - ld1) - 0.5 * q1[..., 0] + 0.5 * q0[..., 0]
+    a = (1.0 / n, (n - 1) / n**2)
+    alphas = tuple(ai * (1 - lam) for ai in a)
+    betas = torch.stack([ai * stats.level + s for ai in a])        # (2, P)
+    chol, logdet = woodbury_factors(stats.gram, alphas, betas, d)  # (2, P, m, m), (2, P)
+    q0 = woodbury_quad(chol[0], proj[..., 0], xx[:, 0], alphas[0], betas[0])
+    q1 = woodbury_quad(chol[1], proj[..., 1], xx[:, 1], alphas[1], betas[1])
+    return 0.5 * (logdet[0] - logdet[1]) - 0.5 * q1 + 0.5 * q0
 
 
 def _inner(a: torch.Tensor) -> torch.Tensor:
@@ -102,64 +171,84 @@ def _sq_norms(a: torch.Tensor) -> torch.Tensor:
     return (a * a).sum(-1)
 
 
-def ghost_log_lr(updates: torch.Tensor, thetas: torch.Tensor, stack, ref_x: torch.Tensor,
-                 ref_y: torch.Tensor, target_grads: torch.Tensor, *, eta: float, n: int,
-                 sigma_dp: float, clip: float, shrinkage: float = 0.1,
-                 ridge: float = 1e-4) -> torch.Tensor:
-    r"""Same statistic as :func:`batched_dpsgd_log_lr` for a stack of linear layers
-    (:mod:`semi_core.sgd.ghost`), without forming per-sample reference gradients.
+def ghost_reference_stats(stack, thetas: torch.Tensor, ref_x: torch.Tensor,
+                          ref_y: torch.Tensor, *, clip: float, shrinkage: float = 0.1,
+                          ridge: float = 1e-4) -> ReferenceStats:
+    r""":class:`ReferenceStats` of the clipped reference gradients of a stack of linear layers
+    (:mod:`semi_core.sgd.ghost`) at ``P`` points ``thetas`` ``(P, d)``, without forming
+    per-sample gradients.
 
     With clipping factors :math:`c_i = \min(1, C/\|g_i\|)` and the layer factors
-    :math:`(\tilde a_{l,i}, b_{l,i})` of :func:`semi_core.sgd.ghost.ghost_parts`,
+    :math:`(\tilde a_{l,i}, b_{l,i})` of :func:`semi_core.sgd.ghost.ghost_parts`
+    (:math:`\tilde b_{l,i} = c_ib_{l,i}`),
 
     .. math::
 
-       (GG^\top)_{ij} = c_ic_j\sum_l (b_{l,i}^\top b_{l,j})(\tilde a_{l,i}^\top\tilde a_{l,j}),
-       \quad (Gx)_i = c_i\sum_l b_{l,i}^\top X_l\tilde a_{l,i},\quad
+       (GG^\top)_{ij} = \sum_l (\tilde b_{l,i}^\top \tilde b_{l,j})
+       (\tilde a_{l,i}^\top\tilde a_{l,j}),
+       \quad (Gx)_i = \sum_l \tilde b_{l,i}^\top X_l\tilde a_{l,i},\quad
        G_c = HG,\ H = I - \tfrac1m\mathbf 1\mathbf 1^\top,
 
-    i.e. :math:`O(m^2\sum_l(\mathrm{in}_l+\mathrm{out}_l))` per game instead of
-    :math:`O(m^2 d)`. ``thetas`` (B, d) are the parameters :math:`\theta_{\tau-1}` at which
-    the reference gradients are taken; ``ref_x``, ``ref_y`` the reference data (shared).
+    i.e. :math:`O(m^2\sum_l(\mathrm{in}_l+\mathrm{out}_l))` per point instead of
+    :math:`O(m^2 d)`. With one point shared by ``G`` games the projection is one product of
+    the ``(m, d)`` per-sample gradients with the ``G`` vectors.
     """
-    _check_lr_args(eta, n, clip, sigma_dp, shrinkage)
-    B, d = thetas.shape
+    P, d = thetas.shape
     m = ref_x.shape[0]
     if m < 2:
         raise ValueError("need at least m=2 reference gradients")
     acts, backs = ghost_parts(stack, thetas, ref_x, ref_y, shared=True)
     norm2 = sum((b * b).sum(-1) * _sq_norms(a) for a, b in zip(acts, backs, strict=True))
-    c = clip / torch.clamp(torch.sqrt(norm2), min=clip)               # (B, m)
+    c = clip / torch.clamp(torch.sqrt(norm2), min=clip)               # (P, m)
+    bc = [b * c.unsqueeze(-1) for b in backs]                         # clipped factors
     raw = None                                                        # G G^T, in place
-    for a, b in zip(acts, backs, strict=True):
+    for a, b in zip(acts, bc, strict=True):
         term = (b @ b.transpose(-1, -2)).mul_(_inner(a))
         raw = term if raw is None else raw.add_(term)
-    raw.mul_(c.unsqueeze(-1)).mul_(c.unsqueeze(-2))
     rowmean = raw.mean(-1, keepdim=True)
     total = rowmean.mean(-2, keepdim=True)
     gram = raw.sub_(rowmean).sub_(rowmean.transpose(-1, -2)).add_(total).div_(m - 1)
     # gram = H G G^T H / (m-1)
     nu = gram.diagonal(dim1=-2, dim2=-1).sum(-1) / d
     level = (float(shrinkage) + float(ridge)) * torch.where(nu > 0, nu, torch.ones_like(nu))
-    bc = [b * c.unsqueeze(-1) for b in backs]                         # clipped factors
-    mean = torch.empty(B, d, dtype=thetas.dtype)
+    mean = torch.empty(P, d, dtype=thetas.dtype)
     for lay, a, b in zip(stack.trainable, acts, bc, strict=True):
         g = torch.einsum("bmo,bmi->boi", b, a) / m
-        mean[:, lay.w_slice] = g[..., :-1].reshape(B, -1)
+        mean[:, lay.w_slice] = g[..., :-1].reshape(P, -1)
         mean[:, lay.b_slice] = g[..., -1]
 
     def project(xs):
-        k = xs.shape[-1]
+        G, k = xs.shape[0], xs.shape[-1]
         gx = 0
         for lay, a, b in zip(stack.trainable, acts, bc, strict=True):
-            mod = lay.module
-            X = torch.cat([xs[:, lay.w_slice].reshape(B, mod.out_features, mod.in_features, k),
-                           xs[:, lay.b_slice].reshape(B, mod.out_features, 1, k)], dim=2)
-            gx = gx + torch.einsum("bmo,boik,bmi->bmk", b, X, a)
+            o, i = lay.module.out_features, lay.module.in_features
+            X = torch.cat([xs[:, lay.w_slice].reshape(G, o, i, k),
+                           xs[:, lay.b_slice].reshape(G, o, 1, k)], dim=2)
+            if P == G:
+                gx = gx + torch.einsum("bmo,boik,bmi->bmk", b, X, a)
+            else:  # one point: its (m, o(i+1)) per-sample gradients times all G vectors
+                rows = (b[0].unsqueeze(-1) * a[0].unsqueeze(-2)).reshape(m, -1)
+                prod = rows @ X.permute(1, 2, 0, 3).reshape(-1, G * k)
+                gx = gx + prod.reshape(m, G, k).transpose(0, 1)
         return (gx - gx.mean(1, keepdim=True)) / (m - 1) ** 0.5
 
-    return _log_lr_core(updates, target_grads, mean, gram, level, project, eta=eta, n=n,
-                        sigma_dp=sigma_dp, clip=clip, shrinkage=shrinkage)
+    return ReferenceStats(mean=mean, gram=gram, level=level, project=project)
+
+
+def ghost_log_lr(updates: torch.Tensor, thetas: torch.Tensor, stack, ref_x: torch.Tensor,
+                 ref_y: torch.Tensor, target_grads: torch.Tensor, *, eta: float, n: int,
+                 sigma_dp: float, clip: float, shrinkage: float = 0.1,
+                 ridge: float = 1e-4) -> torch.Tensor:
+    r"""Same statistic as :func:`batched_dpsgd_log_lr` for a stack of linear layers, from
+    :func:`ghost_reference_stats` (no per-sample reference gradients). ``thetas`` (B, d) are
+    the parameters :math:`\theta_{\tau-1}` at which the reference gradients are taken (or
+    ``(1, d)``: one point for every game); ``ref_x``, ``ref_y`` the reference data (shared).
+    """
+    _check_lr_args(eta, n, clip, sigma_dp, shrinkage)
+    stats = ghost_reference_stats(stack, thetas, ref_x, ref_y, clip=clip, shrinkage=shrinkage,
+                                  ridge=ridge)
+    return log_lr_from_stats(updates, target_grads, stats, eta=eta, n=n, sigma_dp=sigma_dp,
+                             clip=clip, shrinkage=shrinkage)
 
 
 def ghost_grads(stack, thetas: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

@@ -91,7 +91,7 @@ from semi_core.mechanisms.base import GroundTruthUnknown, MechanismBase
 from semi_core.stats.gdp import gdp_epsilon
 from semi_core.stats.update_combination import BASELINES
 
-from .batched import batched_dpsgd_log_lr, ghost_log_lr
+from .batched import dense_reference_stats, ghost_reference_stats, log_lr_from_stats
 from .bugs import Bug, privatize
 from .dpsgd import DPSGDConfig
 from .ghost import ghost_clipped_mean
@@ -400,25 +400,54 @@ def _natural_moments(setup: WhiteBoxSetup):
     return ref.mean(0).numpy(), ref.var(0).numpy()
 
 
-def _semi_lrs(setup: WhiteBoxSetup, traj: torch.Tensor, targets, steps):
-    """SeMI-SGD DP-SGD log-LR at each step in ``steps`` (1-based), ``(R, len(steps))``;
-    ``targets(prev)`` gives the clipped target gradient ``(R, d)`` at :math:`\\theta_{t-1}`."""
+def _semi_lrs(setup: WhiteBoxSetup, traj: torch.Tensor, target, rows, steps) -> np.ndarray:
+    r"""SeMI-SGD DP-SGD log-LR of round ``rows[i]`` at step ``steps[i]`` (1-based), ``(len,)``.
+
+    ``target(sel, prev)`` gives the clipped target gradients ``(len(sel), d)`` of rounds
+    ``sel`` at parameters ``prev``. The reference statistics and both capacitance factors
+    (:func:`~semi_core.sgd.batched.log_lr_from_stats`) are computed once per parameter point
+    :math:`\theta_{t-1}`: at step 1 every round sits at the common :math:`\theta_0` (one
+    point for all of them); later (round, step) pairs have their own points, taken
+    :data:`_SCORE_POINTS` at a time. Each pair's value depends only on its own point and
+    update, never on which pairs are scored together.
+    """
     cfg, fm = setup.cfg, setup.fm
     stack = fm.linear_stack()
     common = dict(eta=cfg.lr, n=cfg.batch_size, sigma_dp=cfg.sigma_dp, clip=cfg.clip,
-                  shrinkage=setup.shrinkage, ridge=setup.ridge)
-    out = np.empty((traj.shape[0], len(steps)))
-    for c, t in enumerate(steps):
-        prev, upd = traj[:, t - 1], traj[:, t] - traj[:, t - 1]
-        tgt = targets(prev)
+                  shrinkage=setup.shrinkage)
+    rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+    steps = np.broadcast_to(np.asarray(steps, dtype=np.int64), rows.shape)
+
+    def stats(thetas):
         if stack is not None:
-            lr = ghost_log_lr(upd, prev, stack, setup.ref_x, setup.ref_y, tgt, **common)
-        else:
-            ref = clip_rows(fm.per_sample_grads_batched(prev, setup.ref_x, setup.ref_y,
-                                                        shared=True), cfg.clip)
-            lr = batched_dpsgd_log_lr(upd, ref, tgt, **common)
-        out[:, c] = lr.numpy()
+            return ghost_reference_stats(stack, thetas, setup.ref_x, setup.ref_y,
+                                         clip=cfg.clip, shrinkage=setup.shrinkage,
+                                         ridge=setup.ridge)
+        ref = clip_rows(fm.per_sample_grads_batched(thetas, setup.ref_x, setup.ref_y,
+                                                    shared=True), cfg.clip)
+        return dense_reference_stats(ref, shrinkage=setup.shrinkage, ridge=setup.ridge)
+
+    def lrs(sel, point_stats):
+        r, t = torch.as_tensor(rows[sel]), torch.as_tensor(steps[sel])
+        prev = traj[r, t - 1]
+        return log_lr_from_stats(traj[r, t] - prev, target(rows[sel], prev), point_stats,
+                                 **common).numpy()
+
+    out = np.empty(rows.size)
+    first = np.flatnonzero(steps == 1)
+    if first.size:
+        out[first] = lrs(first, stats(traj[rows[first[0]], 0].reshape(1, -1)))
+    rest = np.flatnonzero(steps != 1)
+    for lo in range(0, rest.size, _SCORE_POINTS):
+        sel = rest[lo:lo + _SCORE_POINTS]
+        out[sel] = lrs(sel, stats(traj[torch.as_tensor(rows[sel]),
+                                       torch.as_tensor(steps[sel]) - 1]))
     return out
+
+
+def _all_steps(R: int, T: int):
+    """(round, step) pairs of every step of ``R`` rounds, round-major."""
+    return np.repeat(np.arange(R), T), np.tile(np.arange(1, T + 1), R)
 
 
 # ----------------------------------------------------------------------------- mechanism
@@ -522,8 +551,9 @@ class WhiteBoxMechanism(MechanismBase):
             if self.setup.kind == "dirac":
                 return dirac_log_lr(self.standardised(traj, idx), a=self._a[idx, None],
                                     var=self._var[idx, None])
-            return _semi_lrs(self.setup, traj, _input_target(self.setup),
-                             range(1, self.T + 1))
+            rr, ss = _all_steps(traj.shape[0], self.T)
+            return _semi_lrs(self.setup, traj, _input_target(self.setup), rr,
+                             ss).reshape(-1, self.T)
 
     # -- ground truth ---------------------------------------------------------------------
     def mu(self, tau: int = 1) -> float:
@@ -554,30 +584,31 @@ class WhiteBoxMechanism(MechanismBase):
 
 
 def _input_target(setup: WhiteBoxSetup):
+    """``target(sel, prev)``: the input canary's clipped gradient at each ``prev`` row."""
     cx, cy = setup.canary_x.unsqueeze(0), setup.canary_y.reshape(1)
 
-    def target(prev):
+    def target(sel, prev):
         return clip_rows(setup.fm.per_sample_grads_batched(prev, cx, cy, shared=True)[:, 0],
                          setup.cfg.clip)
     return target
 
 
-def _dirac_target(setup: WhiteBoxSetup, j: np.ndarray):
-    jj = torch.as_tensor(j)
-
-    def target(prev):
+def _dirac_target(setup: WhiteBoxSetup, idx: np.ndarray):
+    """``target(sel, prev)``: :math:`C e_j` at the coordinate of each round in ``sel``
+    (``idx``: every round's canary index)."""
+    def target(sel, prev):
         g = torch.zeros_like(prev)
-        g[torch.arange(prev.shape[0]), jj] = setup.cfg.clip
+        g[torch.arange(prev.shape[0]), torch.as_tensor(setup.coords[idx[sel]])] = setup.cfg.clip
         return g
     return target
 
 
 # ----------------------------------------------------------------------------- scorers
-#: Rows scored at once by SeMI-SGD: their ``(rows, m, m)`` Gram and capacitance matrices
-#: (m = 128 reference records: 4 MiB at 32 rows) stay in cache through the element-wise passes
-#: and Cholesky factors (1.3x less CPU than 256 rows; every row is computed on its own, so the
-#: scores do not depend on it).
-_SCORE_ROWS = 32
+#: (round, step) parameter points whose SeMI-SGD statistics are computed at once: their
+#: ``(points, m, m)`` Gram and capacitance matrices (m = 128 reference records: 2 MiB per 16
+#: points and matrix) stay in cache through the element-wise passes and the factorisations.
+#: Every point is computed on its own, so the scores do not depend on it.
+_SCORE_POINTS = 16
 
 
 @dataclass(frozen=True)
@@ -623,21 +654,14 @@ class WhiteBoxScorer:
                     rest = (s.sum(1) - s[rows, tau - 1]) / (T - 1)
                     out["dirac_contrast"] = s[rows, tau - 1] - rest
             if self.semi:
-                semi_t, semi_m = np.empty(R), np.empty(R)
-                for lo in range(0, R, _SCORE_ROWS):
-                    sel = slice(lo, min(R, lo + _SCORE_ROWS))
-                    tgt = (_dirac_target(setup, setup.coords[idx[sel]])
-                           if setup.kind == "dirac" else _input_target(setup))
-                    if self.semi == "tau":
-                        for t in np.unique(tau[sel]).tolist():
-                            hit = np.flatnonzero(tau[sel] == t)
-                            sub = (_dirac_target(setup, setup.coords[idx[sel][hit]])
-                                   if setup.kind == "dirac" else tgt)
-                            semi_t[lo + hit] = _semi_lrs(setup, traj[sel][hit], sub, [t])[:, 0]
-                        continue
-                    lrs = _semi_lrs(setup, traj[sel], tgt, range(1, T + 1))
-                    semi_t[sel] = lrs[np.arange(lrs.shape[0]), tau[sel] - 1]
-                    semi_m[sel] = lrs.max(1)
+                tgt = (_dirac_target(setup, idx) if setup.kind == "dirac"
+                       else _input_target(setup))
+                if self.semi == "tau":
+                    semi_t = _semi_lrs(setup, traj, tgt, rows, tau)
+                else:
+                    rr, ss = _all_steps(R, T)
+                    lrs = _semi_lrs(setup, traj, tgt, rr, ss).reshape(R, T)
+                    semi_t, semi_m = lrs[rows, tau - 1], lrs.max(1)
                 out["semi_sgd"] = semi_t
                 if self.semi is True:
                     out["semi_max"] = semi_m

@@ -42,7 +42,8 @@ from scipy import linalg
 from semi_core._validation import check_finite_array, check_int
 
 __all__ = ["LowRankPlusDiagonal", "GradientStatistics", "gradient_statistics",
-           "DENSE_MAX_DIM", "shrunk_parts", "woodbury_quad_logdet", "woodbury_solve"]
+           "DENSE_MAX_DIM", "shrunk_parts", "woodbury_quad_logdet", "woodbury_solve",
+           "woodbury_factors", "woodbury_quad"]
 
 #: Above this many parameters ``form="auto"`` switches to the low-rank-plus-diagonal form.
 DENSE_MAX_DIM = 2000
@@ -229,6 +230,56 @@ def woodbury_quad_logdet(gram, proj, xx, alpha: float, beta, d: int):
     quad = xx / beta.unsqueeze(-1) - (alpha / beta**2).unsqueeze(-1) * (z * z).sum(-2)
     logdet = d * torch.log(beta) + 2 * torch.log(chol.diagonal(dim1=-2, dim2=-1)).sum(-1)
     return quad, logdet
+
+
+def woodbury_factors(gram, alphas, betas, d: int):
+    r"""Cholesky factors and log-determinants of :math:`A_h=\beta_h I+\alpha_h WW^\top` for
+    ``H`` coefficient pairs on each of ``P`` Gram matrices, in one batched factorisation.
+
+    ``gram`` is :math:`W^\top W` ``(P, m, m)``, ``alphas`` ``H`` floats, ``betas`` ``(H, P)``.
+    Returns the lower factors :math:`L_h` of the capacitance matrices
+    :math:`K_h = I + \tfrac{\alpha_h}{\beta_h}W^\top W` ``(H, P, m, m)`` and
+
+    .. math:: \log\det A_h = d\log\beta_h + \log\det K_h
+              = d\log\beta_h + 2\textstyle\sum_i \log (L_h)_{ii}
+
+    ``(H, P)`` (matrix-determinant lemma, as :func:`woodbury_quad_logdet`). The DP-SGD
+    log-LR needs :math:`H = 2` (:math:`V_0, V_1`); their capacitance matrices differ by a
+    full-rank multiple of :math:`W^\top W` (not a low-rank term), so each gets its own factor.
+    Cholesky rather than LU: torch's batched CPU LU runs the batch in parallel around a
+    threaded LAPACK, which has deadlocked after the thread count was changed.
+    """
+    import torch  # lazy: heavy optional dependency
+
+    c = torch.as_tensor(alphas, dtype=gram.dtype).reshape(-1, 1) / betas      # (H, P)
+    cap = c.reshape(*c.shape, 1, 1) * gram.unsqueeze(0)
+    cap.diagonal(dim1=-2, dim2=-1).add_(1.0)
+    chol = torch.linalg.cholesky(cap)
+    logdet = d * torch.log(betas) + 2 * torch.log(chol.diagonal(dim1=-2, dim2=-1)).sum(-1)
+    return chol, logdet
+
+
+def woodbury_quad(chol, proj, xx, alpha: float, beta):
+    r""":math:`x_g^\top A^{-1}x_g` for ``G`` vectors from one hypothesis' factors
+    :func:`woodbury_factors`.
+
+    ``chol`` ``(P, m, m)`` and ``beta`` ``(P,)`` hold one factor per vector (``P = G``) or
+    one factor shared by all of them (``P = 1``: one triangular solve with ``G`` right-hand
+    sides); ``proj`` is :math:`y_g = W^\top x_g` ``(G, m)`` and ``xx`` :math:`\|x_g\|^2`
+    ``(G,)``:
+
+    .. math:: x^\top A^{-1}x = \|x\|^2/\beta - \tfrac{\alpha}{\beta^2}\,\|L^{-1}y\|^2.
+    """
+    import torch  # lazy: heavy optional dependency
+
+    G = proj.shape[0]
+    if chol.shape[0] == 1:
+        z = torch.linalg.solve_triangular(chol, proj.T.unsqueeze(0), upper=False)  # (1, m, G)
+        zz = (z * z).sum(-2).reshape(G)
+    else:
+        z = torch.linalg.solve_triangular(chol, proj.unsqueeze(-1), upper=False)  # (G, m, 1)
+        zz = (z * z).sum((-2, -1))
+    return xx / beta - (alpha / beta**2) * zz
 
 
 def woodbury_solve(ref, x, *, shrinkage: float, ridge: float, extra: float = 0.0):

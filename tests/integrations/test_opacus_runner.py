@@ -113,6 +113,50 @@ def test_packed_canaries_have_the_one_canary_law(problem):
             assert abs(v.std(ddof=1) - sigma) < MC * sigma / math.sqrt(2 * (v.size - 1))
 
 
+@pytest.mark.parametrize("kind", ["dirac", "input"])
+def test_semi_scores_match_the_per_game_dense_reference(problem, kind):
+    """SeMI-SGD at tau and SeMI-max of the scorer (statistics once per parameter point, both
+    hypotheses factorised together, step 1's common theta_0 shared by every round) equal the
+    slow per-round, per-step dense NumPy LR (:func:`semi_core.sgd.lr.dpsgd_log_lr` with
+    :func:`~semi_core.sgd.gradstats.gradient_statistics`), to float64 rounding (1e-9
+    relative); ``semi="tau"`` gives the same SeMI-SGD."""
+    from semi_core.sgd.gradstats import gradient_statistics
+    from semi_core.sgd.lr import dpsgd_log_lr
+
+    mech = WhiteBoxMechanism(wb_setup(problem, kind=kind, k=2 if kind == "dirac" else 1))
+    setup, cfg, T = mech.setup, mech.setup.cfg, mech.T
+    rng = np.random.default_rng(7)
+    R = 6
+    member, tau = rng.random(R) < 0.5, np.array([1, 2, 3, 1, 3, 2])
+    rel = mech.release(member, tau, rng)
+    got = WhiteBoxScorer(mech)(rel, tau)
+    traj, idx = mech.trajectories(rel)
+    exp = np.empty((R, T))
+    for r in range(R):
+        for t in range(1, T + 1):
+            prev = traj[r, t - 1]
+            ref = clip_rows(setup.fm.per_sample_grads(prev, setup.ref_x, setup.ref_y),
+                            cfg.clip).numpy()
+            st = gradient_statistics(ref, shrinkage=setup.shrinkage, ridge=setup.ridge,
+                                     form="dense")
+            if kind == "dirac":
+                g = np.zeros(setup.fm.d)
+                g[setup.coords[idx[r]]] = cfg.clip
+            else:
+                g = clip_rows(setup.fm.per_sample_grads(prev, setup.canary_x.unsqueeze(0),
+                                                        setup.canary_y.reshape(1)),
+                              cfg.clip)[0].numpy()
+            exp[r, t - 1] = dpsgd_log_lr((traj[r, t] - prev).numpy(), cfg.lr, st.mean,
+                                         st.cov, g, cfg.batch_size, sigma_dp=cfg.sigma_dp,
+                                         clip=cfg.clip)
+    np.testing.assert_allclose(got["semi_sgd"], exp[np.arange(R), tau - 1], rtol=1e-9)
+    np.testing.assert_allclose(got["semi_max"], exp.max(1), rtol=1e-9)
+    at_tau = WhiteBoxScorer(mech, "tau")(rel, tau)["semi_sgd"]
+    np.testing.assert_allclose(at_tau, got["semi_sgd"], rtol=1e-12)
+    if kind == "input":
+        np.testing.assert_allclose(mech.log_lr_steps(rel), exp, rtol=1e-9)
+
+
 # ----------------------------------------------------------------------------- executors
 def test_white_box_game_identical_in_process_threads_and_dask(problem, dask_client):
     setup = wb_setup(problem, k=2)
