@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import asdict, dataclass, field, replace
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -387,8 +388,27 @@ def _iha_method(name: str, default: str) -> str:
     return {"iha-exact": "exact", "iha-cg": "cg"}.get(name, default)
 
 
+class _AttackScorer:
+    """What the pool scorers of this module share: ``attacks``, drawn from the class's
+    ``FAMILY``, are also the names of the scores they return."""
+
+    FAMILY: ClassVar[tuple[str, ...]] = ()
+    attacks: tuple[str, ...]
+
+    def _check_attacks(self) -> None:
+        self.attacks = tuple(self.attacks)
+        bad = [a for a in self.attacks if a not in self.FAMILY]
+        if not self.attacks or bad:
+            raise ValueError(f"attacks must be drawn from {list(self.FAMILY)}, got "
+                             f"{list(bad or self.attacks)}")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.attacks
+
+
 @dataclass
-class WhiteBoxScorer:
+class WhiteBoxScorer(_AttackScorer):
     r"""Pool scorer of the white-box attacks on target model ``t``: IHA (seed Eq. 8; ``iha``
     with ``hessian``, ``iha-exact`` / ``iha-cg`` explicitly), LOSS and SIF. One
     :class:`WhiteBox` per target model serves every attack (gradients and the inverse Hessian
@@ -400,6 +420,7 @@ class WhiteBoxScorer:
     process (in-process or threads; a Dask worker's copy is not sent back).
     """
 
+    FAMILY: ClassVar[tuple[str, ...]] = WHITEBOX_ATTACKS
     attacks: tuple[str, ...]
     hessian: str = "exact"
     damping: float = 0.2
@@ -409,20 +430,12 @@ class WhiteBoxScorer:
     kept: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self):
-        self.attacks = tuple(self.attacks)
-        bad = [a for a in self.attacks if a not in WHITEBOX_ATTACKS]
-        if not self.attacks or bad:
-            raise ValueError(f"attacks must be drawn from {list(WHITEBOX_ATTACKS)}, got "
-                             f"{list(bad or self.attacks)}")
+        self._check_attacks()
         if self.hessian not in ("exact", "cg"):
             raise ValueError(f"hessian must be 'exact' or 'cg', got {self.hessian!r}")
         if not (np.isfinite(self.damping) and self.damping >= 0):
             raise ValueError(f"damping must be finite and >= 0, got {self.damping!r}")
         check_positive(self.cg_tol, "cg_tol")
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return self.attacks
 
     def __call__(self, view: PoolView, t: int, records, rng) -> dict[str, np.ndarray]:
         with FORWARD_AD_LOCK:   # the Hessian, HVPs and CG use forward-mode AD (process-wide)
@@ -453,26 +466,19 @@ class WhiteBoxScorer:
 
 
 @dataclass
-class LiRAScorer:
+class LiRAScorer(_AttackScorer):
     r"""Pool scorer of LiRA (Carlini et al. 2022; seed §4.1) on target model ``t``: the
     logit-scaled confidences of every model on the records, the other models as reference
     models, IN / OUT by the membership matrix; online (Gaussian LR) or offline (OUT tail),
     per-example or ``-global`` variance (:func:`~semi_core.attacks.whitebox.scores.lira_online`,
     :func:`~semi_core.attacks.whitebox.scores.lira_offline`)."""
 
+    FAMILY: ClassVar[tuple[str, ...]] = LIRA_ATTACKS
     attacks: tuple[str, ...]
     kept: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self):
-        self.attacks = tuple(self.attacks)
-        bad = [a for a in self.attacks if a not in LIRA_ATTACKS]
-        if not self.attacks or bad:
-            raise ValueError(f"attacks must be drawn from {list(LIRA_ATTACKS)}, got "
-                             f"{list(bad or self.attacks)}")
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return self.attacks
+        self._check_attacks()
 
     def __call__(self, view: PoolView, t: int, records, rng) -> dict[str, np.ndarray]:
         mech = view.mech
@@ -495,7 +501,7 @@ class LiRAScorer:
 
 
 @dataclass
-class RMIAScorer:
+class RMIAScorer(_AttackScorer):
     r"""Pool scorer of RMIA (Zarifzadeh et al. 2024) on target model ``t``, on the same
     reference models as LiRA (every other model of the population game; IN / OUT by the
     membership matrix): :func:`~semi_core.attacks.whitebox.scores.rmia` with ``rmia`` the
@@ -510,6 +516,7 @@ class RMIAScorer:
     :math:`\sigma(\phi)` of the logit-scaled confidences LiRA uses.
     """
 
+    FAMILY: ClassVar[tuple[str, ...]] = RMIA_ATTACKS
     attacks: tuple[str, ...]
     gamma: float = 1.0
     offline_a: float = 0.3
@@ -517,20 +524,12 @@ class RMIAScorer:
     kept: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self):
-        self.attacks = tuple(self.attacks)
-        bad = [a for a in self.attacks if a not in RMIA_ATTACKS]
-        if not self.attacks or bad:
-            raise ValueError(f"attacks must be drawn from {list(RMIA_ATTACKS)}, got "
-                             f"{list(bad or self.attacks)}")
+        self._check_attacks()
         check_positive(self.gamma, "gamma")
         if not (isinstance(self.offline_a, int | float) and 0.0 <= self.offline_a <= 1.0):
             raise ValueError(f"offline_a must be in [0, 1], got {self.offline_a!r}")
         if self.population is not None:
             check_int(self.population, "population", minimum=1)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return self.attacks
 
     def __call__(self, view: PoolView, t: int, records, rng) -> dict[str, np.ndarray]:
         mech = view.mech
@@ -569,7 +568,7 @@ class RMIAScorer:
 
 
 @dataclass
-class LeaveOneOutScorer:
+class LeaveOneOutScorer(_AttackScorer):
     r"""Pool scorer of the leave-one-out attacks (seed §4.4) on the leave-one-out game.
 
     For record :math:`z` the reference models are those trained on
@@ -580,20 +579,13 @@ class LeaveOneOutScorer:
     l_attack`, :func:`~semi_core.attacks.whitebox.scores.lira_l`).
     """
 
+    FAMILY: ClassVar[tuple[str, ...]] = LOO_ATTACKS
     attacks: tuple[str, ...]
     target_losses: np.ndarray
     target_phi: np.ndarray
 
     def __post_init__(self):
-        self.attacks = tuple(self.attacks)
-        bad = [a for a in self.attacks if a not in LOO_ATTACKS]
-        if not self.attacks or bad:
-            raise ValueError(f"attacks must be drawn from {list(LOO_ATTACKS)}, got "
-                             f"{list(bad or self.attacks)}")
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return self.attacks
+        self._check_attacks()
 
     def __call__(self, view: PoolView, t: int, records, rng) -> dict[str, np.ndarray]:
         mech = view.mech
