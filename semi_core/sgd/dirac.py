@@ -408,8 +408,10 @@ def _semi_lrs(setup: WhiteBoxSetup, traj: torch.Tensor, target, rows, steps) -> 
     (:func:`~semi_core.sgd.batched.log_lr_from_stats`) are computed once per parameter point
     :math:`\theta_{t-1}`: at step 1 every round sits at the common :math:`\theta_0` (one
     point for all of them); later (round, step) pairs have their own points, taken
-    :data:`_SCORE_POINTS` at a time. Each pair's value depends only on its own point and
-    update, never on which pairs are scored together.
+    :data:`_SCORE_POINTS` at a time. Each pair's value is its own point's LR whichever pairs
+    are scored together (up to float rounding: a shared point's solve and projection treat
+    all its rounds as columns of one product); a chunk of the runner scores the same pairs
+    together on every executor, so results stay bit-identical across executors.
     """
     cfg, fm = setup.cfg, setup.fm
     stack = fm.linear_stack()
@@ -607,7 +609,7 @@ def _dirac_target(setup: WhiteBoxSetup, idx: np.ndarray):
 #: (round, step) parameter points whose SeMI-SGD statistics are computed at once: their
 #: ``(points, m, m)`` Gram and capacitance matrices (m = 128 reference records: 2 MiB per 16
 #: points and matrix) stay in cache through the element-wise passes and the factorisations.
-#: Every point is computed on its own, so the scores do not depend on it.
+#: Every point is computed on its own, so the scores depend on it at most by float rounding.
 _SCORE_POINTS = 16
 
 
