@@ -205,15 +205,20 @@ def ghost_reference_stats(stack, thetas: torch.Tensor, ref_x: torch.Tensor,
     for a, b in zip(acts, bc, strict=True):
         term = (b @ b.transpose(-1, -2)).mul_(_inner(a))
         raw = term if raw is None else raw.add_(term)
-    rowmean = raw.mean(-1, keepdim=True)
-    total = rowmean.mean(-2, keepdim=True)
-    gram = raw.sub_(rowmean).sub_(rowmean.transpose(-1, -2)).add_(total).div_(m - 1)
-    # gram = H G G^T H / (m-1)
+    # gram = H G G^T H / (m-1) = (raw - r 1^T - 1 r^T + t 1 1^T) / (m-1) with row means r
+    # and grand mean t: the rank-2 correction [r, 1][1, r - t]^T in one pass (baddbmm)
+    r = raw.mean(-1)                                                  # (P, m)
+    t = r.mean(-1, keepdim=True)
+    ones = torch.ones_like(r)
+    gram = torch.baddbmm(raw, torch.stack([r, ones], -1), torch.stack([ones, r - t], 1),
+                         beta=1.0 / (m - 1), alpha=-1.0 / (m - 1))
     nu = gram.diagonal(dim1=-2, dim2=-1).sum(-1) / d
     level = (float(shrinkage) + float(ridge)) * torch.where(nu > 0, nu, torch.ones_like(nu))
     mean = torch.empty(P, d, dtype=thetas.dtype)
     for lay, a, b in zip(stack.trainable, acts, bc, strict=True):
-        g = torch.einsum("bmo,bmi->boi", b, a) / m
+        # a layer input shared by every point (stride 0): one product, no expanded copy
+        g = (b.transpose(-1, -2) @ a[0] if a.stride(0) == 0
+             else torch.einsum("bmo,bmi->boi", b, a)) / m
         mean[:, lay.w_slice] = g[..., :-1].reshape(P, -1)
         mean[:, lay.b_slice] = g[..., -1]
 
@@ -225,7 +230,8 @@ def ghost_reference_stats(stack, thetas: torch.Tensor, ref_x: torch.Tensor,
             X = torch.cat([xs[:, lay.w_slice].reshape(G, o, i, k),
                            xs[:, lay.b_slice].reshape(G, o, 1, k)], dim=2)
             if P == G:
-                gx = gx + torch.einsum("bmo,boik,bmi->bmk", b, X, a)
+                gx = gx + (torch.einsum("bmo,boik,mi->bmk", b, X, a[0]) if a.stride(0) == 0
+                           else torch.einsum("bmo,boik,bmi->bmk", b, X, a))
             else:  # one point: its (m, o(i+1)) per-sample gradients times all G vectors
                 rows = (b[0].unsqueeze(-1) * a[0].unsqueeze(-2)).reshape(m, -1)
                 prod = rows @ X.permute(1, 2, 0, 3).reshape(-1, G * k)
