@@ -254,7 +254,13 @@ def woodbury_factors(gram, alphas, betas, d: int):
     c = torch.as_tensor(alphas, dtype=gram.dtype).reshape(-1, 1) / betas      # (H, P)
     cap = c.reshape(*c.shape, 1, 1) * gram.unsqueeze(0)
     cap.diagonal(dim1=-2, dim2=-1).add_(1.0)
-    chol = torch.linalg.cholesky(cap)
+    # the upper factor U = L^T, without torch's error check: ~10 % faster on CPU (torch
+    # zeroes the other triangle of its column-major result, which is cheaper this way round)
+    upper, info = torch.linalg.cholesky_ex(cap, upper=True)
+    if bool((info != 0).any()):
+        raise ValueError("a capacitance matrix I + (alpha/beta) W^T W is not positive "
+                         "definite (non-finite Gram matrix or coefficients)")
+    chol = upper.mT
     logdet = d * torch.log(betas) + 2 * torch.log(chol.diagonal(dim1=-2, dim2=-1)).sum(-1)
     return chol, logdet
 

@@ -84,3 +84,10 @@ def test_points_must_be_one_or_one_per_game(rng):
                           sigma_dp=1.0, clip=1.0)
     with pytest.raises(ValueError, match="m=2"):
         dense_reference_stats(ref[:, :1])
+
+
+def test_a_capacitance_matrix_that_is_not_positive_definite_is_refused(rng):
+    w = rng.normal(size=(2, 6, 4))
+    gram = torch.as_tensor(np.einsum("pdi,pdj->pij", w, w))
+    with pytest.raises(ValueError, match="not positive definite"):
+        woodbury_factors(gram, (-10.0,), torch.ones(1, 2, dtype=torch.float64), 6)
