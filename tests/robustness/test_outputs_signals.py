@@ -299,12 +299,20 @@ def _handler_installed(pid: int, signum: int) -> bool:
     return False  # pragma: no cover
 
 
+def _default_signals():
+    # a suite started in the background by a non-interactive shell inherits an ignored SIGINT,
+    # which Python (and so the CLI) then leaves ignored: give the child the terminal's defaults
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _run_and_signal(argv, signum, *, settle: float = 0.0, cwd=None):
     """Start ``semi-core argv`` in a subprocess, signal it once its handler is in place."""
     if not os.path.exists("/proc/self/status"):  # pragma: no cover - not Linux
         pytest.skip("needs /proc to see when the handler is installed")
     proc = subprocess.Popen([sys.executable, "-c", _MAIN, *argv], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+                            preexec_fn=_default_signals)
     try:
         t0 = time.monotonic()
         while not _handler_installed(proc.pid, signal.SIGTERM):
