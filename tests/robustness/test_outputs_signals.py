@@ -390,7 +390,7 @@ def test_handlers_are_cli_only_and_restored():
             "assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL;"
             "assert signal.getsignal(signal.SIGINT) is signal.default_int_handler")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
+                         timeout=120, preexec_fn=_default_signals)
     assert res.returncode == 0, res.stderr
 
 
