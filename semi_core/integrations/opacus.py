@@ -74,6 +74,7 @@ import torch
 from torch import nn
 
 from semi_core._rng import as_seed_sequence
+from semi_core._table import ResultDisplay, Table
 from semi_core._validation import (
     ResourceLimitError,
     check_delta,
@@ -627,9 +628,13 @@ class PoissonDiracScorer:
 
 
 # ----------------------------------------------------------------------------- report
-@dataclass
-class OpacusAuditReport:
+@dataclass(repr=False)
+class OpacusAuditReport(ResultDisplay):
     """Outcome of :func:`audit_opacus`.
+
+    Prints as one line (the claim, the truth where known, the verdicts); ``summary()`` is a
+    table of every certified bound (one row per test and method) beside the claim and the
+    accountants, ``to_frame()`` the same as a ``DataFrame``, ``to_dict()`` everything (JSON).
 
     Attributes
     ----------
@@ -665,6 +670,22 @@ class OpacusAuditReport:
     timing: dict
     bounds: dict = field(repr=False, default_factory=dict)
     game: GameResult | None = field(repr=False, default=None)
+
+    _repr_fields = ("epsilon_claimed", "epsilon_true", "claim_refuted", "claim_refuted_gdp")
+
+    def summary(self) -> Table:
+        """One row per test and method: ``test, method, epsilon_lower_bound, refutes`` (the
+        bound exceeds the claim), under a title with the claim, the true epsilon where known,
+        the accountants and the two verdicts."""
+        rows = [{"test": t, "method": m, "epsilon_lower_bound": float(e),
+                 "refutes": bool(e > self.epsilon_claimed)}
+                for t, per in self.epsilon_lower_bound.items() for m, e in per.items()]
+        acc = ", ".join(f"{k} {v:.4g}" for k, v in self.epsilon_accountant.items()
+                        if isinstance(v, int | float))
+        title = (f"{self!r}\n{self.accountant_relation}: {acc or 'none'}\n"
+                 f"audited: {self.neighbouring_relation}; delta {self.config.get('delta')}, "
+                 f"failure probability {self.config.get('failure_prob')}")
+        return Table(rows, title=title)
 
     def to_dict(self) -> dict:
         """JSON-ready dict (the per-test :class:`~semi_core.audit.bounds.AuditResult` dicts

@@ -3,6 +3,7 @@
 Monte Carlo tolerances: 4.5 standard errors (mean: sd/sqrt(N); sd: sd/sqrt(2(N-1))).
 """
 
+import json
 import math
 
 import numpy as np
@@ -168,6 +169,16 @@ def test_report_fields_and_warnings(problem):
     assert set(rep.epsilon_accountant) == {"rdp", "prv"}
     assert {"dirac", "dirac_contrast", "semi_sgd", "semi_max"} <= set(rep.epsilon_lower_bound)
     assert "replace-one" in rep.neighbouring_relation
+    # the result type's display: one line, a tidy summary (one row per test and method)
+    line = repr(rep)
+    assert line.startswith("OpacusAuditReport(epsilon_claimed=") and "\n" not in line
+    tab = rep.summary()
+    rows = list(tab)
+    assert len(rows) == sum(len(v) for v in rep.epsilon_lower_bound.values())
+    assert {r["test"] for r in rows} == set(rep.epsilon_lower_bound)
+    assert all(r["refutes"] == (r["epsilon_lower_bound"] > rep.epsilon_claimed) for r in rows)
+    assert "rdp" in str(tab) and "<table" in rep._repr_html_()
+    json.dumps(rep.to_dict(), default=float)  # still the JSON payload
     d = rep.to_dict()
     assert d["game"]["rounds"] == 20 and "bounds" in d
 
