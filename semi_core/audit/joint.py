@@ -251,30 +251,22 @@ def batch_joint(member: np.ndarray, nonmember: np.ndarray, delta: float, xi: flo
     n1, n0 = member.shape[1], nonmember.shape[1]
     grid, direction = joint_grid(n0, sides)
     level = xi / grid.size
-    # rank_threshold_counts orders the thresholds ascending, i.e. the counts descending
-    order = np.argsort(-grid, kind="stable")
     B = member.shape[0]
-    crit = np.empty(B)
-    col = np.empty(B, dtype=np.int64)
-    gam_all = np.empty((B, grid.size))
-    le0_all = np.empty((B, grid.size), dtype=np.int64)
-    le1_all = np.empty((B, grid.size), dtype=np.int64)
+    out = {k: np.empty(B) for k in ("crit", "threshold", "alpha_hat", "beta_hat")}
+    d_out = np.empty(B, dtype=np.int64)
     for s in range(0, B, chunk):
         sl = slice(s, min(B, s + chunk))
-        gam, le0, le1 = rank_threshold_counts(member[sl], nonmember[sl], grid)
-        # back to the grid's order
-        inv = np.empty_like(order)
-        inv[order] = np.arange(order.size)
-        gam, le0, le1 = gam[:, inv], le0[:, inv], le1[:, inv]
+        rows = np.arange(sl.stop - sl.start)
+        # rank_threshold_counts gives the thresholds ascending, i.e. the grid's counts reversed
+        gam, le0, le1 = (a[:, ::-1] for a in rank_threshold_counts(member[sl], nonmember[sl],
+                                                                   grid))
         counts = np.where(direction[None, :] == 0, n1 - le1, le1)
-        crit[sl], col[sl] = joint_epsilon(counts, grid, direction, n_member=n1,
-                                          n_nonmember=n0, delta=delta, level=level)
-        gam_all[sl], le0_all[sl], le1_all[sl] = gam, le0, le1
-    rows = np.arange(B)
+        out["crit"][sl], col = joint_epsilon(counts, grid, direction, n_member=n1,
+                                             n_nonmember=n0, delta=delta, level=level)
+        out["threshold"][sl] = gam[rows, col]
+        out["alpha_hat"][sl] = (n0 - le0[rows, col]) / n0
+        out["beta_hat"][sl] = le1[rows, col] / n1
+        d_out[sl] = direction[col]
     nan = np.full(B, np.nan)
-    return {
-        "crit": crit, "threshold": gam_all[rows, col],
-        "alpha_hat": (n0 - le0_all[rows, col]) / n0, "beta_hat": le1_all[rows, col] / n1,
-        "alpha_up": nan, "beta_up": nan, "direction": direction[col],
-        "n_thresholds": int(grid.size), "n1": n1, "n0": n0,
-    }
+    return {**out, "alpha_up": nan, "beta_up": nan, "direction": d_out,
+            "n_thresholds": int(grid.size), "n1": n1, "n0": n0}

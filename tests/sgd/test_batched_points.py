@@ -8,7 +8,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from torch import nn  # noqa: E402
 
 from semi_core.sgd.batched import (  # noqa: E402
     dense_reference_stats,
@@ -16,7 +15,7 @@ from semi_core.sgd.batched import (  # noqa: E402
     ghost_reference_stats,
     log_lr_from_stats,
 )
-from semi_core.sgd.grads import FunctionalModel, clip_rows  # noqa: E402
+from semi_core.sgd.grads import clip_rows  # noqa: E402
 from semi_core.sgd.gradstats import woodbury_factors, woodbury_quad  # noqa: E402
 
 
@@ -45,17 +44,11 @@ def test_woodbury_factors_and_quad_match_dense_numpy(rng):
 
 
 @pytest.mark.parametrize("kind", ["logreg", "mlp"])
-def test_one_shared_point_equals_the_point_repeated(kind, rng):
+def test_one_shared_point_equals_the_point_repeated(kind, rng, tiny_problem):
     """Games at one common point (statistics and factors computed once, one solve with G
     right-hand sides) score as if each game had its own copy of the point: ghost and dense
     statistics, with and without DP noise."""
-    torch.manual_seed(1)
-    module = (nn.Linear(6, 4) if kind == "logreg" else
-              nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 4))).double()
-    fm = FunctionalModel(module)
-    stack = fm.linear_stack()
-    ref_x = torch.as_tensor(rng.normal(size=(11, 6)))
-    ref_y = torch.as_tensor(rng.integers(0, 4, 11))
+    fm, stack, ref_x, ref_y = tiny_problem(kind, rng)
     G = 5
     theta = fm.theta().reshape(1, -1)
     upd = 0.01 * torch.as_tensor(rng.normal(size=(G, fm.d)))

@@ -120,20 +120,13 @@ def test_batched_torch_log_lr_matches_numpy(rng):
 
 
 @pytest.mark.parametrize("kind", ["logreg", "mlp"])
-def test_ghost_statistics_match_generic_per_sample_path(kind, rng):
+def test_ghost_statistics_match_generic_per_sample_path(kind, rng, tiny_problem):
     torch = pytest.importorskip("torch")
-    from torch import nn
 
     from semi_core.sgd.batched import batched_dpsgd_log_lr, ghost_log_lr
-    from semi_core.sgd.grads import FunctionalModel, clip_rows
+    from semi_core.sgd.grads import clip_rows
 
-    torch.manual_seed(1)
-    module = (nn.Linear(6, 4) if kind == "logreg" else
-              nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 4))).double()
-    fm = FunctionalModel(module)
-    stack = fm.linear_stack()
-    ref_x = torch.as_tensor(rng.normal(size=(11, 6)))
-    ref_y = torch.as_tensor(rng.integers(0, 4, 11))
+    fm, stack, ref_x, ref_y = tiny_problem(kind, rng)
     th = fm.theta() + 0.3 * torch.as_tensor(rng.normal(size=(3, fm.d)))
     upd = 0.01 * torch.as_tensor(rng.normal(size=(3, fm.d)))
     for clip in (0.3, 30.0):
