@@ -5,10 +5,13 @@
 - :mod:`semi_core.audit.ground_truth`: exact :math:`\\varepsilon(\\delta)` of mu-GDP and of the
   Gaussian mechanism (:func:`gdp_delta`, :func:`gdp_epsilon`).
 - :mod:`semi_core.audit.roc`: :func:`roc_metrics` (TPR at FPR, AUC, advantage, intervals).
+- :mod:`semi_core.audit.anytime_one_run`: :class:`AnytimeOneRun`, the anytime-valid one-run
+  audit fed canary by canary during training.
 - :mod:`semi_core.audit.score_auditor`: :class:`ScoreAuditor`, the one object for scores a user
   already has (bounds, TPR at FPR, ROC; a migration table from jax_privacy).
 """
 
+from semi_core.audit.anytime_one_run import AnytimeOneRun, ClaimRefutedError
 from semi_core.audit.bounds import (
     AuditResult,
     audit_batch,
@@ -28,7 +31,9 @@ from semi_core.stats.gdp import (
 )
 
 __all__ = [
+    "AnytimeOneRun",
     "AuditResult",
+    "ClaimRefutedError",
     "audit_batch",
     "clopper_pearson_lower",
     "clopper_pearson_upper",

@@ -1,0 +1,418 @@
+r"""Audit while you train: an anytime-valid one-run audit (:class:`AnytimeOneRun`).
+
+A one-run audit (Steinke, Nasr & Jagielski 2023; :mod:`semi_core.audit.one_run`) grades the
+canaries of one training run at the end. Here the canaries are graded as their scores arrive
+(a Dirac canary right after its step, an input canary at a checkpoint), and a test
+supermartingale (sequential_dp_auditing seed, §3: test martingales, betting, Ville's inequality)
+turns the stream of graded guesses into a claim refutation and an :math:`\varepsilon` lower bound
+that are valid **at every time simultaneously**: the run may be stopped the moment its claim is
+refuted.
+
+**Design.** :math:`m` canaries; canary :math:`i` is in the run iff :math:`S_i=+1`, with
+:math:`S_1,\dots,S_m` i.i.d. uniform on :math:`\{-1,+1\}` and independent of everything else.
+:math:`Y` is the whole transcript of the run (every iterate the scores are computed from, and the
+auditor's own independent randomness). Canaries are graded in an order fixed in advance (canary
+index / insertion step). The guess :math:`T_i\in\{-1,0,+1\}` (0: abstain) of canary :math:`i`
+is a function of :math:`Y` and of the earlier bits :math:`S_{<i}` only: here a function of the
+scores alone (thresholds fixed in advance, or quantiles of the earlier canaries' scores). The
+claim is ":math:`M` is :math:`(\varepsilon,\delta)`-DP for adding or removing one canary".
+Let :math:`\mathcal F_{i}=\sigma(Y,S_{\le i})`, :math:`q=e^\varepsilon/(1+e^\varepsilon)` and
+:math:`Z_i=\mathbb 1\{T_i=S_i\}` on guessed canaries.
+
+**Lemma 1 (conditional guess bound).** Let :math:`\pi_i=P[S_i=+1\mid\mathcal F_{i-1}]` and
+:math:`\Delta_i=(\pi_i-q)_++(1-\pi_i-q)_+` (an :math:`\mathcal F_{i-1}`-measurable excess).
+On :math:`\{T_i\ne0\}`, :math:`P[Z_i=1\mid\mathcal F_{i-1}]\le q+\Delta_i`; with
+:math:`\delta=0`, :math:`\Delta_i=0`; in general :math:`E[\Delta_i]\le\delta/(1+e^\varepsilon)`.
+
+*Proof.* Given :math:`S_{<i}=s`, :math:`Y` has density :math:`p_\pm(y)=E_{S_{>i}}\,
+p_M(y\mid s,\pm1,S_{>i})` under :math:`S_i=\pm1` (the later bits are independent of
+:math:`S_i`, so both are mixtures with the same weights). The hockey-stick divergence
+:math:`H_\gamma(P\|Q)=\int(p-\gamma q)_+` is jointly convex and
+:math:`H_{e^\varepsilon}(M(s,+1,t)\|M(s,-1,t))\le\delta` for every :math:`t` (DP), so
+:math:`H_{e^\varepsilon}(P_+\|P_-)\le\delta` and likewise in the other order. Bayes:
+:math:`\pi_i=p_+/(p_++p_-)`; with :math:`\delta=0`, :math:`p_+\le e^\varepsilon p_-` pointwise
+and :math:`\pi_i\le q` (SymPy: ``anytime_posterior_max``), symmetrically :math:`1-\pi_i\le q`.
+In general :math:`(\pi_i-q)\tfrac12(p_++p_-)=\tfrac12(1-q)(p_+-e^\varepsilon p_-)`
+(``anytime_excess_density``), so :math:`E[(\pi_i-q)_+\mid S_{<i}]=\tfrac12(1-q)
+H_{e^\varepsilon}(P_+\|P_-)\le\delta/(2(1+e^\varepsilon))`, and the other side alike. The guess
+is :math:`\mathcal F_{i-1}`-measurable, so :math:`P[Z_i=1\mid\mathcal F_{i-1}]` is
+:math:`\pi_i` (guess in) or :math:`1-\pi_i` (guess out), each :math:`\le q+\Delta_i`. An order or
+a rule that depends on the labels of later canaries, or an inclusion probability other than
+1/2, breaks the lemma (the assumption every result names: ``"one-run-bernoulli-half"``). The
+run must not read the auditor's labels (stopping it is allowed: the canaries after the stop are
+never graded). :math:`\square`
+
+**Wealth.** For :math:`r\in[q,1]` the likelihood ratio of :math:`Z_i\sim\mathrm{Bern}(r)`
+against :math:`\mathrm{Bern}(q)` is the bet :math:`1+\lambda_r(Z_i-q)`,
+:math:`\lambda_r=(r-q)/(q(1-q))\in[0,1/q]` (``anytime_bet``); abstentions bet nothing. The
+wealth is the uniform mixture over :math:`r` (a function of the counts: :math:`k` correct of
+:math:`n` guesses),
+
+.. math::
+
+    K_n=\frac1{1-q}\int_q^1\Big(\frac rq\Big)^k\Big(\frac{1-r}{1-q}\Big)^{n-k}dr
+    =\frac{B(k+1,n-k+1)\,I_{1-q}(n-k+1,k+1)}{(1-q)\,q^k(1-q)^{n-k}}
+
+(:func:`semi_core.audit.sequential.semi_stream.log_mixture_wealth`, the one home of this
+closed form). :math:`E[K_i-K_{i-1}\mid\mathcal F_{i-1}]\le K_{i-1}\Delta_i/q`.
+
+**Theorem (anytime validity).** Reject the claim at the first time :math:`K_n\ge1/a`. If the run
+is :math:`(\varepsilon,\delta)`-DP, :math:`P[\exists n: K_n\ge1/a]\le a+m\delta e^{-\varepsilon}`.
+So the test uses :math:`a=\xi-m\delta e^{-\varepsilon}` and is valid at level :math:`\xi` over all
+times (``n_canaries`` = :math:`m`, the canaries of the run, is needed when :math:`\delta>0`).
+
+*Proof.* :math:`\tau=\inf\{n:K_n\ge1/a\}`; on :math:`\{\tau\ge i\}`, :math:`K_{i-1}<1/a`, so
+:math:`E[K_{\tau\wedge n}]\le1+\sum_{i\le n}E[\mathbb 1\{\tau\ge i\}K_{i-1}\Delta_i/q]\le
+1+\frac1{aq}\sum_{i\le m}E\Delta_i\le1+\frac{m\delta e^{-\varepsilon}}a`
+(``anytime_delta_slack``), and Markov's inequality gives :math:`P[\tau\le n]\le
+a\,E[K_{\tau\wedge n}]\le a+m\delta e^{-\varepsilon}`; let :math:`n\to m`. With
+:math:`\delta=0`, :math:`K` is a test supermartingale and this is Ville's inequality.
+:math:`\square` (Steinke et al.'s fixed-time bound pays :math:`2m\delta\alpha` instead, with the
+binomial :math:`\alpha` of their Thm 5.2; the anytime slack is :math:`m\delta e^{-\varepsilon}`.)
+
+**The lower bound (fixed sequence over a grid).** The grid
+:math:`\varepsilon_1<\dots<\varepsilon_J` (fixed in advance; it always holds the claimed
+:math:`\varepsilon`) is tested in order: :math:`\varepsilon_{j+1}` counts as rejected only at a
+time at or after :math:`\varepsilon_j` was, and
+:math:`\underline\varepsilon_n=\varepsilon_j` for the last :math:`j` rejected by time
+:math:`n` (0 before :math:`\varepsilon_1`). If the run is :math:`(\varepsilon^*,\delta)`-DP, let
+:math:`j^*` index the smallest grid point :math:`\ge\varepsilon^*`; :math:`H_0(\varepsilon_{j^*})`
+is true and :math:`\{\exists n:\underline\varepsilon_n>\varepsilon^*\}` (and the claim's false
+refutation when :math:`\varepsilon^*\le` claim) is contained in ":math:`\varepsilon_{j^*}` is
+ever rejected", of probability :math:`\le\xi`: one test, no union over the grid or over time,
+and no monotonicity of :math:`K` in :math:`\varepsilon` is needed (it does not hold). Grid
+points whose :math:`\delta` slack :math:`m\delta e^{-\varepsilon}` exceeds :math:`\xi/2` are
+left out of the grid in advance (dropping grid points keeps the argument); the claim is kept
+while its slack is below :math:`\xi`. ``refuted`` is :math:`\underline\varepsilon_n\ge` claim.
+
+**Guess rule** (the object's, so it cannot look at labels): ``threshold=(low, high)`` fixed in
+advance (guess in at :math:`s\ge` high, out at :math:`s\le` low) or ``guess_fraction=f``: the
+thresholds are the :math:`f/2` and :math:`1-f/2` quantiles (``inverted_cdf``) of the scores of
+the canaries before the last refit point (every ``refit_every`` canaries, counted from the
+first: the same guesses whatever the batching), abstaining while fewer than ``warmup`` scores
+precede it; a score tied with both thresholds abstains.
+
+Monte Carlo checks: ``tests/audit/test_anytime_one_run.py`` (the ever-crossing rate of runs
+exactly at the claim: randomised response with all scores tied, and Gaussian canaries at
+:math:`(\varepsilon,\delta)`), ``analysis/anytime_one_run.py`` (validity, price of anytime
+validity against :func:`semi_core.audit.one_run.one_run_epsilon`, stopping times).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.special import expit
+
+from semi_core._table import ResultDisplay, Table
+from semi_core._validation import (
+    check_delta,
+    check_failure_prob,
+    check_int,
+    check_probability,
+    check_real,
+    check_scores,
+)
+from semi_core.audit.one_run import BALANCE_LEVEL, inclusion_balance_p_value, one_run_epsilon
+
+__all__ = ["AnytimeOneRun", "ClaimRefutedError", "DEFAULT_GRID", "delta_slack",
+           "ASSUMPTION"]
+
+#: Default epsilon grid of the lower bound (0.05 steps up to 20; the claim is added).
+DEFAULT_GRID = tuple(round(0.05 * j, 2) for j in range(1, 401))
+#: The design assumption every result names (as the fixed-time one-run bounds do).
+ASSUMPTION = "one-run-bernoulli-half"
+#: Guessed canaries per block of the vectorised wealth evaluation (memory: block x grid x 8 B).
+_BLOCK = 2048
+
+
+class ClaimRefutedError(RuntimeError):
+    """Raised by the training-loop callbacks when the claimed epsilon is refuted."""
+
+
+def delta_slack(n_canaries: int, delta: float, epsilon) -> np.ndarray:
+    r"""The Ville slack :math:`m\delta e^{-\varepsilon}` of the anytime test with :math:`\delta`.
+
+    .. math:: P[\exists n: K_n\ge 1/a]\le a+m\,\delta\,e^{-\varepsilon}
+
+    Parameters
+    ----------
+    n_canaries : int
+        :math:`m`, the canaries of the whole run (>= 1).
+    delta : float
+        In [0, 1).
+    epsilon : float or array
+        The tested epsilon(s), >= 0.
+
+    Returns
+    -------
+    ndarray
+        The slack per epsilon.
+    """
+    m = check_int(n_canaries, "n_canaries", minimum=1)
+    d = check_delta(delta)
+    return m * d * np.exp(-np.asarray(epsilon, dtype=float))
+
+
+class AnytimeOneRun(ResultDisplay):
+    r"""Anytime-valid one-run audit of a claimed :math:`(\varepsilon,\delta)` (module docstring).
+
+    Parameters
+    ----------
+    claimed_epsilon : float
+        The claim tested, finite and >= 0.
+    delta : float
+        In [0, 1). With ``delta > 0``, ``n_canaries`` is required.
+    failure_prob : float
+        :math:`\xi\in(0,0.5]`: the probability that the bound ever exceeds the truth (or a
+        true claim is ever refuted), over the whole run.
+    n_canaries : int, optional
+        Canaries in the run (:math:`m`, fixed in advance; required when ``delta > 0``); more
+        canaries than this are refused.
+    guess_fraction : float
+        Fraction :math:`f\in(0,1]` of canaries guessed (half "in", half "out") by the quantile
+        rule; ignored with ``threshold``.
+    threshold : (low, high), optional
+        Fixed thresholds (``low < high``): guess "in" at ``score >= high``, "out" at
+        ``score <= low``.
+    warmup : int
+        Canaries not guessed at the start of the quantile rule (>= 1).
+    refit_every : int
+        Quantile refit period in canaries (>= 1).
+    epsilon_grid : sequence of float, optional
+        Grid of the lower bound (default :data:`DEFAULT_GRID`); the claim is added.
+    higher_is_member : bool
+        ``False`` for losses (lower score = member).
+    """
+
+    _repr_fields = ("claimed_epsilon", "epsilon_lower_bound", "refuted", "canaries_seen",
+                    "guesses", "correct", "delta", "failure_prob")
+
+    def __init__(self, claimed_epsilon: float, *, delta: float = 0.0, failure_prob: float = 0.05,
+                 n_canaries: int | None = None, guess_fraction: float = 0.2,
+                 threshold: Sequence[float] | None = None, warmup: int = 20,
+                 refit_every: int = 50, epsilon_grid: Sequence[float] | None = None,
+                 higher_is_member: bool = True):
+        c = check_real(claimed_epsilon, "claimed_epsilon")
+        if c < 0:
+            raise ValueError(f"claimed_epsilon must be finite and >= 0, got {c}")
+        self.claimed_epsilon = c
+        self.delta = check_delta(delta)
+        self.failure_prob = check_failure_prob(failure_prob)
+        if n_canaries is None:
+            if self.delta > 0:
+                raise ValueError("n_canaries (the canaries of the whole run, fixed in advance) "
+                                 "is required when delta > 0: the delta term of the anytime "
+                                 "test is n_canaries * delta * e^-eps")
+            self.n_canaries = None
+        else:
+            self.n_canaries = check_int(n_canaries, "n_canaries", minimum=1)
+        self.guess_fraction = check_probability(guess_fraction, "guess_fraction",
+                                                high_open=False)
+        if threshold is not None:
+            t = np.asarray(threshold, dtype=float)
+            if t.shape != (2,) or not np.isfinite(t).all() or not t[0] < t[1]:
+                raise ValueError(f"threshold must be a pair (low, high) of finite numbers with "
+                                 f"low < high, got {threshold!r}")
+            self.threshold: tuple[float, float] | None = (float(t[0]), float(t[1]))
+        else:
+            self.threshold = None
+        self.warmup = check_int(warmup, "warmup", minimum=1)
+        self.refit_every = check_int(refit_every, "refit_every", minimum=1)
+        if not isinstance(higher_is_member, bool | np.bool_):
+            raise TypeError(f"higher_is_member must be a bool, got {type(higher_is_member)}")
+        self.higher_is_member = bool(higher_is_member)
+        grid = DEFAULT_GRID if epsilon_grid is None else epsilon_grid
+        g = np.asarray(grid, dtype=float).reshape(-1)
+        if g.size == 0 or not np.isfinite(g).all() or (g <= 0).any():
+            raise ValueError("epsilon_grid must be a non-empty sequence of finite numbers > 0")
+        g = np.unique(np.r_[g, c]) if c > 0 else np.unique(g)
+        if c == 0:
+            g = np.unique(np.r_[0.0, g])
+        self._build_grid(g)
+        self.assumption = ASSUMPTION
+        self._scores: list[np.ndarray] = []  # every score seen (oriented: higher = member)
+        self._lo = self._hi = math.nan       # quantile thresholds of the current refit block
+        self._block_start = -1
+        self.canaries_seen = 0
+        self.guesses = 0
+        self.correct = 0
+        self.members = 0
+        self._cur = 0                        # grid points [0, _cur) rejected (fixed sequence)
+
+    # -- set-up ---------------------------------------------------------------------------------
+    def _build_grid(self, g: np.ndarray) -> None:
+        xi = self.failure_prob
+        slack = (delta_slack(self.n_canaries, self.delta, g) if self.n_canaries is not None
+                 else np.zeros_like(g))
+        claim_slack = float(slack[np.searchsorted(g, self.claimed_epsilon)])
+        if claim_slack >= xi:
+            raise ValueError(
+                f"n_canaries * delta * e^-claimed_epsilon = {claim_slack:.3g} >= failure_prob = "
+                f"{xi:g}: the delta term of the anytime test leaves no level to test the claim; "
+                "use fewer canaries, a smaller delta or a larger failure_prob")
+        keep = (slack <= xi / 2) | (g == self.claimed_epsilon)
+        self.epsilon_grid = g[keep]
+        self._level = xi - slack[keep]                     # a(eps) = xi - m delta e^-eps
+        self._log_thr = -np.log(self._level)
+        self._q = expit(self.epsilon_grid)
+        if np.any(self._q >= 1.0):
+            raise ValueError("epsilon_grid values above ~36 make e^eps/(1+e^eps) = 1 in double "
+                             "precision; no guessing game can reject them")
+        self._claim_idx = int(np.flatnonzero(self.epsilon_grid == self.claimed_epsilon)[0])
+        self.rejected_at = np.full(self.epsilon_grid.size, -1, dtype=np.int64)
+
+    # -- the guess rule -------------------------------------------------------------------------
+    def _guesses(self, s: np.ndarray) -> np.ndarray:
+        """+1 / -1 / 0 per new canary, from scores only (never labels)."""
+        if self.threshold is not None:
+            lo, hi = self.threshold
+            return np.where(s >= hi, 1, np.where(s <= lo, -1, 0)).astype(np.int8)
+        out = np.zeros(s.size, dtype=np.int8)
+        start = self.canaries_seen
+        R, f = self.refit_every, self.guess_fraction
+        i = 0
+        while i < s.size:
+            block = ((start + i) // R) * R                 # last refit point (global index)
+            end = min(s.size, block + R - start)
+            if block >= self.warmup:                       # abstain before `warmup` scores
+                if block != self._block_start:
+                    past = np.concatenate(self._scores + [s[:max(0, block - start)]])[:block]
+                    self._lo, self._hi = (float(v) for v in np.quantile(
+                        past, [f / 2, 1 - f / 2], method="inverted_cdf"))
+                    self._block_start = block
+                seg, lo, hi = s[i:end], self._lo, self._hi
+                out[i:end] = np.where((seg >= hi) & (seg > lo), 1,
+                                      np.where((seg <= lo) & (seg < hi), -1, 0))
+            i = end
+        return out
+
+    # -- the stream -----------------------------------------------------------------------------
+    def update(self, scores, member) -> AnytimeOneRun:
+        """Grade the canaries scored since the last call; return ``self``.
+
+        Parameters
+        ----------
+        scores : array-like of float
+            One score per new canary, in the order fixed in advance (no NaN).
+        member : array-like of bool or 0/1
+            Whether each canary is in the run (the auditor's labels).
+
+        Returns
+        -------
+        AnytimeOneRun
+            ``self``, with ``epsilon_lower_bound`` and ``refuted`` updated.
+        """
+        from semi_core._io import labels_to_bool
+
+        s = check_scores(np.atleast_1d(scores), "scores").astype(float, copy=False)
+        y = labels_to_bool(np.atleast_1d(member), "member")
+        if y.shape != s.shape:
+            raise ValueError(f"member must have one label per score: {s.size} scores, "
+                             f"{y.size} labels")
+        if self.n_canaries is not None and self.canaries_seen + s.size > self.n_canaries:
+            raise ValueError(f"n_canaries = {self.n_canaries} declared, but "
+                             f"{self.canaries_seen + s.size} canaries were graded; the delta "
+                             "term (and the design) holds for the declared number only")
+        if not self.higher_is_member:
+            s = -s
+        n1 = self.members + int(y.sum())
+        n_all = self.canaries_seen + s.size
+        if n_all >= 2 and inclusion_balance_p_value(n1, n_all - n1) < BALANCE_LEVEL:
+            raise ValueError(
+                f"{n1} members of {n_all} canaries are incompatible with Bernoulli(1/2) "
+                f"inclusion (two-sided binomial p < {BALANCE_LEVEL:g}); the anytime one-run "
+                "audit, like the fixed-time one (Steinke, Nasr & Jagielski 2023), holds only "
+                "for canaries included independently with probability 1/2")
+        t = self._guesses(s)
+        guessed = t != 0
+        z = ((t == 1) & y) | ((t == -1) & ~y)
+        pos = np.flatnonzero(guessed)                      # in-batch positions of guesses
+        kc = self.correct + np.cumsum(z[pos])
+        nc = self.guesses + np.arange(1, pos.size + 1)
+        self._advance(kc, nc, self.canaries_seen + pos + 1)
+        self._scores.append(s)
+        self.guesses += int(pos.size)
+        self.correct += int(z[pos].sum())
+        self.members = n1
+        self.canaries_seen = n_all
+        return self
+
+    def _advance(self, kc: np.ndarray, nc: np.ndarray, when: np.ndarray) -> None:
+        """Fixed-sequence rejection over the grid at the guessed positions (vectorised)."""
+        from semi_core.audit.sequential.semi_stream import log_mixture_wealth  # lazy: numba
+
+        J = self.epsilon_grid.size
+        for b0 in range(0, kc.size, _BLOCK):
+            if self._cur >= J:
+                return
+            k, n, w = kc[b0:b0 + _BLOCK], nc[b0:b0 + _BLOCK], when[b0:b0 + _BLOCK]
+            # K <= q^-n: grid points this block cannot reject are not evaluated
+            reach = -n[-1] * np.log(self._q[self._cur:]) >= self._log_thr[self._cur:]
+            top = self._cur + (int(np.flatnonzero(reach)[-1]) + 1 if reach.any() else 0)
+            if top <= self._cur:
+                continue
+            lw = log_mixture_wealth(k[:, None], n[:, None], self._q[None, self._cur:top])
+            hit = lw >= self._log_thr[None, self._cur:top]
+            t_prev = 0                                     # predecessors rejected before block
+            for jj in range(top - self._cur):
+                rows = np.flatnonzero(hit[t_prev:, jj])
+                if rows.size == 0:
+                    break
+                t_prev += int(rows[0])
+                self.rejected_at[self._cur] = int(w[t_prev])
+                self._cur += 1
+
+    # -- results --------------------------------------------------------------------------------
+    @property
+    def epsilon_lower_bound(self) -> float:
+        """The anytime-valid lower bound: the last grid epsilon rejected in sequence (0 if
+        none)."""
+        return float(self.epsilon_grid[self._cur - 1]) if self._cur > 0 else 0.0
+
+    @property
+    def refuted(self) -> bool:
+        """Whether the claimed epsilon is rejected (``epsilon_lower_bound >= claim``)."""
+        return self._cur > self._claim_idx
+
+    @property
+    def refuted_at(self) -> int | None:
+        """Canaries graded when the claim was refuted (``None`` while it stands)."""
+        return int(self.rejected_at[self._claim_idx]) if self.refuted else None
+
+    @property
+    def log_wealth_at_claim(self) -> float:
+        r""":math:`\log K_n` of the test at the claimed epsilon now."""
+        from semi_core.audit.sequential.semi_stream import log_mixture_wealth  # lazy: numba
+
+        return float(log_mixture_wealth(self.correct, self.guesses,
+                                        self._q[self._claim_idx]))
+
+    def fixed_time_epsilon(self) -> float:
+        """The fixed-time one-run bound (Steinke et al. Thm 5.2,
+        :func:`semi_core.audit.one_run.one_run_epsilon`) on the same canaries and guesses, as if
+        this time had been fixed in advance: the reference for the price of anytime validity."""
+        if self.canaries_seen == 0:
+            return 0.0
+        m = self.n_canaries if self.n_canaries is not None else self.canaries_seen
+        return one_run_epsilon(m, self.guesses, self.correct, delta=self.delta,
+                               failure_prob=self.failure_prob)
+
+    def to_dict(self) -> dict:
+        """JSON-safe state: the bound, the verdict, the counts and the assumption."""
+        return {"claimed_epsilon": self.claimed_epsilon,
+                "epsilon_lower_bound": self.epsilon_lower_bound, "refuted": self.refuted,
+                "refuted_at": self.refuted_at, "canaries_seen": self.canaries_seen,
+                "guesses": self.guesses, "correct": self.correct, "members": self.members,
+                "delta": self.delta, "failure_prob": self.failure_prob,
+                "n_canaries": self.n_canaries, "log_wealth_at_claim": self.log_wealth_at_claim,
+                "guess_rule": ("threshold" if self.threshold is not None
+                               else f"quantile fraction {self.guess_fraction:g}"),
+                "assumption": self.assumption}
+
+    def summary(self) -> Table:
+        """One row per quantity of :meth:`to_dict`."""
+        rows = [{"quantity": k, "value": v} for k, v in self.to_dict().items()]
+        return Table(rows, title=repr(self))
