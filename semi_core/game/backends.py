@@ -204,11 +204,13 @@ def run_local(fn: Callable, tasks: Sequence, *, threads: int = 1, progress: bool
                     bar.update(sizes[i])
             else:
                 pool = ThreadPoolExecutor(max_workers=threads)
+                # the futures submitted and not yet folded (at most the window): a future holds
+                # its result, so one kept after its fold would keep every chunk's result alive
                 started: dict = {}
 
                 def submit(i):
                     fut = pool.submit(fn, tasks[i])
-                    started[fut] = i
+                    started[i] = fut
                     return fut
 
                 def wait_one(futs):
@@ -218,11 +220,12 @@ def run_local(fn: Callable, tasks: Sequence, *, threads: int = 1, progress: bool
                 try:
                     for i, res in _windowed(submit, wait_one, len(tasks), 4 * threads):
                         fold(i, res)
+                        del started[i], res
                         bar.update(sizes[i])
                 except KeyboardInterrupt:
                     # cancel what has not started, let running tasks finish, keep their results
                     pool.shutdown(wait=True, cancel_futures=True)
-                    for fut, i in started.items():
+                    for i, fut in started.items():
                         if i not in done and fut.done() and not fut.cancelled() \
                                 and fut.exception() is None:
                             fold(i, fut.result())
@@ -436,7 +439,9 @@ def run_dask(fn: Callable, tasks: Sequence, *, workers: int | None = None,
             client = Client(cluster)
     done: dict = {}
     acc = init
-    futures: list = []
+    # the futures not yet folded: a Dask future keeps its result alive on a worker, so one kept
+    # after its fold would hold every task's result in the cluster's memory
+    futures: dict = {}
     try:
         try:
             n_workers = max(1, len(client.scheduler_info().get("workers", {})))
@@ -448,7 +453,7 @@ def run_dask(fn: Callable, tasks: Sequence, *, workers: int | None = None,
 
         def submit(i):
             fut = client.submit(fn, tasks[i], pure=False)
-            futures.append(fut)
+            futures[i] = fut
             return fut
 
         def wait_one(futs):
@@ -462,10 +467,11 @@ def run_dask(fn: Callable, tasks: Sequence, *, workers: int | None = None,
                 else:
                     acc = reduce(acc, i, res)
                     done[i] = None
+                del futures[i], res
                 bar.update(sizes[i])
         return [done[i] for i in range(len(tasks))] if reduce is None else acc
     except KeyboardInterrupt:
-        for f in futures:
+        for f in futures.values():
             f.cancel()
         raise Interrupted(done, acc, len(tasks)) from None
     finally:

@@ -90,3 +90,73 @@ def test_streaming_memory_is_bounded():
 
     small, big = peak(200_000), peak(2_000_000)
     assert big - small < 30e6 and np.isfinite(big)
+
+
+# -- memory does not grow with the number of chunks -------------------------------------------
+class _Buf:
+    """A chunk result whose liveness is counted (a weak set sees only the ones still held)."""
+
+    def __init__(self, live):
+        live.add(self)
+
+
+def test_threads_hold_at_most_the_window_of_chunk_results():
+    """With ``reduce``, a folded result is dropped: at most the submission window (4 per
+    thread) of results is alive at once, however many tasks run. Kept futures held every
+    result before (the live count grew with the number of tasks: 21 bytes per game of
+    ``simulate --bounded-memory --threads 2``)."""
+    import weakref
+
+    from semi_core.game.backends import run_local
+
+    live: weakref.WeakSet = weakref.WeakSet()
+    seen = []
+
+    def fold(acc, _i, _res):
+        seen.append(len(live))
+        return acc + 1
+
+    threads, n = 2, 300
+    assert run_local(lambda _t: _Buf(live), range(n), threads=threads, reduce=fold,
+                     init=0) == n
+    # the window's results plus the one being folded; without the fix max(seen) ~ n
+    assert max(seen) <= 4 * threads + 1, max(seen)
+    assert len(live) == 0
+
+
+def test_streaming_keeps_a_bounded_number_of_chunk_histograms(monkeypatch):
+    """``simulate_streaming`` on 2 threads: the chunk results alive when a chunk finishes stay
+    within the window whatever the number of chunks (here 120 per histogram pass)."""
+    import threading
+    import weakref
+
+    from semi_core.game import engine
+
+    alive = [0]
+    counts = []
+    lock = threading.Lock()
+    real = engine._hist_task
+
+    def gone():
+        with lock:
+            alive[0] -= 1
+
+    def counted(task):
+        out = real(task)
+        if len(out[0]) != 4:  # a collecting pass: its fold keeps the scores it collects
+            return out
+        token = out[0][0]  # the first query's non-member histogram (an array)
+        with lock:
+            alive[0] += 1
+            counts.append(alive[0])
+        weakref.finalize(token, gone)
+        return out
+
+    monkeypatch.setattr(engine, "_hist_task", counted)
+    mech = EmpiricalMean.isotropic(10, 4)
+    simulate_streaming(mech, 120 * 256, 3, mode="sufficient", tau=2, chunk_size=256, bins=16,
+                       collect_limit=1000, executor=Executor(threads=2))
+    assert len(counts) >= 120
+    # 4 tasks per thread submitted + the one being folded + the first, kept by the
+    # accumulator of a histogram pass; without the fix the count reaches the 120 chunks
+    assert max(counts) <= 4 * 2 + 2, max(counts)
