@@ -50,9 +50,10 @@ Methods
     :mod:`semi_core.audit.one_run`.
 ``one-run-fdp``
     Mahloujifar, Melis & Chaudhuri (2024): the same one-run design, the f-DP hypothesis read
-    through its whole trade-off curve (``tradeoff="gdp"``: Gaussian curve, default;
-    ``"eps-delta"``: the exact :math:`(\varepsilon,\delta)` curve); see
-    :mod:`semi_core.audit.one_run_fdp`.
+    through its whole trade-off curve (``tradeoff="eps-delta"``, the default: the exact
+    :math:`(\varepsilon,\delta)` curve, valid for every mechanism; ``tradeoff="gdp"``,
+    opt-in: the Gaussian curve, which assumes a :math:`\mu`-GDP mechanism and over-claims
+    otherwise); see :mod:`semi_core.audit.one_run_fdp`.
 ``band`` (default)
     Tail-adaptive simultaneous bands (:mod:`semi_core.audit.bands`): on both error CDFs, the
     exact binomial (Clopper-Pearson) bound at one calibrated *local* level at every count of a
@@ -172,8 +173,9 @@ def assumption_of(method: str, *, gdp_fit: str = "tradeoff", thresholds=None,
                   tradeoff=None) -> str:
     """The :data:`ASSUMPTIONS` key a bound of ``method`` rests on."""
     if method == "one-run-fdp":
-        return ("one-run-bernoulli-half" if tradeoff == "eps-delta"
-                else "one-run-bernoulli-half+mu-gdp")
+        # the Gaussian curve only when named; the default (None) is the (eps, delta) curve
+        return ("one-run-bernoulli-half+mu-gdp" if tradeoff == "gdp"
+                else "one-run-bernoulli-half")
     if method == "gdp":
         return "gaussian-scores" if gdp_fit == "gaussian" else "mu-gdp"
     if method == "one-run":
@@ -543,7 +545,7 @@ def audit_batch(member, nonmember, *, delta, failure_prob=0.05, method=DEFAULT_M
                 guesses=guesses, tradeoff=tradeoff)["eps"]
 
 
-def _batch_one_run(member, nonmember, delta, xi, guesses, seed):
+def _batch_one_run(member, nonmember, delta, xi, guesses):
     """One-run audit (Steinke et al. 2023) of each row; Bonferroni over the guess family."""
 
     n1, n0 = member.shape[1], nonmember.shape[1]
@@ -556,7 +558,7 @@ def _batch_one_run(member, nonmember, delta, xi, guesses, seed):
     for i in range(member.shape[0]):
         best = None
         for kp, km in family:
-            r, v, cut = one_run_counts(member[i], nonmember[i], kp, km, seed=seed)
+            r, v, cut = one_run_counts(member[i], nonmember[i], kp, km)
             e = one_run_epsilon(m, r, v, delta=delta, failure_prob=level)
             if best is None or e > best[0]:
                 best = (e, cut, r, v)
@@ -597,9 +599,9 @@ def _run(member, nonmember, *, delta, xi, method, sides, thresholds, select_frac
         elif method == "joint":
             res = batch_joint(member, nonmember, delta, xi, sides)
         elif method == "one-run-fdp":
-            res = batch_one_run_fdp(member, nonmember, delta, xi, guesses, seed, tradeoff)
+            res = batch_one_run_fdp(member, nonmember, delta, xi, guesses, tradeoff)
         else:
-            res = _batch_one_run(member, nonmember, delta, xi, guesses, seed)
+            res = _batch_one_run(member, nonmember, delta, xi, guesses)
         res["eps"] = np.maximum(res["crit"], 0.0)
         return res
     if method in ("dkw", "gdp"):
@@ -694,7 +696,8 @@ def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
     select_fraction : float
         ``cp`` split mode: fraction of each class used to choose the threshold.
     seed : int, SeedSequence or Generator
-        ``cp`` split mode: randomness of the split.
+        ``cp`` split mode: randomness of the split (no other method draws anything; the
+        one-run guesses abstain on ties instead of breaking them at random).
     gdp_fit : {"tradeoff", "gaussian"}
         ``gdp`` only. ``"tradeoff"`` (default): :math:`\underline\mu` from the DKW bands on the
         empirical trade-off curve; needs only the GDP assumption on the mechanism and is
@@ -709,9 +712,12 @@ def epsilon_lower_bound(member_scores, nonmember_scores, *, delta: float,
         ``one-run`` and ``one-run-fdp`` only: ``(k_plus, k_minus)`` "in" / "out" guesses, or
         several pairs (Bonferroni over them); ``None``: the pre-registered family
         (:data:`semi_core.audit.one_run.GUESS_FRACTIONS`).
-    tradeoff : None, "gdp" or "eps-delta"
-        ``one-run-fdp`` only (default ``"gdp"``, which needs ``delta > 0`` and reports
-        ``mu_lower``; ``"eps-delta"`` assumes nothing of the curve's shape).
+    tradeoff : None, "eps-delta" or "gdp"
+        ``one-run-fdp`` only. ``None`` / ``"eps-delta"`` (the default): the exact
+        :math:`(\varepsilon,\delta)` trade-off curve, which assumes nothing of the
+        mechanism. ``"gdp"`` (opt-in): the Gaussian curve; assumes a :math:`\mu`-GDP
+        mechanism (over-claims e.g. for randomised response), needs ``delta > 0`` and reports
+        ``mu_lower``; the result's ``assumption`` is ``"one-run-bernoulli-half+mu-gdp"``.
 
     Returns
     -------

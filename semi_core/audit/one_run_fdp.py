@@ -64,7 +64,13 @@ or once :math:`\hat a+\hat b>r/m` (the sum never decreases).
 
 Families (:data:`TRADEOFFS`)
 ----------------------------
-``"gdp"``
+``"eps-delta"`` (the default, :data:`DEFAULT_TRADEOFF`)
+    The exact :math:`(\varepsilon,\delta)` curve
+    :math:`f(\alpha)=\max(0,1-\delta-e^\varepsilon\alpha,e^{-\varepsilon}(1-\delta-\alpha))`:
+    :math:`g^{-1}(y)=\max(0,(y-\delta)e^{-\varepsilon},1-\delta-e^{\varepsilon}(1-y))`. Every
+    :math:`(\varepsilon,\delta)`-DP mechanism is :math:`f_{\varepsilon,\delta}`-DP, so nothing
+    is assumed of the curve's shape (``"one-run-bernoulli-half"``, as Steinke et al.).
+``"gdp"`` (opt-in, by name only)
     :math:`g^{-1}_\mu(y)=\Phi(\Phi^{-1}(y)-\mu)` (computed as
     ``exp(log_ndtr(ndtri(y) - mu))``: no underflow to a wrong 0 before :math:`10^{-308}`);
     :math:`\underline\mu` is certified, then
@@ -72,12 +78,11 @@ Families (:data:`TRADEOFFS`)
     (:func:`~semi_core.stats.gdp.gdp_epsilon`). This is jax_privacy's
     ``epsilon_one_run_fdp`` (it parametrises the Gaussian curve by the :math:`\sigma` that makes
     it :math:`(\varepsilon,\delta)`-DP: the same map). It assumes the mechanism's curve is
-    Gaussian (``AuditResult.assumption == "one-run-bernoulli-half+mu-gdp"``).
-``"eps-delta"``
-    The exact :math:`(\varepsilon,\delta)` curve
-    :math:`f(\alpha)=\max(0,1-\delta-e^\varepsilon\alpha,e^{-\varepsilon}(1-\delta-\alpha))`:
-    :math:`g^{-1}(y)=\max(0,(y-\delta)e^{-\varepsilon},1-\delta-e^{\varepsilon}(1-y))`. Nothing
-    is assumed of the curve (``"one-run-bernoulli-half"``, as Steinke et al.).
+    Gaussian (``AuditResult.assumption == "one-run-bernoulli-half+mu-gdp"``) and over-claims
+    when it is not: on the scores of exactly :math:`\varepsilon`-DP mechanisms (randomised
+    response :math:`\varepsilon=1`, 4; Laplace 1; two-sided geometric 2) most audits certify
+    more than :math:`\varepsilon` (the soundness table of ``semi-core reproduce``). It was
+    the default before; it is now used only when named.
 
 Any claimed curve (:func:`one_run_fdp_p_value`)
     A callable :math:`f` (validated as a trade-off function by :func:`check_tradeoff`: values
@@ -86,8 +91,9 @@ Any claimed curve (:func:`one_run_fdp_p_value`)
     from a PLD accountant; :func:`profile_blowup_inverse`) is tested as one hypothesis: the
     p-value is the smallest :math:`\xi` at which the recursion rejects.
 
-Guesses are those of :mod:`semi_core.audit.one_run` (top :math:`k_+` "in", bottom :math:`k_-` "out", the
-pre-registered family with Bonferroni), and the same design assumption and class-size check
+Guesses are those of :mod:`semi_core.audit.one_run` (top :math:`k_+` "in", bottom :math:`k_-` "out", a
+tie group straddling a cut abstained on, :math:`r=k_++k_-` counted; the pre-registered family
+with Bonferroni), and the same design assumption and class-size check
 (:func:`~semi_core.audit.one_run.check_inclusion_balance`) apply.
 """
 
@@ -109,6 +115,7 @@ from semi_core.stats.gdp import gdp_epsilon
 
 __all__ = [
     "TRADEOFFS",
+    "DEFAULT_TRADEOFF",
     "blowup_inverse",
     "one_run_fdp_rejects",
     "one_run_fdp_bound",
@@ -121,8 +128,11 @@ __all__ = [
     "one_run_fdp_p_value",
 ]
 
-#: Trade-off families of the f-DP audit: the Gaussian curve (mu) and the (eps, delta) curve.
-TRADEOFFS = ("gdp", "eps-delta")
+#: Trade-off families of the f-DP audit: the (eps, delta) curve (valid for every
+#: (eps, delta)-DP mechanism) and the Gaussian curve (mu; assumes a mu-GDP mechanism).
+TRADEOFFS = ("eps-delta", "gdp")
+#: The default family: the one that assumes nothing of the mechanism's curve.
+DEFAULT_TRADEOFF = "eps-delta"
 #: A rejection needs the recursion's mass to exceed r/m by this relative margin (rounding).
 _MARGIN = 1e-12
 #: Refinement of the parameter search: grid points per pass and passes (16**7 ~ 2.7e8).
@@ -135,7 +145,7 @@ def _check_tradeoff(tradeoff) -> str:
     return tradeoff
 
 
-def blowup_inverse(y, theta, *, tradeoff: str = "gdp", delta: float = 0.0) -> np.ndarray:
+def blowup_inverse(y, theta, *, tradeoff: str, delta: float = 0.0) -> np.ndarray:
     r"""Inverse blow-up :math:`g_\theta^{-1}(y)`, :math:`g_\theta=1-f_\theta` (vectorised).
 
     .. math::
@@ -150,7 +160,8 @@ def blowup_inverse(y, theta, *, tradeoff: str = "gdp", delta: float = 0.0) -> np
         Probabilities in ``[0, 1]``.
     theta : array_like
         :math:`\mu\ge0` (``gdp``) or :math:`\varepsilon\ge0` (``eps-delta``), broadcast with y.
-    tradeoff : {"gdp", "eps-delta"}
+    tradeoff : {"eps-delta", "gdp"}
+        Required: the family (no default; ``gdp`` assumes a :math:`\mu`-GDP mechanism).
     delta : float
         ``eps-delta`` only, in ``[0, 1)``.
     """
@@ -217,7 +228,7 @@ def _check_mrv(m, r, v):
     return m, r, v
 
 
-def one_run_fdp_rejects(m: int, r: int, v: int, theta: float, *, tradeoff: str = "gdp",
+def one_run_fdp_rejects(m: int, r: int, v: int, theta: float, *, tradeoff: str,
                         delta: float = 0.0, failure_prob: float = 0.05) -> bool:
     r"""Does ``v`` correct of ``r`` guesses on ``m`` canaries refute :math:`f_\theta`-DP?
 
@@ -230,7 +241,8 @@ def one_run_fdp_rejects(m: int, r: int, v: int, theta: float, *, tradeoff: str =
         Canaries, guesses, correct guesses: ``0 <= v <= r <= m``, ``m >= 1``.
     theta : float
         :math:`\mu\ge0` (``gdp``) or :math:`\varepsilon\ge0` (``eps-delta``).
-    tradeoff : {"gdp", "eps-delta"}
+    tradeoff : {"eps-delta", "gdp"}
+        Required (no default; ``gdp`` assumes a :math:`\mu`-GDP mechanism).
     delta : float
         ``eps-delta`` only.
     failure_prob : float
@@ -281,7 +293,7 @@ def _bound(m, r, v, xi, tradeoff, delta):
     return lo
 
 
-def one_run_fdp_bound(m: int, r: int, v: int, *, tradeoff: str = "gdp", delta: float = 0.0,
+def one_run_fdp_bound(m: int, r: int, v: int, *, tradeoff: str, delta: float = 0.0,
                       failure_prob: float = 0.05) -> float:
     r"""Largest parameter of the family refuted at level :math:`\xi`: :math:`\underline\mu` or
     :math:`\underline\varepsilon`.
@@ -298,8 +310,10 @@ def one_run_fdp_bound(m: int, r: int, v: int, *, tradeoff: str = "gdp", delta: f
     ----------
     m, r, v : int
         As in :func:`one_run_fdp_rejects`.
-    tradeoff : {"gdp", "eps-delta"}
-        ``gdp`` returns :math:`\underline\mu`, ``eps-delta`` :math:`\underline\varepsilon`.
+    tradeoff : {"eps-delta", "gdp"}
+        Required (the two return different parameters): ``eps-delta`` returns
+        :math:`\underline\varepsilon` (valid for every mechanism), ``gdp``
+        :math:`\underline\mu` (assumes a :math:`\mu`-GDP mechanism).
     delta : float
         ``eps-delta`` only.
     failure_prob : float
@@ -323,12 +337,28 @@ def _check_gdp_delta(tradeoff, delta):
 
 
 def one_run_fdp_epsilon(m: int, r: int, v: int, *, delta: float, failure_prob: float = 0.05,
-                        tradeoff: str = "gdp") -> float:
+                        tradeoff: str = DEFAULT_TRADEOFF) -> float:
     r"""The one-run f-DP lower bound on :math:`\varepsilon` at :math:`\delta`.
 
-    ``gdp``: :math:`\varepsilon_{\mathrm{GDP}}(\underline\mu,\delta)` (needs
-    :math:`\delta>0`); ``eps-delta``: :math:`\underline\varepsilon` of the
-    :math:`(\varepsilon,\delta)` curve. Same arguments as :func:`one_run_fdp_bound`.
+    ``eps-delta`` (default; valid for every :math:`(\varepsilon,\delta)`-DP mechanism):
+    :math:`\underline\varepsilon` of the :math:`(\varepsilon,\delta)` curve; ``gdp``
+    (assumes a :math:`\mu`-GDP mechanism; over-claims e.g. for randomised response):
+    :math:`\varepsilon_{\mathrm{GDP}}(\underline\mu,\delta)` (needs :math:`\delta>0`).
+
+    Parameters
+    ----------
+    m, r, v : int
+        As in :func:`one_run_fdp_rejects`.
+    delta : float
+        In ``[0, 1)``.
+    failure_prob : float
+        :math:`\xi\in(0,0.5]`.
+    tradeoff : {"eps-delta", "gdp"}
+
+    Returns
+    -------
+    float
+        :math:`\underline\varepsilon\ge0`.
     """
     tradeoff = _check_tradeoff(tradeoff)
     delta = check_delta(delta)
@@ -337,11 +367,13 @@ def one_run_fdp_epsilon(m: int, r: int, v: int, *, delta: float, failure_prob: f
     return _to_epsilon(th, tradeoff, delta)
 
 
-def batch_one_run_fdp(member, nonmember, delta, xi, guesses, seed, tradeoff=None) -> dict:
+def batch_one_run_fdp(member, nonmember, delta, xi, guesses, tradeoff=None) -> dict:
     """The ``method="one-run-fdp"`` engine of :func:`~semi_core.audit.bounds.audit_batch`:
     rows of (validated) scores, Bonferroni over the guess family, the same output keys as the
-    ``one-run`` engine plus ``mu_lower`` (``gdp``)."""
-    tradeoff = _check_tradeoff("gdp" if tradeoff is None else tradeoff)
+    ``one-run`` engine plus ``mu_lower`` (``gdp``). ``tradeoff=None`` is
+    :data:`DEFAULT_TRADEOFF` (``"eps-delta"``: nothing assumed of the curve); the Gaussian
+    curve is used only when asked for by name."""
+    tradeoff = _check_tradeoff(DEFAULT_TRADEOFF if tradeoff is None else tradeoff)
     _check_gdp_delta(tradeoff, delta)
     n1, n0 = member.shape[1], nonmember.shape[1]
     m = n1 + n0
@@ -349,7 +381,7 @@ def batch_one_run_fdp(member, nonmember, delta, xi, guesses, seed, tradeoff=None
     family = guess_family(m) if guesses is None else check_guesses(guesses, m)
     level = xi / len(family)
     B = member.shape[0]
-    cnt = np.array([[one_run_counts(member[i], nonmember[i], kp, km, seed=seed)
+    cnt = np.array([[one_run_counts(member[i], nonmember[i], kp, km)
                      for kp, km in family] for i in range(B)], dtype=float)  # (B, F, 3)
     r = cnt[..., 0].astype(np.int64)
     v = cnt[..., 1].astype(np.int64)
@@ -565,7 +597,8 @@ def gaussian_ceiling(mu: float, m: int, *, delta: float, failure_prob: float = 0
     no Bonferroni correction and no sampling noise in :math:`v`: a run of the real audit
     (pre-registered family, random counts) certifies less about as often as not. Used to show
     what ``m`` canaries can give at all (e.g. :math:`\varepsilon=4`, :math:`\delta=10^{-5}`,
-    ``m = 1000``: about :math:`0.57\varepsilon`).
+    ``m = 1000``: about :math:`0.57\varepsilon`). ``tradeoff`` defaults to ``"gdp"`` here
+    because the scores are Gaussian by construction; the value certifies nothing.
 
     Returns
     -------

@@ -25,7 +25,7 @@ jax_privacy                                            semi_core
 ``epsilon_clopper_pearson(significance, delta)``       ``epsilon_lower_bound(delta=, failure_prob=, method="cp")``
 ``epsilon_from_gdp(significance, delta)``              ``epsilon_lower_bound(..., method="gdp")`` (assumes GDP)
 ``epsilon_one_run(significance, delta)``               ``epsilon_lower_bound(..., method="one-run")``
-``epsilon_one_run_fdp(significance, delta)``           ``epsilon_lower_bound(..., method="one-run-fdp")`` (assumes GDP)
+``epsilon_one_run_fdp(significance, delta)``           ``epsilon_lower_bound(.., method="one-run-fdp", tradeoff="gdp")``
 (none)                                                 ``epsilon_lower_bound(..., method="band")`` (default)
 ``tpr_at_given_fpr(fpr)``                              ``tpr_at_fpr(fpr)``
 ``attack_auroc()``                                     ``auc()``
@@ -85,11 +85,12 @@ class ScoreAuditor:
                                    failure_prob=failure_prob, method=method, **kwargs)
 
     def max_certifiable_epsilon(self, *, delta: float, failure_prob: float = 0.05,
-                                method: str = DEFAULT_METHOD) -> float:
+                                method: str = DEFAULT_METHOD, tradeoff=None) -> float:
         """The largest bound these class sizes could certify (perfect separation): a bound
-        of 0 reads against it."""
+        of 0 reads against it (``tradeoff``: ``one-run-fdp``'s curve, as in the bound)."""
+        kw = {} if tradeoff is None else {"tradeoff": tradeoff}
         return certifiable_epsilon_max(self.member.size, self.nonmember.size, delta=delta,
-                                       failure_prob=failure_prob, method=method)
+                                       failure_prob=failure_prob, method=method, **kw)
 
     def tpr_at_fpr(self, fpr, *, rule: str = "step"):
         """Empirical TPR at FPR ``fpr`` (:func:`semi_core.audit.roc.tpr_at_fpr`)."""

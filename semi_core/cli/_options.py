@@ -79,7 +79,8 @@ from ._common import UsageError, add_json_flag, load_npy
 
 __all__ = ["SemiCoreParser", "UsageError", "DeprecatedAlias", "add_json", "add_seed",
            "add_failure_prob", "add_delta", "add_tau", "resolve_tau", "add_mechanism_args",
-           "mechanism_from_args", "parse_tau", "add_rounds", "add_method", "add_progress",
+           "mechanism_from_args", "parse_tau", "add_rounds", "add_method", "add_tradeoff",
+           "add_progress",
            "progress_enabled", "add_executor_args", "executor_from_args", "add_latex",
            "LATEX_INLINE", "nonneg_int", "positive_int",
            "DEFAULT_TAU"]
@@ -277,11 +278,29 @@ def add_method(parser) -> None:
     from semi_core.audit.bounds import DEFAULT_METHOD, METHODS
 
     parser.add_argument("--method", choices=METHODS, default=DEFAULT_METHOD,
-                        help="certification: band (tail-adaptive simultaneous Clopper-Pearson "
-                             "bands, any score law), dkw (uniform DKW bands), cp "
-                             "(Clopper-Pearson; split or pre-registered thresholds), gdp "
-                             "(mu-GDP fit; assumes a GDP mechanism), one-run (Steinke et al. "
-                             f"2023; membership drawn w.p. 1/2) (default {DEFAULT_METHOD})")
+                        help="certification. Any mechanism, any score law (independent "
+                             "games): band (tail-adaptive simultaneous Clopper-Pearson bands), "
+                             "joint (one exact test of both error rates per pre-registered "
+                             "rank threshold; the tightest of these), dkw (uniform DKW bands), "
+                             "cp (Clopper-Pearson; split or pre-registered thresholds). "
+                             "Canaries of ONE run, each included independently w.p. 1/2: "
+                             "one-run (Steinke et al. 2023), one-run-fdp (Mahloujifar et al. "
+                             "2024; the (eps, delta) trade-off curve by default, see "
+                             "--tradeoff where offered). Assumes a mu-GDP mechanism (may "
+                             "over-claim otherwise): gdp. "
+                             f"(default {DEFAULT_METHOD})")
+
+
+def add_tradeoff(parser) -> None:
+    """``--tradeoff``: the trade-off family of ``one-run-fdp`` (default: the one that assumes
+    nothing, :data:`semi_core.audit.one_run_fdp.DEFAULT_TRADEOFF`)."""
+    from semi_core.audit.one_run_fdp import DEFAULT_TRADEOFF, TRADEOFFS
+
+    parser.add_argument("--tradeoff", choices=TRADEOFFS, default=None,
+                        help=f"one-run-fdp only: {DEFAULT_TRADEOFF} (default): the (eps, delta) "
+                             "trade-off curve, valid for every (eps, delta)-DP mechanism; gdp: "
+                             "the Gaussian curve, ASSUMES a mu-GDP mechanism (over-claims e.g. "
+                             "for randomised response or Laplace) and needs --delta > 0")
 
 
 def add_progress(parser) -> None:

@@ -30,7 +30,14 @@ import numpy as np
 from semi_core._io import MAX_CSV_BYTES, read_scores_csv, read_scores_file
 from semi_core.audit.score_auditor import ScoreAuditor
 from semi_core.cli._common import Result
-from semi_core.cli._options import add_delta, add_failure_prob, add_json, add_method, add_seed
+from semi_core.cli._options import (
+    add_delta,
+    add_failure_prob,
+    add_json,
+    add_method,
+    add_seed,
+    add_tradeoff,
+)
 
 __all__ = ["register", "handler", "read_scores_csv", "read_scores_file", "orient_scores",
            "MAX_CSV_BYTES"]
@@ -64,9 +71,11 @@ def register(subparsers) -> None:
                     "from scores with membership labels; also TPR at FPR 1% and 0.1% with "
                     "Clopper-Pearson intervals and the largest epsilon the sample could "
                     "certify. By default HIGHER scores mean MEMBER; pass --lower-is-member for "
-                    "losses. Methods: band, dkw (uniform DKW bands, all thresholds), cp "
-                    "(Clopper-Pearson; split or pre-registered thresholds), gdp (mu-GDP fit, "
-                    "converted to epsilon(delta); assumes a GDP mechanism).")
+                    "losses. Methods valid for any mechanism: band (default), joint, dkw, cp; "
+                    "for the canaries of one run (each included w.p. 1/2): one-run, "
+                    "one-run-fdp (--tradeoff eps-delta by default; --tradeoff gdp assumes a "
+                    "mu-GDP mechanism); gdp (mu-GDP fit, converted to epsilon(delta); assumes "
+                    "a GDP mechanism). The output names the assumption of the bound.")
     p.add_argument("--scores", required=True, metavar="FILE",
                    help="scores with labels: CSV with a header (columns --score-col, "
                         "--label-col; '-' reads standard input), .npz (arrays of those names), "
@@ -88,6 +97,7 @@ def register(subparsers) -> None:
     add_delta(p, required=True)
     add_failure_prob(p, alpha_alias=True)
     add_method(p)
+    add_tradeoff(p)
     p.add_argument("--sides", choices=("two", "one"), default=None,
                    help="band, dkw, cp: two (default): both inequalities of Lemma 2.1; one: "
                         "(TPR - delta)/FPR only")
@@ -96,8 +106,7 @@ def register(subparsers) -> None:
                         "default: choose on a random half, certify on the other")
     p.add_argument("--gdp-fit", choices=("tradeoff", "gaussian"), default=None,
                    help="gdp only: DKW trade-off fit (default) or equal-variance Gaussian fit")
-    add_seed(p, help_suffix="; draws the cp split (cp without --threshold) or breaks one-run "
-                            "ties")
+    add_seed(p, help_suffix="; draws the cp split (cp without --threshold)")
     add_json(p)
     p.set_defaults(func=handler, seed=None)
 
@@ -115,10 +124,13 @@ def handler(args) -> Result:
     if args.sides is not None and args.method not in ("band", "joint", "dkw", "cp"):
         raise ValueError(f"--sides applies to --method band, joint, dkw or cp only (the {args.method} "
                          f"bound has no one-sided form), got --method {args.method}")
-    if args.seed is not None and not (args.method == "one-run" or (
-            args.method == "cp" and not args.threshold)):
-        raise ValueError("--seed applies to --method cp without --threshold (the split) and "
-                         f"--method one-run (tie-breaks) only; --method {args.method}"
+    if args.tradeoff is not None and args.method != "one-run-fdp":
+        raise ValueError(f"--tradeoff applies to --method one-run-fdp only, got --method "
+                         f"{args.method}")
+    if args.seed is not None and not (args.method == "cp" and not args.threshold):
+        # one-run abstains on tied scores instead of breaking ties at random
+        raise ValueError("--seed applies to --method cp without --threshold (the split) only; "
+                         f"--method {args.method}"
                          f"{' with --threshold' if args.threshold else ''} draws nothing")
     if args.threshold:
         from semi_core._validation import check_real
@@ -135,12 +147,14 @@ def handler(args) -> Result:
                                       method=args.method, sides=args.sides or "two",
                                       thresholds=thresholds,
                                       seed=0 if args.seed is None else args.seed,
-                                      gdp_fit=args.gdp_fit or "tradeoff")
+                                      gdp_fit=args.gdp_fit or "tradeoff",
+                                      **({} if args.tradeoff is None
+                                         else {"tradeoff": args.tradeoff}))
     payload = res.to_dict()
     payload["threshold"] = sign * res.threshold + 0.0  # back on the file's scale (no -0.0)
     payload["higher_is"] = higher_is
     eps_max = auditor.max_certifiable_epsilon(delta=args.delta, failure_prob=args.failure_prob,
-                                              method=args.method)
+                                              method=args.method, tradeoff=args.tradeoff)
     payload["epsilon_max_certifiable"] = eps_max
     roc = auditor.roc(fpr=FPR_LEVELS, interval="binomial")
     payload["tpr_at_fpr"] = [{"fpr": f, "tpr": t, "interval": list(ci),

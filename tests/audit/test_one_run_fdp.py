@@ -140,7 +140,7 @@ def test_blowup_inverse_is_the_inverse_of_one_minus_f():
     y = 1 - f
     assert np.allclose(blowup_inverse(y, eps, tradeoff="eps-delta", delta=delta), x, rtol=1e-9)
     # log-space: tiny probabilities are resolved, not rounded to 0
-    assert 0 < float(blowup_inverse(1e-10, 8.0)) < 1e-30
+    assert 0 < float(blowup_inverse(1e-10, 8.0, tradeoff="gdp")) < 1e-30
 
 
 # --------------------------------------------------------------------------- Monte Carlo
@@ -184,8 +184,9 @@ def test_validity_and_power_gaussian_mechanism():
     assert power > 0.5
     # the search and the decision agree: mu_lower > mu exactly when mu is refuted
     for vi in v[:5]:
-        b = one_run_fdp_bound(m, 2 * k, int(vi), failure_prob=xi)
-        assert (b > mu) == one_run_fdp_rejects(m, 2 * k, int(vi), mu, failure_prob=xi)
+        b = one_run_fdp_bound(m, 2 * k, int(vi), failure_prob=xi, tradeoff="gdp")
+        assert (b > mu) == one_run_fdp_rejects(m, 2 * k, int(vi), mu, failure_prob=xi,
+                                               tradeoff="gdp")
 
 
 @pytest.mark.slow
@@ -204,7 +205,7 @@ def test_validity_many_runs():
     for i in range(runs):
         try:
             e = epsilon_lower_bound(x[i, s[i]], x[i, ~s[i]], delta=delta, method="one-run-fdp",
-                                    failure_prob=xi).epsilon_lower_bound
+                                    failure_prob=xi, tradeoff="gdp").epsilon_lower_bound
         except ValueError:  # class sizes refused (rate <= 1e-3 by design)
             continue
         over += e > truth
@@ -221,7 +222,7 @@ def _canaries(m=2000, mu=3.0, seed=5):
 
 def test_entry_points_reach_the_method():
     mem, non = _canaries()
-    res = epsilon_lower_bound(mem, non, delta=1e-5, method="one-run-fdp")
+    res = epsilon_lower_bound(mem, non, delta=1e-5, method="one-run-fdp", tradeoff="gdp")
     truth = gdp_epsilon(3.0, 1e-5)
     assert 0 < res.epsilon_lower_bound < truth
     assert res.assumption == "one-run-bernoulli-half+mu-gdp" and res.mu_lower > 0
@@ -230,14 +231,19 @@ def test_entry_points_reach_the_method():
     assert res.n_guesses >= res.n_correct > res.n_guesses / 2
     ed = epsilon_lower_bound(mem, non, delta=1e-5, method="one-run-fdp", tradeoff="eps-delta")
     assert ed.assumption == "one-run-bernoulli-half" and ed.mu_lower is None
+    # the default is the (eps, delta) curve: no assumption on the mechanism's curve
+    dflt = epsilon_lower_bound(mem, non, delta=1e-5, method="one-run-fdp")
+    assert dflt.assumption == "one-run-bernoulli-half" and dflt.mu_lower is None
+    assert dflt.epsilon_lower_bound == ed.epsilon_lower_bound
     one = epsilon_lower_bound(mem, non, delta=1e-5, method="one-run")
     # the Gaussian curve is read in full: tighter than the (eps, delta) counting bounds
     assert res.epsilon_lower_bound > one.epsilon_lower_bound > 0
     assert ed.epsilon_lower_bound == pytest.approx(one.epsilon_lower_bound, rel=0.05)
-    sa = ScoreAuditor(mem, non).epsilon_lower_bound(delta=1e-5, method="one-run-fdp")
+    sa = ScoreAuditor(mem, non).epsilon_lower_bound(delta=1e-5, method="one-run-fdp",
+                                                    tradeoff="gdp")
     assert sa.epsilon_lower_bound == res.epsilon_lower_bound
     batch = audit_batch(np.stack([mem, mem]), np.stack([non, non]), delta=1e-5,
-                        method="one-run-fdp")
+                        method="one-run-fdp", tradeoff="gdp")
     assert np.all(batch == res.epsilon_lower_bound)
     assert "one-run-fdp" not in [r["method"] for r in ScoreAuditor(mem, non).summary().rows]
 
@@ -256,10 +262,28 @@ def test_cli_reaches_the_method(tmp_path, capsys):
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     assert out["method"] == "one-run-fdp" and out["epsilon_lower_bound"] > 0
+    assert out["assumption"] == "one-run-bernoulli-half" and out["mu_lower"] is None
+    rc = main(["audit", "--scores", str(p), "--delta", "1e-5", "--method", "one-run-fdp",
+               "--tradeoff", "gdp", "--json"])
+    assert rc == 0
+    gdp = json.loads(capsys.readouterr().out)
+    assert gdp["assumption"] == "one-run-bernoulli-half+mu-gdp" and gdp["mu_lower"] > 0
+    # the delta-free default works at delta = 0; the Gaussian curve is refused there
+    assert main(["audit", "--scores", str(p), "--delta", "0", "--method", "one-run-fdp",
+                 "--json"]) == 0
+    capsys.readouterr()
+    assert main(["audit", "--scores", str(p), "--delta", "0", "--method", "one-run-fdp",
+                 "--tradeoff", "gdp", "--json"]) != 0
+    assert "delta must be > 0" in json.loads(capsys.readouterr().out)["error"]
+    # --tradeoff belongs to one-run-fdp; --seed draws nothing for one-run (ties abstained)
+    for extra in (["--method", "band", "--tradeoff", "gdp"],
+                  ["--method", "one-run", "--seed", "3"]):
+        assert main(["audit", "--scores", str(p), "--delta", "1e-5", *extra, "--json"]) != 0
+        assert "error" in json.loads(capsys.readouterr().out)
 
 
 @pytest.mark.parametrize(("kwargs", "exc", "match"), [
-    ({"delta": 0.0}, ValueError, "delta must be > 0"),
+    ({"delta": 0.0, "tradeoff": "gdp"}, ValueError, "delta must be > 0"),
     ({"delta": 1e-5, "tradeoff": "pld"}, ValueError, "tradeoff must be one of"),
     ({"delta": 1e-5, "guesses": (3000, 0)}, ValueError, "guesses must be"),
     ({"delta": 1.0}, ValueError, "delta"),
@@ -279,11 +303,14 @@ def test_refusals():
         epsilon_lower_bound(np.ones(50), np.zeros(50), delta=1e-5, method="band",
                             tradeoff="gdp")
     with pytest.raises(ValueError, match="v <= r"):
-        one_run_fdp_bound(10, 5, 6)
+        one_run_fdp_bound(10, 5, 6, tradeoff="gdp")
     with pytest.raises(ValueError, match="theta"):
-        one_run_fdp_rejects(10, 5, 3, -1.0)
+        one_run_fdp_rejects(10, 5, 3, -1.0, tradeoff="gdp")
     with pytest.raises(ValueError, match="probabilities"):
-        blowup_inverse(1.5, 1.0)
+        blowup_inverse(1.5, 1.0, tradeoff="gdp")
+    # the family is named wherever it changes what is returned (mu or eps): no default
+    with pytest.raises(TypeError, match="tradeoff"):
+        one_run_fdp_bound(10, 5, 3)
     # m too small to certify anything: the bound is 0, and max_certifiable says so
     assert ScoreAuditor(np.ones(2), np.zeros(2)).max_certifiable_epsilon(
         delta=1e-5, method="one-run-fdp") == 0.0
@@ -291,7 +318,7 @@ def test_refusals():
 
 def test_log_space_large_mu_is_finite():
     # every guess right on many canaries: mu_lower large; the recursion stays finite (no NaN)
-    mu = one_run_fdp_bound(100_000, 20_000, 20_000, failure_prob=0.05)
+    mu = one_run_fdp_bound(100_000, 20_000, 20_000, failure_prob=0.05, tradeoff="gdp")
     assert math.isfinite(mu) and mu > 2.5  # measured 2.635 (all 20,000 guesses right)
     assert math.isfinite(gdp_epsilon(mu, 1e-5))
 
@@ -304,7 +331,7 @@ def _gdp_f(mu):
 def test_claimed_curves_agree_with_the_families():
     # a callable f and a privacy profile give the p-value whose xi-crossing is the family bound
     m, r, v = 1000, 200, 170
-    mu_lb = one_run_fdp_bound(m, r, v)
+    mu_lb = one_run_fdp_bound(m, r, v, tradeoff="gdp")
     eg = np.linspace(0.0, 12.0, 400)
     for mu, below in ((0.999 * mu_lb, True), (1.001 * mu_lb, False)):
         p_f = one_run_fdp_p_value(m, r, v, tradeoff=_gdp_f(mu))
