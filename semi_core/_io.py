@@ -33,12 +33,16 @@ import contextlib
 import csv
 import io
 import os
+import re
 import secrets
 import shutil
 import stat
 import sys
 import tempfile
+import tokenize
 import warnings
+import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -301,6 +305,85 @@ CSV_CHUNK_BYTES = 8 * 2**20
 #: Accepted spellings of the ``member`` column (case- and space-insensitive).
 MEMBER_TRUE = frozenset({"1", "true", "t", "yes", "y", "member", "in"})
 MEMBER_FALSE = frozenset({"0", "false", "f", "no", "n", "nonmember", "non-member", "out"})
+#: A decimal spelling of a number in ASCII (``1.0`` as pandas writes it, ``1.000000e+00`` as
+#: ``np.savetxt`` does): read as a label when its value is exactly 0 or 1, as numeric arrays are.
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?", re.ASCII)
+#: Cells of ``np.loadtxt`` (UCS-4 strings as long as the longest field) may take at most this
+#: many times the chunk's bytes; a chunk with a field far longer than the others (a long text
+#: column) is parsed row by row instead of allocating rows x columns x longest field.
+_FAST_CELL_FACTOR = 32
+
+_TRUE_ARR = np.array(sorted(MEMBER_TRUE))
+_FALSE_ARR = np.array(sorted(MEMBER_FALSE))
+
+
+def _label_word(word: str) -> bool | None:
+    """One stripped, lower-case membership label: ``True``/``False``, ``None`` if it is none.
+
+    The spellings of :data:`MEMBER_TRUE` / :data:`MEMBER_FALSE`, or a decimal number equal to
+    1 or 0 (``1.0``, ``0.000``, ``1e0``): the values a numeric label array may hold
+    (:func:`labels_to_bool`), so a file means the same in every format.
+    """
+    if word in MEMBER_TRUE:
+        return True
+    if word in MEMBER_FALSE:
+        return False
+    if _DECIMAL.fullmatch(word):
+        value = float(word)
+        if value == 1.0:
+            return True
+        if value == 0.0:
+            return False
+    return None
+
+
+def _label_strings(low: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(is_true, ok)`` of stripped, lower-case label strings (:func:`_label_word`).
+
+    The spellings are matched vectorised; every other distinct string is judged once.
+    """
+    is_true = np.isin(low, _TRUE_ARR)
+    ok = is_true | np.isin(low, _FALSE_ARR)
+    rest = np.flatnonzero(~ok)
+    if rest.size:
+        words, inv = np.unique(low[rest], return_inverse=True)
+        verdict = [_label_word(str(w)) for w in words]
+        is_true[rest] = np.array([v is True for v in verdict], dtype=bool)[inv]
+        ok[rest] = np.array([v is not None for v in verdict], dtype=bool)[inv]
+    return is_true, ok
+
+
+def _csv_error(name: str, line: int, exc: csv.Error) -> ValueError:
+    """A csv-module error as a user error naming the file's line."""
+    if "field limit" in str(exc):
+        return ValueError(
+            f"{name} line {line}: a field longer than {csv.field_size_limit()} characters "
+            "(the limit of Python's csv module); a score file has no such field: check that "
+            f"{name} names the right file, or drop the long column")
+    return ValueError(f"{name} line {line}: malformed CSV ({exc})")
+
+
+class _CRLines:
+    """A byte stream whose lines end in CR alone (classic Mac OS exports), read with LF ends.
+
+    ``read`` returns the next block with ``\\r\\n`` and ``\\r`` made ``\\n``; a block ending in
+    ``\\r`` is extended by single bytes until the next byte decides (a ``\\r\\n`` split between
+    two blocks stays one line end). Linear in the bytes read.
+    """
+
+    def __init__(self, stream, pending: bytes = b""):
+        self._stream = stream
+        self._pending = pending
+
+    def read(self, n: int) -> bytes:
+        block = self._pending + self._stream.read(n)
+        self._pending = b""
+        while block.endswith(b"\r"):
+            more = self._stream.read(1)
+            if not more:
+                break
+            block += more
+        return block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
 
 def _chunks(stream, first: bytes, name: str) -> Iterator[bytes]:
@@ -339,34 +422,46 @@ def _decode(chunk: bytes, name: str, offset: int) -> str:
 def _slow_rows(text: str, ncols: int, i_s: int, i_m: int, line0: int, name: str):
     """Row-by-row parse of one chunk with the csv module: exact messages with line numbers."""
     scores, member = [], []
-    for i, row in enumerate(csv.reader(io.StringIO(text, newline="")), start=line0):
-        if not row or all(not c.strip() for c in row):
-            continue  # blank line
-        if len(row) != ncols:
-            raise ValueError(f"{name} line {i}: {len(row)} fields, the header has {ncols}")
-        raw_s, raw_m = row[i_s], row[i_m]
-        try:
-            scores.append(float(raw_s))
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} line {i}: score {raw_s!r} is not a number") from None
-        m = (raw_m or "").strip().lower()
-        if m in MEMBER_TRUE:
-            member.append(True)
-        elif m in MEMBER_FALSE:
-            member.append(False)
-        else:
-            raise ValueError(f"{name} line {i}: member must be 1/0 or true/false, got {raw_m!r}")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        for i, row in enumerate(reader, start=line0):
+            if not row or all(not c.strip() for c in row):
+                continue  # blank line
+            if len(row) != ncols:
+                raise ValueError(f"{name} line {i}: {len(row)} fields, the header has {ncols}")
+            raw_s, raw_m = row[i_s], row[i_m]
+            try:
+                scores.append(float(raw_s))
+            except (TypeError, ValueError):
+                raise ValueError(f"{name} line {i}: score {raw_s!r} is not a number") from None
+            m = _label_word((raw_m or "").strip().lower())
+            if m is None:
+                raise ValueError(f"{name} line {i}: member must be 1/0 or true/false, got "
+                                 f"{raw_m!r}")
+            member.append(m)
+    except csv.Error as exc:
+        raise _csv_error(name, line0 + reader.line_num - 1, exc) from None
     return np.asarray(scores, dtype=float), np.asarray(member, dtype=bool)
 
 
-_TRUE_ARR = np.array(sorted(MEMBER_TRUE))
-_FALSE_ARR = np.array(sorted(MEMBER_FALSE))
+def _cell_bytes(chunk: bytes, ncols: int) -> int:
+    """Upper bound on the bytes of ``np.loadtxt``'s string cells for ``chunk``: rows x columns
+    x longest field (split at commas and newlines) x 4 (UCS-4)."""
+    b = np.frombuffer(chunk, dtype=np.uint8)
+    cuts = np.flatnonzero((b == ord(",")) | (b == ord("\n")))
+    bounds = np.concatenate(([-1], cuts, [b.size]))
+    longest = int(np.diff(bounds).max()) - 1  # the separators are not in the fields
+    rows = int(np.count_nonzero(b == ord("\n"))) + 1
+    return rows * ncols * longest * 4
 
 
-def _fast_rows(text: str, ncols: int, i_s: int, i_m: int):
+def _fast_rows(text: str, ncols: int, i_s: int, i_m: int, chunk: bytes | None = None):
     """Vectorised parse of one chunk, or ``None`` when anything needs the exact slow path."""
     if '"' in text:
         return None  # quoting: the csv module's rules
+    if chunk is not None and \
+            _cell_bytes(chunk, ncols) > _FAST_CELL_FACTOR * len(chunk) + 2**20:
+        return None  # one long field would make every cell that long
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # "input contained no data"
@@ -382,9 +477,8 @@ def _fast_rows(text: str, ncols: int, i_s: int, i_m: int):
         scores = cells[:, i_s].astype(float)
     except ValueError:
         return None
-    mcol = np.char.lower(np.char.strip(cells[:, i_m]))
-    is_true = np.isin(mcol, _TRUE_ARR)
-    if not (is_true | np.isin(mcol, _FALSE_ARR)).all():
+    is_true, ok = _label_strings(np.char.lower(np.char.strip(cells[:, i_m])))
+    if not ok.all():
         return None
     return scores, is_true
 
@@ -393,18 +487,34 @@ def read_scores_csv(path, *, name: str = "--scores", score_col: str = "score",
                     label_col: str = "member") -> tuple[np.ndarray, np.ndarray]:
     r"""Read ``score,member`` rows; return ``(member scores, non-member scores)``.
 
-    ``score_col`` / ``label_col`` name the two columns read (other columns are ignored).
+    Parameters
+    ----------
+    path : path-like or ``"-"``
+        The CSV file; ``-`` reads standard input.
+    name : str
+        The argument named in errors.
+    score_col, label_col : str
+        The two columns read (other columns are ignored).
 
-    ``path`` ``-`` reads standard input. The header is matched case- and space-insensitively;
-    a UTF-8 byte-order mark is ignored; a repeated column (``member`` twice) is an error, not
-    silently the last one; ``member`` is one of :data:`MEMBER_TRUE` / :data:`MEMBER_FALSE`.
-    The file is parsed in chunks of :data:`CSV_CHUNK_BYTES` with NumPy (the csv module only
-    for chunks with quotes, CR line ends or an error, to name the line), so memory is the two
-    result arrays (9 bytes a row) plus one chunk.
+    Returns
+    -------
+    member, nonmember : ndarray of float
+
+    Notes
+    -----
+    The header is matched case- and space-insensitively; a UTF-8 byte-order mark is ignored;
+    a repeated column (``member`` twice) is an error, not silently the last one. Labels are one
+    of :data:`MEMBER_TRUE` / :data:`MEMBER_FALSE` or a decimal number equal to 1 or 0 (``1.0``
+    as pandas writes it), the labels numeric arrays may hold (:func:`labels_to_bool`). Lines
+    may end in LF, CRLF or CR alone (read in linear time). The file is parsed in chunks of
+    :data:`CSV_CHUNK_BYTES` with NumPy (the csv module only for chunks with quotes, a field
+    far longer than the others, or an error, to name the line), so memory is the two result
+    arrays (9 bytes a row) plus one chunk.
 
     Raises ``FileNotFoundError`` for a missing file and ``ValueError`` naming the line for a
     missing column, a ragged row, an unparsable score (NaN is rejected later) or membership
-    value, NUL bytes, text that is not UTF-8, or more than :data:`MAX_CSV_BYTES`.
+    value, a field longer than the csv module's limit (131,072 characters), NUL bytes, text
+    that is not UTF-8, or more than :data:`MAX_CSV_BYTES`.
     """
     if path is None or not str(path).strip():
         raise ValueError(f"{name} must be a file path or '-' (standard input)")
@@ -421,26 +531,51 @@ def read_scores_csv(path, *, name: str = "--scores", score_col: str = "score",
         return _read_stream(fh, name, score_col, label_col)
 
 
-def _read_stream(stream, name: str, score_col: str = "score", label_col: str = "member"
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    head = b""
-    while b"\n" not in head:  # the header line
+def _first_line(stream, name: str) -> tuple[bytes, int]:
+    """Read blocks until one holds a line end (each block is searched once: linear); return
+    the bytes read and the index of the first line end (-1: none)."""
+    parts: list[bytes] = []
+    total = 0
+    while True:
         block = stream.read(65536)
         if not block:
             break
-        head += block
-        if len(head) > MAX_CSV_BYTES:
+        parts.append(block)
+        total += len(block)
+        if total > MAX_CSV_BYTES:
             raise ValueError(f"{name}: input larger than {MAX_CSV_BYTES >> 30} GiB")
+        if b"\n" in block or b"\r" in block:
+            break
+    head = b"".join(parts)
+    ends = [i for i in (head.find(b"\n"), head.find(b"\r")) if i >= 0]
+    end = min(ends) if ends else -1
+    if end == len(head) - 1 and head.endswith(b"\r"):
+        head += stream.read(1)  # a CRLF split after the block: the next byte decides
+    return head, end
+
+
+def _read_stream(stream, name: str, score_col: str = "score", label_col: str = "member"
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    head, end = _first_line(stream, name)
+    offset = 0
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:]  # a UTF-8 byte-order mark (spreadsheet exports)
-        offset = 3
-    else:
-        offset = 0
+        offset, end = 3, end - 3
     # the header is the first csv record (it may be quoted); the data start after its line end
-    cut = head.find(b"\n")
-    header_bytes, rest = (head, b"") if cut < 0 else (head[:cut + 1], head[cut + 1:])
+    if end < 0:
+        header_bytes, rest = head, b""
+    elif head[end:end + 1] == b"\r" and head[end + 1:end + 2] != b"\n":
+        # CR-only line ends: every later block is read with LF ends
+        header_bytes, rest = head[:end] + b"\n", b""
+        stream = _CRLines(stream, head[end + 1:])
+    else:
+        cut = head.find(b"\n", end)
+        header_bytes, rest = head[:cut + 1], head[cut + 1:]
     header_text = _decode(header_bytes, name, offset)
-    header = next(csv.reader(io.StringIO(header_text, newline="")), None)
+    try:
+        header = next(csv.reader(io.StringIO(header_text, newline="")), None)
+    except csv.Error as exc:
+        raise _csv_error(name, 1, exc) from None
     cols = [c.strip().lower() for c in (header or [])]
     want = (str(score_col).strip().lower(), str(label_col).strip().lower())
     if want[0] == want[1]:
@@ -459,7 +594,7 @@ def _read_stream(stream, name: str, score_col: str = "score", label_col: str = "
     for chunk in _chunks(stream, rest, name):
         text = _decode(chunk, name, offset)
         offset += len(chunk)
-        got = _fast_rows(text, ncols, i_s, i_m)
+        got = _fast_rows(text, ncols, i_s, i_m, chunk)
         if got is None:
             got = _slow_rows(text, ncols, i_s, i_m, line, name)
         scores, member = got
@@ -479,8 +614,26 @@ SCORE_SUFFIXES = (".csv", ".npy", ".npz", ".parquet", ".pq")
 
 
 def labels_to_bool(values, name: str) -> np.ndarray:
-    """Membership labels as ``bool``: booleans, the numbers 0/1, or the spellings of
-    :data:`MEMBER_TRUE` / :data:`MEMBER_FALSE`; anything else is refused, naming ``name``."""
+    """Membership labels as ``bool``: the one label validator of every score format.
+
+    Parameters
+    ----------
+    values : array_like, 1-D
+        Booleans, numbers equal to 0 or 1 (``1.0`` included), or strings: the spellings of
+        :data:`MEMBER_TRUE` / :data:`MEMBER_FALSE` or a decimal number equal to 0 or 1
+        (``"1.0"``, as a CSV written by pandas holds). The CSV reader applies the same rule
+        cell by cell.
+    name : str
+        Named in the error.
+
+    Returns
+    -------
+    ndarray of bool
+
+    Anything else (``2``, ``0.5``, NaN, ``"maybe"``) is refused with a ``ValueError`` naming
+    ``name`` and the first offending values; a dtype that cannot hold labels with a
+    ``TypeError``.
+    """
     a = np.asarray(values)
     if a.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {a.shape}")
@@ -493,9 +646,7 @@ def labels_to_bool(values, name: str) -> np.ndarray:
             raise ValueError(f"{name} must hold 0/1 (or true/false), got {bad}")
         return a == 1
     if a.dtype.kind in "USO":
-        low = np.char.lower(np.char.strip(a.astype(str)))
-        is_true = np.isin(low, _TRUE_ARR)
-        ok = is_true | np.isin(low, _FALSE_ARR)
+        is_true, ok = _label_strings(np.char.lower(np.char.strip(a.astype(str))))
         if not ok.all():
             raise ValueError(f"{name} must be 1/0 or true/false, got {a[~ok][:3].tolist()}")
         return is_true
@@ -512,6 +663,13 @@ def _split(scores, labels, name: str, score_col: str, label_col: str):
         raise ValueError(f"{name}: {sc.size} scores but {lab.size} labels")
     sc = sc.astype(float)
     return sc[lab], sc[~lab]
+
+
+#: What a damaged ``.npy``/``.npz`` raises while it is read: zipfile (``BadZipFile``: no central
+#: directory, a bad CRC), zlib (a cut deflate stream), NumPy's header parser (``ValueError``,
+#: and ``SyntaxError`` / ``tokenize.TokenError`` from the literal parser on garbage bytes).
+_BROKEN = (OSError, EOFError, ValueError, SyntaxError, tokenize.TokenError,
+           zipfile.BadZipFile, zlib.error)
 
 
 def read_scores_file(path, *, name: str = "--scores", score_col: str = "score",
@@ -535,19 +693,28 @@ def read_scores_file(path, *, name: str = "--scores", score_col: str = "score",
     if p.stat().st_size > MAX_CSV_BYTES:
         raise ValueError(f"{name}: {path} is larger than {MAX_CSV_BYTES >> 30} GiB")
     if suffix == ".npz":
+        files: list[str] = []
         try:
             with np.load(p, allow_pickle=False) as z:
-                missing = [c for c in (score_col, label_col) if c not in z.files]
-                if missing:
-                    raise ValueError(f"{name}: {path} has no array {missing[0]!r} (arrays: "
-                                     f"{z.files}); name them with --score-col / --label-col")
-                return _split(z[score_col], z[label_col], name, score_col, label_col)
-        except (OSError, EOFError) as exc:
-            raise ValueError(f"{name}: {path} is not a readable .npz archive ({exc})") from None
+                files = list(z.files)
+                if score_col in files and label_col in files:
+                    sc, lab = z[score_col], z[label_col]
+        except MemoryError:
+            raise
+        except _BROKEN as exc:
+            raise ValueError(f"{name}: {path} is not a readable .npz archive "
+                             f"({type(exc).__name__}: {exc}); is the file complete?") from None
+        missing = [c for c in (score_col, label_col) if c not in files]
+        if missing:
+            raise ValueError(f"{name}: {path} has no array {missing[0]!r} (arrays: "
+                             f"{files}); name them with --score-col / --label-col")
+        return _split(sc, lab, name, score_col, label_col)
     if suffix == ".npy":
         try:
             a = np.load(p, allow_pickle=False)
-        except (OSError, EOFError, ValueError) as exc:
+        except MemoryError:
+            raise
+        except _BROKEN as exc:
             raise ValueError(f"{name}: {path} is not a readable .npy array without objects "
                              f"({exc})") from None
         if a.dtype.names:

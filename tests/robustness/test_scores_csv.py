@@ -32,6 +32,16 @@ _TRUE = {"1", "true", "t", "yes", "y", "member", "in"}
 _FALSE = {"0", "false", "f", "no", "n", "nonmember", "non-member", "out"}
 
 
+def _number(word: str):
+    """The value of an ASCII decimal numeral (no underscores, no inf/nan), else None."""
+    if not word.isascii() or "_" in word or not any(c.isdigit() for c in word):
+        return None
+    try:
+        return float(word)
+    except ValueError:
+        return None
+
+
 def reference_reader(raw: bytes):
     """The previous loader (whole file, Python lists): the oracle of the streaming one."""
     try:
@@ -68,6 +78,8 @@ def reference_reader(raw: bytes):
             member.append(True)
         elif m in _FALSE:
             member.append(False)
+        elif _number(m) in (0.0, 1.0):  # 1.0 / 0.0 as pandas writes them, as in npz/npy
+            member.append(_number(m) == 1.0)
         else:
             raise ValueError(f"--scores line {i}: member must be 1/0 or true/false, "
                              f"got {raw_m!r}")
@@ -107,8 +119,10 @@ GOOD_SCORES = st.one_of(
 BAD_SCORES = st.sampled_from(["", " ", "abc", "0x10", "1e", "_1", "1,5", "−1", "1__0"])
 GOOD_MEMBERS = st.sampled_from(
     ["1", "0", "true", "False", " TRUE ", "yes", "n", "In", "out", "Member", "non-member",
-     "nonmember", "t", "F", "\x85yes", "YES\u3000", " y\t"])
-BAD_MEMBERS = st.sampled_from(["", "2", "maybe", "1.0", "ＹＥＳ", "İn"])
+     "nonmember", "t", "F", "\x85yes", "YES\u3000", " y\t", "1.0", "0.0", " 1.000000e+00",
+     "-0", "+1.", ".0", "1E0"])
+BAD_MEMBERS = st.sampled_from(["", "2", "maybe", "ＹＥＳ", "İn", "0.5", "2.0", "nan", "1.0.0",
+                               "１.0", "1_0", "0x1", "inf", "-1"])
 
 
 @st.composite
@@ -119,7 +133,7 @@ def csv_texts(draw):
     header_cells = [draw(st.sampled_from([n, n.upper(), f" {n} ", n.title()])) for n in order]
     if draw(st.integers(0, 40)) == 0:
         header_cells.append(draw(st.sampled_from(["member", "score", "x"])))  # duplicates
-    eol = draw(st.sampled_from(["\n", "\r\n"]))
+    eol = draw(st.sampled_from(["\n", "\r\n", "\r"]))
     lines = [",".join(header_cells)]
     for _ in range(draw(st.integers(0, 25))):
         kind = draw(st.integers(0, 120))
