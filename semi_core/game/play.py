@@ -255,11 +255,13 @@ def estimate_play(mech, rounds: int, *, chunk_size: int, executor=None, n_stats:
 
     .. math::
 
-        \\text{peak} \\approx 3\\,b\\,c\\,w + 8(s+2)R,\\qquad
+        \\text{peak} \\approx (3b + e)\\,c\\,w + f\\,w + 8(s+2)R,\\qquad
         \\text{seconds} \\approx R\\,t_1 / w
 
     with ``b`` bytes and ``t_1`` seconds per pilot round, ``c`` the chunk size, ``w`` chunks
-    at once, ``s`` statistics and ``R`` rounds.
+    at once, ``s`` statistics and ``R`` rounds; ``(e, f) = mech.memory_estimate(releases)``
+    where the mechanism measures its own scoring bytes per round and working bytes per
+    worker (``0, 0`` otherwise).
     """
     ex = Executor.coerce(executor)
     ss = child_seed(as_seed_sequence(pilot_seed), _PILOT)
@@ -273,7 +275,12 @@ def estimate_play(mech, rounds: int, *, chunk_size: int, executor=None, n_stats:
     b = float(rel.nbytes)
     w = max(1, ex.parallelism)
     chunk = min(int(chunk_size), int(rounds))
-    peak = 3.0 * b * chunk * w + 8.0 * (n_stats + 2) * rounds
+    extra = fixed = 0.0
+    hook = getattr(mech, "memory_estimate", None)
+    if callable(hook):  # a mechanism that measures its own memory (scoring per round, and
+        # training per worker: e.g. a user's loop, integrations.training)
+        extra, fixed = (float(v) for v in hook(rel))
+    peak = (3.0 * b + extra) * chunk * w + fixed * w + 8.0 * (n_stats + 2) * rounds
     return Estimate(int(rounds), b, per_round_s, peak, rounds * per_round_s / w)
 
 

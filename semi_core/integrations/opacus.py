@@ -87,6 +87,7 @@ from semi_core.audit.games import audit_game_result
 from semi_core.game.backends import Executor
 from semi_core.game.result import GameResult
 from semi_core.mechanisms.base import GroundTruthUnknown
+from semi_core.sgd.accounting import poisson_pld_epsilon  # re-exported: its home
 from semi_core.sgd.bugs import Bug, get_bug
 from semi_core.sgd.dirac import (
     Runs,
@@ -101,6 +102,7 @@ from semi_core.sgd.dirac import (
 from semi_core.sgd.dpsgd import DPSGDConfig
 from semi_core.sgd.grads import FunctionalModel, clip_rows
 from semi_core.sgd.gradstats import woodbury_factors
+from semi_core.sgd.lr import poisson_dirac_log_lr
 from semi_core.stats.gdp import gdp_epsilon
 from semi_core.stats.update_combination import BASELINES
 
@@ -147,26 +149,6 @@ def opacus_accountant_epsilon(noise_multiplier: float, sample_rate: float, steps
             out[name] = float(acc.get_epsilon(delta=float(delta)))
         caught.extend(f"Opacus {name} accountant: {x.message}" for x in w)
     return out
-
-
-def poisson_pld_epsilon(noise_multiplier: float, sample_rate: float, steps: int,
-                        delta: float, *, relation: str = "add_or_remove") -> float:
-    """Exact-up-to-discretisation :math:`\\varepsilon(\\delta)` of ``steps`` Poisson-subsampled
-    Gaussian steps: ``dp_accounting`` PLD (``value_discretization_interval=1e-3``, pessimistic).
-    ``relation``: ``"add_or_remove"`` or ``"replace_one"``."""
-    import dp_accounting as dpa
-    from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
-
-    rel = {"add_or_remove": dpa.NeighboringRelation.ADD_OR_REMOVE_ONE,
-           "replace_one": dpa.NeighboringRelation.REPLACE_ONE}
-    if relation not in rel:
-        raise ValueError(f"relation must be one of {list(rel)}, got {relation!r}")
-    acc = PLDAccountant(rel[relation], value_discretization_interval=1e-3)
-    event = dpa.GaussianDpEvent(float(noise_multiplier))
-    if sample_rate < 1:
-        event = dpa.PoissonSampledDpEvent(float(sample_rate), event)
-    acc.compose(event, int(steps))
-    return float(acc.get_epsilon(float(delta)))
 
 
 # ----------------------------------------------------------------------------- bug drop-ins
@@ -588,9 +570,8 @@ class OpacusMechanism(WhiteBoxMechanism):
             return super().log_lr_steps(releases)
         traj, idx = self.trajectories(releases)
         s = self.standardised(traj, idx)
-        z = (2 * s - 1) / (2 * self.setup.cfg.sigma_dp ** 2)
-        q = self.sample_rate
-        return np.logaddexp(np.log1p(-q), np.log(q) + z)
+        return poisson_dirac_log_lr(s, q=self.sample_rate, a=0.0,
+                                    var=self.setup.cfg.sigma_dp ** 2)
 
     def epsilon(self, delta: float, tau: int = 1) -> float:
         """Exact :math:`\\varepsilon(\\delta)`: :math:`\\mu`-GDP (fixed batches, replace-one) or

@@ -81,21 +81,30 @@ import numpy as np
 import torch
 from torch import nn
 
+from semi_core._table import Table
 from semi_core._validation import check_batch_size, check_int, check_positive, check_probability
 from semi_core.audit.bounds import DEFAULT_METHOD
 from semi_core.audit.games import audit_game_result
 from semi_core.game.play import play
 from semi_core.mechanisms.base import GroundTruthUnknown, MechanismBase
-from semi_core.sgd.accounting import dpsgd_epsilon
+from semi_core.sgd.accounting import dpsgd_epsilon, relation_epsilon
 from semi_core.sgd.dirac import dirac_coordinates, dirac_log_lr
 from semi_core.sgd.grads import FunctionalModel, clip_rows
+from semi_core.sgd.lr import (
+    poisson_dirac_final_log_lr,
+    poisson_dirac_log_lr,
+    poisson_mixture_log_lr,
+)
 
 from .checkpoints import TargetLossScorer, as_records, step_log_lrs, trajectory_losses
 
-__all__ = ["CANARIES", "Run", "TrainingLoop", "audit_training", "accountant_epsilon"]
+__all__ = ["CANARIES", "SAMPLERS", "Run", "TrainingLoop", "audit_training", "accountant_epsilon",
+           "training_summary"]
 
 #: Canary kinds a :class:`TrainingLoop` inserts.
 CANARIES = ("dirac", "input")
+#: How the loop draws its batches (module docstring, "Samplers").
+SAMPLERS = ("fixed", "shuffle", "poisson")
 
 # one lock serialises user code while the global random state is seeded for it, and the
 # statistics' parameter swaps on the shared functional model (functional_call is not thread-safe)
@@ -116,6 +125,40 @@ def _seeded_global_rng(seed: int):
             finally:
                 np.random.set_state(np_state)
                 random.setstate(py_state)
+
+
+def _status_bytes(key: str) -> int | None:
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _peak_growth(fn: Callable[[], Any]) -> float:
+    """Bytes by which ``fn()`` raises the process' peak resident memory (module-level lock:
+    one measurement at a time)."""
+    with _LOCK:
+        reset = False
+        try:
+            with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+                fh.write("5")                    # VmHWM := VmRSS
+            reset = True
+        except OSError:
+            pass
+        if reset and _status_bytes("VmHWM") is not None:
+            before = _status_bytes("VmRSS") or 0
+            fn()
+            return float(max(0, (_status_bytes("VmHWM") or 0) - before))
+        import resource
+
+        scale = 1 if __import__("sys").platform == "darwin" else 1024
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
+        fn()
+        return float(max(0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale - before))
 
 
 def _strip(name: str) -> str:
@@ -148,7 +191,15 @@ class Run:
         self.seed = int(seed)
         ss = np.random.SeedSequence(self.seed)
         s_slot, s_np, s_torch = ss.spawn(3)
-        self._slot = int(np.random.Generator(np.random.PCG64(s_slot)).integers(loop.batch_size))
+        g_slot = np.random.Generator(np.random.PCG64(s_slot))
+        self._slot = int(g_slot.integers(loop.batch_size))
+        if loop.sampler == "poisson":  # the canary is in the data set of a member run: each
+            # step holds it with probability q (the Crafter's coin, as the sampler's own)
+            self.included = self._member & (g_slot.random(loop.T) < loop.sample_rate)
+        else:
+            self.included = np.arange(1, loop.T + 1) == self._tau
+            self.included &= loop.canary == "dirac" or self._member
+        self._called: set[int] = set()
         self.rng = np.random.Generator(np.random.PCG64(s_np))
         self.generator = torch.Generator().manual_seed(int(s_torch.generate_state(1, np.uint64)[0]
                                                            >> np.uint64(1)))
@@ -159,46 +210,72 @@ class Run:
         return f"Run(steps={self.steps}, seed={self.seed})"
 
     def _check_rows(self, rows: int, what: str, step: int) -> None:
-        if rows != self._loop.batch_size:
-            raise ValueError(f"step {step}: {what} has {rows} rows, the declared batch_size is "
-                             f"{self._loop.batch_size} (the statistics assume it)")
+        loop = self._loop
+        if loop.sampler == "fixed" and rows != loop.batch_size:
+            raise ValueError(
+                f"step {step}: {what} has {rows} rows, the declared batch_size is "
+                f"{loop.batch_size} (sampler='fixed' assumes every batch has exactly that many). "
+                "With variable batch sizes declare how the batches are drawn: "
+                "TrainingLoop(..., sampler='poisson', sample_rate=q, batch_size=q*N) for Poisson "
+                "sampling (Opacus' DPDataLoader, the default of make_private), or "
+                "sampler='shuffle' for a shuffled DataLoader whose last batch is short")
+        if loop.sampler == "shuffle" and not 1 <= rows <= loop.batch_size:
+            raise ValueError(f"step {step}: {what} has {rows} rows; sampler='shuffle' needs 1 to "
+                             f"batch_size = {loop.batch_size} rows (Poisson batches of any size: "
+                             "sampler='poisson')")
 
     def _check_step(self, step, what: str) -> int:
         step = check_int(step, f"{what} step", minimum=1, maximum=self.steps)
+        self._called.add(step)
         if step == self._tau:
             self._inserted = True
         return step
+
+    def _slot_of(self, rows: int) -> int:
+        return self._slot % rows if rows else 0
 
     def canary_batch(self, step: int, x, y):
         """The batch of step ``step`` with the input canary in it where the Crafter put it.
 
         For an input canary, at step :math:`\\tau` of a member run one uniformly drawn row of
         ``x``/``y`` is replaced by :math:`z^*` (copies are returned; the inputs are not
-        changed); otherwise (and for a Dirac canary) ``x, y`` come back as they are. Call it on
-        every batch, before computing gradients.
+        changed); with ``sampler="poisson"`` :math:`z^*` is appended to the batch at each step
+        that holds it (probability ``sample_rate`` in a member run). Otherwise (and for a Dirac
+        canary) ``x, y`` come back as they are. Call it on every batch, before computing
+        gradients.
         """
         step = self._check_step(step, "canary_batch")
         self._check_rows(len(x), "the batch", step)
         loop = self._loop
-        if loop.canary != "input" or step != self._tau or not self._member:
+        if loop.canary != "input" or not self.included[step - 1]:
             return x, y
+        cx, cy = loop.canary_record
+        if loop.sampler == "poisson":  # the canary record joins the sampled batch
+            if isinstance(x, torch.Tensor):
+                cxt = torch.as_tensor(cx, dtype=x.dtype, device=x.device).reshape(1, *x.shape[1:])
+                cyt = torch.as_tensor(cy, dtype=y.dtype, device=y.device).reshape(1, *y.shape[1:])
+                return torch.cat([x, cxt]), torch.cat([y, cyt])
+            return (np.concatenate([np.asarray(x), np.asarray(cx).reshape(1, *np.shape(x)[1:])]),
+                    np.concatenate([np.asarray(y), np.asarray(cy).reshape(1, *np.shape(y)[1:])]))
+        slot = self._slot_of(len(x))
         x = x.clone() if isinstance(x, torch.Tensor) else np.array(x, copy=True)
         y = y.clone() if isinstance(y, torch.Tensor) else np.array(y, copy=True)
-        cx, cy = loop.canary_record
         if isinstance(x, torch.Tensor):
-            x[self._slot] = torch.as_tensor(cx, dtype=x.dtype).reshape(x.shape[1:])
-            y[self._slot] = torch.as_tensor(cy, dtype=y.dtype).reshape(y.shape[1:])
+            x[slot] = torch.as_tensor(cx, dtype=x.dtype).reshape(x.shape[1:])
+            y[slot] = torch.as_tensor(cy, dtype=y.dtype).reshape(y.shape[1:])
         else:
-            x[self._slot] = np.asarray(cx).reshape(x.shape[1:])
-            y[self._slot] = np.asarray(cy).reshape(y.shape[1:])
+            x[slot] = np.asarray(cx).reshape(x.shape[1:])
+            y[slot] = np.asarray(cy).reshape(y.shape[1:])
         return x, y
 
     def canary_gradients(self, step: int, grads):
         r"""Per-sample gradients of step ``step`` with the Dirac canary in its slot.
 
         At step :math:`\tau` the per-sample gradient of one slot becomes :math:`+Me_j` (member
-        run) or :math:`-Me_j` (non-member run); call it after computing the per-sample
-        gradients and **before clipping**. A no-op at other steps and for an input canary.
+        run) or :math:`-Me_j` (non-member run); with ``sampler="poisson"`` a row :math:`+Me_j`
+        is appended at each step that holds the canary (probability ``sample_rate``, member
+        runs only). Call it after computing the per-sample gradients and **before clipping**,
+        at every step. A no-op at other steps and for an input canary.
 
         Parameters
         ----------
@@ -215,35 +292,47 @@ class Run:
         step = self._check_step(step, "canary_gradients")
         loop = self._loop
         fm = loop.fm
-        hit = loop.canary == "dirac" and step == self._tau
+        hit = loop.canary == "dirac" and bool(self.included[step - 1])
+        add = loop.sampler == "poisson"  # add/remove: the canary's row joins the batch
         value = (1.0 if self._member else -1.0) * loop.scale * loop.max_grad_norm
         name_j, local_j = loop.coordinate_name
+
+        def edit(g: torch.Tensor, name: str | None) -> torch.Tensor:
+            """``g`` (n, ...) with the canary's row: appended (Poisson) or in its slot."""
+            if add:
+                row = torch.zeros((1, *g.shape[1:]), dtype=g.dtype, device=g.device)
+                if name is None or name == name_j:
+                    row.view(-1)[loop.coordinate if name is None else local_j] = value
+                return torch.cat([g, row])
+            out = g.clone()
+            slot = self._slot_of(g.shape[0])
+            out[slot] = 0.0
+            if name is None:
+                out[slot, loop.coordinate] = value
+            elif name == name_j:
+                out[slot].view(-1)[local_j] = value
+            return out
+
         if isinstance(grads, torch.Tensor):
             if grads.ndim != 2 or grads.shape[1] != fm.d:
                 raise ValueError(f"flat per-sample gradients must have shape (n, {fm.d}), got "
                                  f"{tuple(grads.shape)}")
             self._check_rows(grads.shape[0], "grads", step)
-            if not hit:
-                return grads
-            out = grads.clone()
-            out[self._slot] = 0.0
-            out[self._slot, loop.coordinate] = value
-            return out
+            return edit(grads, None) if hit else grads
         if isinstance(grads, nn.Module):
             named = {_strip(k): p for k, p in grads.named_parameters() if p.requires_grad}
-            tensors = {}
+            params = {}
             for k in fm.names:
-                gs = getattr(named.get(k), "grad_sample", None)
-                if gs is None:
+                p = named.get(k)
+                if getattr(p, "grad_sample", None) is None:
                     raise ValueError(f"module parameter {k!r} has no grad_sample (Opacus computes "
                                      "it in backward(); call canary_gradients after it)")
-                tensors[k] = gs
-            self._check_rows(tensors[fm.names[0]].shape[0], "grad_sample", step)
+                params[k] = p
+            self._check_rows(params[fm.names[0]].grad_sample.shape[0], "grad_sample", step)
             if hit:
                 with torch.no_grad():
-                    for gs in tensors.values():
-                        gs[self._slot] = 0.0
-                    tensors[name_j][self._slot].view(-1)[local_j] = value
+                    for k, p in params.items():
+                        p.grad_sample = edit(p.grad_sample, k)
             return grads
         if isinstance(grads, Mapping):
             keys = {_strip(str(k)): k for k in grads}
@@ -266,13 +355,7 @@ class Run:
         self._check_rows(items[0][1].shape[0], "grads", step)
         if not hit:
             return grads
-        out_items = []
-        for (key, g), name in zip(items, fm.names, strict=True):
-            g = g.clone()
-            g[self._slot] = 0.0
-            if name == name_j:
-                g[self._slot].view(-1)[local_j] = value
-            out_items.append((key, g))
+        out_items = [(key, edit(g, name)) for (key, g), name in zip(items, fm.names, strict=True)]
         if isinstance(grads, Mapping):
             out = dict(grads)
             out.update(out_items)
@@ -315,6 +398,20 @@ class Run:
         self._states.append(arr)
 
 
+class SumLogLRScorer:
+    r"""The log-LR of the whole trajectory, :math:`\sum_t\log\mathrm{LR}_t` (``semi-sum``):
+    the Neyman-Pearson statistic when every step may hold the canary (Poisson sampling)."""
+
+    names = ("semi-sum",)
+    tau_free = True
+
+    def __init__(self, loop: TrainingLoop):
+        self.loop = loop
+
+    def __call__(self, releases, tau, rng=None) -> dict[str, np.ndarray]:
+        return {"semi-sum": self.loop.log_lr_steps(releases).sum(1)}
+
+
 class TrainingLoop(MechanismBase):
     r"""A user's DP-SGD training function as a :class:`~semi_core.mechanisms.base.Mechanism`.
 
@@ -349,19 +446,45 @@ class TrainingLoop(MechanismBase):
         The per-sample loss of the statistics' gradients.
     shrinkage, ridge : float
         Of the reference-gradient covariance (input canary).
+    sampler : {"fixed", "shuffle", "poisson"}
+        How the loop draws its batches. ``"fixed"``: exactly ``batch_size`` rows every step.
+        ``"shuffle"``: 1 to ``batch_size`` rows (a shuffled ``DataLoader`` with a short last
+        batch); the canary replaces a slot of batch :math:`\tau` as for ``"fixed"``.
+        ``"poisson"``: each record in each step with probability ``sample_rate`` (Opacus'
+        ``DPDataLoader``), batches of any size, ``batch_size`` the *expected* size
+        :math:`qN` the loop divides by; the canary is in the data set of a member run and each
+        step holds it with probability :math:`q` (add/remove; ``tau`` is not used).
+    sample_rate : float, optional
+        :math:`q\in(0,1]` of ``sampler="poisson"`` (required there, refused elsewhere).
     """
 
     def __init__(self, train: Callable, model: nn.Module, *, reference, steps: int, lr: float,
                  batch_size: int, noise_multiplier: float, max_grad_norm: float,
                  canary: str = "dirac", canary_record=None, coordinate: int | None = None,
                  scale: float = 4.0, loss: str = "cross_entropy", shrinkage: float = 0.1,
-                 ridge: float = 1e-4):
+                 ridge: float = 1e-4, sampler: str = "fixed", sample_rate: float | None = None):
         if not callable(train):
             raise TypeError(f"train must be callable train(model, run), got "
                             f"{type(train).__name__}")
         if canary not in CANARIES:
             raise ValueError(f"canary must be one of {CANARIES}, got {canary!r}")
+        if sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+        self.sampler = sampler
+        if sampler == "poisson":
+            if sample_rate is None:
+                raise ValueError("sampler='poisson' needs sample_rate=q in (0, 1] (Opacus: "
+                                 "data_loader.sample_rate, or batch_size / len(dataset))")
+            self.sample_rate = check_probability(sample_rate, "sample_rate", high_open=False)
+        elif sample_rate is not None:
+            raise ValueError(f"sample_rate applies to sampler='poisson' only (got sampler="
+                             f"{sampler!r})")
+        else:
+            self.sample_rate = None
         self.train = train
+        self.notes: list[str] = []          # said in every audit_training report
+        self._mem: tuple[float, float] | None = None
+        self._fixed_bytes = 0.0
         if not isinstance(model, nn.Module):
             raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
         self.model = model
@@ -416,8 +539,30 @@ class TrainingLoop(MechanismBase):
                 self.coordinate_name = (name, self.coordinate - start)
                 break
             start += size
-        self.tests = ("semi-star", "semi-unif", "semi-max") + \
-            (("final",) if canary == "dirac" else ())
+        # Poisson: the canary can be in any step, so SeMI* (one known step) does not apply;
+        # the optimal statistic, the sum of the per-step log-LRs, is scored beside (scorers())
+        self.tests = (() if sampler == "poisson" else ("semi-star",)) + \
+            ("semi-unif", "semi-max") + (("final",) if canary == "dirac" else ())
+
+    # -- memory ------------------------------------------------------------------------------
+    def memory_estimate(self, releases) -> tuple[float, float]:
+        """Measured bytes ``(scoring per round, training per worker)`` (the runner's hook,
+        :func:`semi_core.game.play.estimate_play`).
+
+        A pilot measures the growth of the process' peak resident memory (Linux
+        ``VmHWM``, reset through ``/proc/self/clear_refs``; elsewhere ``ru_maxrss``, which
+        can only grow, so the measure is then a lower bound) while it scores ``releases``
+        (one round: the reference gradients at every step are the per-round cost) and while
+        it trains one run (parameters, per-sample gradients, optimizer state, the loop's
+        activations: one per worker). Measured once per loop.
+        """
+        if self._mem is None:
+            rel = np.asarray(releases)[:1]
+            scoring = _peak_growth(lambda: self.log_lr_steps(rel))
+            training = _peak_growth(lambda: self._one_run(True, 1, 0))
+            self._mem = (float(scoring), float(training))
+            self._fixed_bytes = float(training)
+        return self._mem
 
     # -- the game ------------------------------------------------------------------------
     def _one_run(self, member: bool, tau: int, seed: int) -> np.ndarray:
@@ -442,8 +587,14 @@ class TrainingLoop(MechanismBase):
         if len(run._states) != self.T:
             raise ValueError(f"{name} recorded {len(run._states)} states, steps = {self.T} "
                              f"expected (call run.record(model) after every step)")
-        if not run._inserted:
-            fn = "canary_gradients" if self.canary == "dirac" else "canary_batch"
+        fn = "canary_gradients" if self.canary == "dirac" else "canary_batch"
+        if self.sampler == "poisson":
+            missed = sorted(set(range(1, self.T + 1)) - run._called)
+            if missed:
+                raise ValueError(f"{name} did not call run.{fn} at steps {missed[:5]}: under "
+                                 "Poisson sampling any step may hold the canary (call it at "
+                                 "every step)")
+        elif not run._inserted:
             raise ValueError(f"{name} never called run.{fn} at step {tau}: the canary was not "
                              "inserted (call it at every step)")
         return np.stack(run._states)
@@ -477,6 +628,10 @@ class TrainingLoop(MechanismBase):
         traj = self.trajectories(releases)
         C, n, j = self.max_grad_norm, self.batch_size, self.coordinate
         R = traj.shape[0]
+        # natural records in the step: n - 1 beside the canary's slot (fixed/shuffle), or
+        # K ~ Poisson-binomial with mean n (Poisson): var of the natural sum n(v + (1-q) m^2)
+        q = self.sample_rate
+        n_nat = n if q is not None else n - 1
         s, a, var = (np.empty((R, self.T)) for _ in range(3))
         with _LOCK, torch.no_grad():
             for t in range(1, self.T + 1):
@@ -484,9 +639,11 @@ class TrainingLoop(MechanismBase):
                 ref = clip_rows(self.fm.per_sample_grads_batched(prev, self.ref_x, self.ref_y,
                                                                  shared=True), C)[..., j]
                 s[:, t - 1] = (-(n / (self.lr * C)) * (traj[:, t, j] - prev[:, j])).numpy()
-                a[:, t - 1] = ((n - 1) * ref.mean(-1) / C).numpy()
-                var[:, t - 1] = (self.noise_multiplier ** 2
-                                 + (n - 1) * ref.var(-1) / C ** 2).numpy()
+                m, v = ref.mean(-1), ref.var(-1)
+                if q is not None:
+                    v = v + (1.0 - q) * m ** 2
+                a[:, t - 1] = (n_nat * m / C).numpy()
+                var[:, t - 1] = (self.noise_multiplier ** 2 + n_nat * v / C ** 2).numpy()
         if np.any(var <= 0):
             raise ValueError("the Dirac log-LR is infinite: noise_multiplier = 0 and no "
                              "reference gradient moves the canary coordinate")
@@ -496,7 +653,14 @@ class TrainingLoop(MechanismBase):
         """Per-step log-LRs ``(R, T)`` at each run's own parameters (module docstring)."""
         if self.canary == "dirac":
             s, a, var = self._dirac_parts(releases)
+            if self.sampler == "poisson":
+                return poisson_dirac_log_lr(s, q=self.sample_rate, a=a, var=var)
             return dirac_log_lr(s, a=a, var=var)
+        if self.sampler == "poisson":  # the replace-one step LR in the mixture: an approximation
+            return poisson_mixture_log_lr(self._input_step_log_lrs(releases), self.sample_rate)
+        return self._input_step_log_lrs(releases)
+
+    def _input_step_log_lrs(self, releases) -> np.ndarray:
         with _LOCK:
             return step_log_lrs(self.fm, self.trajectories(releases), self.ref_x, self.ref_y,
                                 self.tgt_x, self.tgt_y, lr=self.lr, batch_size=self.batch_size,
@@ -512,6 +676,9 @@ class TrainingLoop(MechanismBase):
 
     def _final_log_lr(self, releases, tau=None) -> np.ndarray:
         s, a, var = self._dirac_parts(releases)
+        if self.sampler == "poisson":
+            return poisson_dirac_final_log_lr(s.sum(1), q=self.sample_rate, steps=self.T,
+                                              A=a.sum(1), V=var.sum(1))
         return dirac_log_lr(s.sum(1), a=a.sum(1), var=var.sum(1))
 
     def target_losses(self, releases) -> np.ndarray:
@@ -525,15 +692,21 @@ class TrainingLoop(MechanismBase):
     def scorers(self) -> list:
         """Baseline scorers played beside the SeMI statistics (loss baselines for an input
         canary; none for a Dirac canary, whose Final Observation test is its baseline)."""
-        return [TargetLossScorer(self)] if self.canary == "input" else []
+        out = [TargetLossScorer(self)] if self.canary == "input" else []
+        if self.sampler == "poisson":
+            out.append(SumLogLRScorer(self))
+        return out
 
     def epsilon(self, delta: float, tau: int = 1) -> float:
-        r"""The accountant's :math:`\varepsilon(\delta)` of the audited game: one step holds the
-        canary, replace-one, :math:`\mu=2/\sigma_{DP}` (:func:`accountant_epsilon`)."""
+        r"""The accountant's :math:`\varepsilon(\delta)` of the audited game's relation
+        (:func:`semi_core.sgd.accounting.relation_epsilon`): one step holds the canary,
+        replace-one, :math:`\mu=2/\sigma_{DP}` (``fixed``/``shuffle``); ``T`` Poisson-sampled
+        Gaussian steps at rate :math:`q`, add/remove (``poisson``)."""
         if self.noise_multiplier == 0:
             raise GroundTruthUnknown("noise_multiplier = 0: plain SGD is not differentially "
                                      "private")
-        return dpsgd_epsilon(self.noise_multiplier, delta)
+        return relation_epsilon(self.noise_multiplier, delta, sample_rate=self.sample_rate,
+                                steps=self.T)
 
     def params(self) -> dict[str, Any]:
         """The audited configuration (JSON metadata)."""
@@ -542,52 +715,152 @@ class TrainingLoop(MechanismBase):
                 "train": f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}",
                 "T": self.T, "d": int(self.fm.d), "lr": self.lr, "batch_size": self.batch_size,
                 "noise_multiplier": self.noise_multiplier, "max_grad_norm": self.max_grad_norm,
-                "canary": self.canary, "coordinate": self.coordinate,
+                "canary": self.canary, "sampler": self.sampler, "sample_rate": self.sample_rate,
+                "coordinate": self.coordinate,
                 "coordinate_second_moment": self.coordinate_moment, "scale": self.scale,
                 "loss": self.fm.loss_name, "n_reference": int(self.ref_x.shape[0])}
 
 
-def accountant_epsilon(noise_multiplier: float, delta: float) -> dict[str, Any]:
-    r"""The accountants' :math:`\varepsilon(\delta)` of the audited game (the canary in one
-    step, replace-one, no subsampling).
+def accountant_epsilon(noise_multiplier: float, delta: float, *,
+                       sample_rate: float | None = None, steps: int = 1) -> dict[str, Any]:
+    r"""The accountants' :math:`\varepsilon(\delta)` of the relation the audit plays.
 
-    ``gdp_exact``: :func:`semi_core.sgd.accounting.dpsgd_epsilon` (:math:`\mu=2/\sigma_{DP}`,
-    tight); ``dp_accounting_pld``: ``dp_accounting``'s PLD accountant with
-    ``NeighboringRelation.REPLACE_ONE``; ``opacus_rdp`` / ``opacus_prv``: Opacus' accountants,
-    which count add/remove-one neighbours (sensitivity :math:`C`), given the noise multiplier
-    :math:`\sigma_{DP}/2` so that they account the same replace-one step (sensitivity
-    :math:`2C`), sample rate 1, one step (RDP is an upper bound, looser than the others). Each
-    optional library that is not installed gives ``None``.
+    ``sample_rate=None`` (fixed or shuffled batches): the canary in one step, replace-one, no
+    sub-sampling. ``gdp_exact``: :func:`semi_core.sgd.accounting.dpsgd_epsilon`
+    (:math:`\mu=2/\sigma_{DP}`, tight); ``dp_accounting_pld``: ``dp_accounting``'s PLD
+    accountant with ``NeighboringRelation.REPLACE_ONE``; ``opacus_rdp`` / ``opacus_prv``:
+    Opacus' accountants, which count add/remove-one neighbours (sensitivity :math:`C`), given
+    the noise multiplier :math:`\sigma_{DP}/2` so that they account the same replace-one step
+    (sensitivity :math:`2C`), sample rate 1, one step.
+
+    ``sample_rate=q``: the canary in the data set, each of ``steps`` steps holds it with
+    probability :math:`q` (add/remove, Poisson). ``dp_accounting_pld``:
+    :func:`semi_core.sgd.accounting.poisson_pld_epsilon`; ``opacus_rdp`` / ``opacus_prv``:
+    Opacus' accountants with history ``(sigma, q, steps)``: the relation they account.
+
+    ``reference`` names the value the certified bounds are checked against (the tightest
+    valid one: exact GDP, else the pessimistic PLD). RDP is an upper bound, looser than the
+    others. Each optional library that is not installed gives ``None``.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        :math:`\sigma_{DP} \ge 0`.
+    delta : float
+    sample_rate : float, optional
+        Poisson rate :math:`q\in(0,1]`.
+    steps : int
+        Steps of the audited run (Poisson only; ``>= 1``).
+
+    Returns
+    -------
+    dict
+        ``relation``, ``gdp_exact``, ``dp_accounting_pld``, ``opacus_rdp``, ``opacus_prv``,
+        ``reference`` (key) and ``epsilon`` (its value).
     """
-    out: dict[str, Any] = {"relation": "replace-one, canary in one step, no subsampling",
-                           "gdp_exact": dpsgd_epsilon(noise_multiplier, delta),
-                           "dp_accounting_pld": None, "opacus_rdp": None, "opacus_prv": None}
+    delta = check_probability(delta, "delta")
+    steps = check_int(steps, "steps", minimum=1)
+    poisson = sample_rate is not None
+    if poisson:
+        sample_rate = check_probability(sample_rate, "sample_rate", high_open=False)
+    out: dict[str, Any] = {
+        "relation": (f"add/remove, Poisson sampling at q = {sample_rate:.4g}, {steps} steps"
+                     if poisson else "replace-one, canary in one step, no subsampling"),
+        "gdp_exact": None if poisson else dpsgd_epsilon(noise_multiplier, delta),
+        "dp_accounting_pld": None, "opacus_rdp": None, "opacus_prv": None,
+        "reference": "dp_accounting_pld" if poisson else "gdp_exact"}
     if noise_multiplier == 0:
+        out.update(dp_accounting_pld=math.inf, epsilon=math.inf)
         return out
     try:
-        from semi_core.sgd.accounting import dp_accounting_epsilon
+        from semi_core.sgd.accounting import dp_accounting_epsilon, poisson_pld_epsilon
 
-        out["dp_accounting_pld"] = dp_accounting_epsilon(noise_multiplier, delta)
+        out["dp_accounting_pld"] = (
+            poisson_pld_epsilon(noise_multiplier, sample_rate, steps, delta) if poisson
+            else dp_accounting_epsilon(noise_multiplier, delta))
     except ImportError:  # optional dependency
-        pass
+        if poisson:
+            raise ImportError("Poisson-sampled audits need dp-accounting for the relation's "
+                              "epsilon: pip install dp-accounting") from None
+    out["epsilon"] = out[out["reference"]]
     try:  # lazy: heavy optional dependency
         from opacus.accountants import PRVAccountant, RDPAccountant
     except ImportError:
         return out
+    hist = ((noise_multiplier, sample_rate, steps) if poisson
+            else (noise_multiplier / 2.0, 1.0, 1))
     for key, cls in (("opacus_rdp", RDPAccountant), ("opacus_prv", PRVAccountant)):
         acc = cls()
-        acc.history = [(noise_multiplier / 2.0, 1.0, 1)]
+        acc.history = [hist]
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore", RuntimeWarning)
             out[key] = float(acc.get_epsilon(delta))
     return out
 
 
+def _check_methods(methods) -> list[str]:
+    """The certified-bound methods, validated before any training."""
+    from semi_core.audit.bounds import METHODS
+
+    methods = [DEFAULT_METHOD] if methods is None else (
+        [methods] if isinstance(methods, str) else list(methods))
+    bad = [m for m in methods if m not in METHODS]
+    if not methods or bad:
+        raise ValueError(f"methods must be drawn from {list(METHODS)}, got {methods!r}")
+    return methods
+
+
+def training_summary(report: Mapping[str, Any]) -> Table:
+    r"""One row per test and method of an :func:`audit_training` report: the certified
+    :math:`\underline\varepsilon`, the **largest certifiable** :math:`\varepsilon` with these
+    runs (a bound of 0 with a small ceiling says "too few runs", not "private"), the
+    relation's accountant :math:`\varepsilon` it is checked against, the user's headline
+    :math:`\varepsilon` and the assumption each bound rests on.
+
+    Parameters
+    ----------
+    report : dict
+        Returned by :func:`audit_training`.
+
+    Returns
+    -------
+    semi_core._table.Table
+    """
+    acc = report["accountant"]
+    head = report.get("headline") or {}
+    rows = []
+    for test, per in report["epsilon_lower_bound"].items():
+        for method, b in per.items():
+            rows.append({"test": test, "method": method,
+                         "eps_LB": b["epsilon_lower_bound"],
+                         "largest_certifiable": b.get("epsilon_max_certifiable"),
+                         "eps_relation": acc.get("epsilon"),
+                         "eps_headline": head.get("epsilon"),
+                         "refutes": f"{test}/{method}" in report["refuted"],
+                         "assumption": b.get("assumption")})
+    return Table(rows, title=f"audited relation: {acc['relation']}")
+
+
 def audit_training(loop: TrainingLoop, rounds: int, seed=0, *, tau: int | None = None,
                    claimed_epsilon: float | None = None, delta: float = 1e-5,
                    failure_prob: float = 0.05, methods=None, executor=None,
-                   progress: bool = False, chunk_size: int = 64) -> dict[str, Any]:
+                   progress: bool = False, chunk_size: int | None = 64,
+                   headline: Mapping[str, Any] | None = None) -> dict[str, Any]:
     r"""Play ``rounds`` runs of the user's loop and certify :math:`\underline\varepsilon`.
+
+    Every argument is checked and the memory of the job estimated (a one-run pilot that
+    measures the loop's training and scoring memory, :meth:`TrainingLoop.memory_estimate`)
+    before the runs start; a job that cannot fit in the memory limit at ``chunk_size`` is
+    played in smaller chunks (said in ``warnings``) or refused
+    (:class:`~semi_core._validation.ResourceLimitError`).
+
+    **Like with like.** The certified bounds are checked against the :math:`\varepsilon` of the
+    relation the audit plays (:func:`accountant_epsilon`: the canary in one step, replace-one,
+    for fixed/shuffled batches; add/remove with Poisson rate :math:`q` over the audited
+    ``steps`` for ``sampler="poisson"``), computed by the accountants for that relation. The
+    user's own numbers (``claimed_epsilon``, ``headline``) are shown beside it with what
+    differs; a bound above them but not above the relation's :math:`\varepsilon` is no
+    evidence of a bug.
 
     Parameters
     ----------
@@ -597,24 +870,32 @@ def audit_training(loop: TrainingLoop, rounds: int, seed=0, *, tau: int | None =
     seed : int or SeedSequence
         Root seed of the runner (same seed, same result on every executor).
     tau : int, optional
-        Insertion step (default: the middle step :math:`\lceil T/2\rceil`).
+        Insertion step (default: the middle step :math:`\lceil T/2\rceil`; not used with
+        ``sampler="poisson"``).
     claimed_epsilon : float, optional
         The :math:`\varepsilon` the user claims at ``delta``; reported beside the bounds.
     delta, failure_prob, methods
         Of the certified bounds (:func:`semi_core.audit.games.audit_game_result`); ``methods``
         defaults to the default method; the runs are played once for all of them.
-    executor, progress, chunk_size
+    executor, progress
         As in :func:`semi_core.game.play.play`.
+    chunk_size : int or None
+        Runs per chunk (default 64); ``None`` picks the largest that fits in memory.
+    headline : dict, optional
+        The user's headline numbers (:meth:`TrainingLoop.from_opacus` fills it: target
+        :math:`\varepsilon`, their accountant's :math:`\varepsilon` for their whole training).
 
     Returns
     -------
     dict
-        ``epsilon_lower_bound[test][method]`` (each with the assumption it rests on),
-        ``claimed_epsilon``, ``accountant`` (:func:`accountant_epsilon`), ``refuted`` (the
-        ``test/method`` pairs whose distribution-free bound exceeds the claimed, else the
-        accountant's, epsilon), ``refuted_under_assumption`` (the same for bounds resting on a
-        parametric assumption, e.g. ``gdp``), ``warnings`` and the ``game``
-        (:class:`~semi_core.game.result.GameResult`).
+        ``epsilon_lower_bound[test][method]`` (each with the assumption it rests on and
+        ``epsilon_max_certifiable``), ``claimed_epsilon``, ``accountant``
+        (:func:`accountant_epsilon`, the audited relation), ``headline`` (the user's numbers
+        and what differs), ``refuted`` (the ``test/method`` pairs whose distribution-free bound
+        exceeds the relation's :math:`\varepsilon`), ``refuted_under_assumption`` (the same
+        for bounds resting on a parametric assumption, e.g. ``gdp``: not evidence alone),
+        ``notes``, ``warnings``, ``estimate``, ``summary`` (:func:`training_summary`) and the
+        ``game`` (:class:`~semi_core.game.result.GameResult`).
     """
     if not isinstance(loop, TrainingLoop):
         raise TypeError(f"loop must be a TrainingLoop, got {type(loop).__name__}")
@@ -622,39 +903,102 @@ def audit_training(loop: TrainingLoop, rounds: int, seed=0, *, tau: int | None =
     tau = (loop.T + 1) // 2 if tau is None else check_int(tau, "tau", minimum=1, maximum=loop.T)
     if claimed_epsilon is not None:
         claimed_epsilon = check_positive(claimed_epsilon, "claimed_epsilon")
-    methods = [DEFAULT_METHOD] if methods is None else (
-        [methods] if isinstance(methods, str) else list(methods))
+    delta = check_probability(delta, "delta")
+    failure_prob = check_probability(failure_prob, "failure_prob")
+    methods = _check_methods(methods)
+    if chunk_size is not None:
+        chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
+    acc = accountant_epsilon(loop.noise_multiplier, delta, sample_rate=loop.sample_rate,
+                             steps=loop.T)
+    notes: list[str] = []
+    chunk_size = _fit_chunk(loop, rounds, chunk_size, executor, notes)
     res = play(loop, rounds, seed, tau=tau, scorers=loop.scorers(), chunk_size=chunk_size,
                executor=executor, progress=progress)
     bounds = {m: audit_game_result(res, delta=delta, failure_prob=failure_prob, method=m)
               for m in methods}
-    eps_lb = {t: {m: b[t] for m, b in bounds.items()} for t in res.stats}
-    acc = accountant_epsilon(loop.noise_multiplier, delta)
-    notes = []
-    if claimed_epsilon is not None and not math.isclose(claimed_epsilon, acc["gdp_exact"],
-                                                        rel_tol=1e-3):
-        notes.append(f"the claimed epsilon {claimed_epsilon:.4g} differs from the accountant's "
-                     f"{acc['gdp_exact']:.4g} for one step with noise_multiplier "
-                     f"{loop.noise_multiplier:.4g} ({acc['relation']}); a claim below it cannot "
-                     "hold, a claim above it counts more than the audited step")
-    against = claimed_epsilon if claimed_epsilon is not None else acc["gdp_exact"]
+    eps_lb = {t: {m: b[t] for m, b in bounds.items()} for t in bounds[methods[0]]}
+    against = acc["epsilon"]
+    head = dict(headline or {})
+    if claimed_epsilon is not None:
+        head.setdefault("claimed_epsilon", claimed_epsilon)
+    if head:
+        head["differs"] = _what_differs(loop, acc, head)
+        if claimed_epsilon is not None and claimed_epsilon < against * (1 - 1e-3):
+            notes.append(f"the claimed epsilon {claimed_epsilon:.4g} is below the accountants' "
+                         f"{against:.4g} for the audited relation ({acc['relation']}): it "
+                         "cannot hold for this relation (check sigma, the sample rate and the "
+                         "steps)")
     above = [(f"{t}/{m}", d["assumption"].startswith("iid-games"))
              for t, per in eps_lb.items() for m, d in per.items()
              if d["epsilon_lower_bound"] > against]
     refuted = sorted(k for k, free in above if free)
     refuted_assuming = sorted(k for k, free in above if not free)
+    warns = []
     if refuted:
-        notes.append(f"certified epsilon_LB above {against:.4g} ({', '.join(refuted)}; "
-                     "distribution-free): the loop leaks more than it claims (a clipping, "
-                     "noise or accounting bug)")
+        warns.append(f"certified epsilon_LB above {against:.4g}, the accountants' epsilon of "
+                     f"the audited relation ({', '.join(refuted)}; distribution-free): the loop "
+                     "leaks more than it claims (a clipping, noise, sampling or accounting bug)")
     if refuted_assuming:
-        notes.append(f"epsilon_LB above {against:.4g} under a parametric assumption only "
-                     f"({', '.join(refuted_assuming)}; see each bound's assumption): the loop "
-                     "may leak more than it claims")
-    for n in notes:
+        notes.append(f"epsilon_LB above {against:.4g} only under a parametric assumption "
+                     f"({', '.join(refuted_assuming)}; see each bound's assumption): evidence "
+                     "only where that assumption holds")
+    for n in warns:
         warnings.warn(n, UserWarning, stacklevel=2)
-    return {"config": loop.params(), "rounds": rounds, "tau": tau,
-            "members": int(res.member.sum()), "non_members": int((~res.member).sum()),
-            "delta": delta, "failure_prob": failure_prob, "claimed_epsilon": claimed_epsilon,
-            "accountant": acc, "epsilon_lower_bound": eps_lb, "refuted": refuted,
-            "refuted_under_assumption": refuted_assuming, "warnings": notes, "game": res}
+    out = {"config": loop.params(), "rounds": rounds, "tau": tau,
+           "members": int(res.member.sum()), "non_members": int((~res.member).sum()),
+           "delta": delta, "failure_prob": failure_prob, "claimed_epsilon": claimed_epsilon,
+           "accountant": acc, "headline": head or None, "epsilon_lower_bound": eps_lb,
+           "refuted": refuted, "refuted_under_assumption": refuted_assuming,
+           "warnings": warns, "notes": notes + list(loop.notes),
+           "estimate": res.metadata.get("estimate"), "chunk_size": chunk_size, "game": res}
+    out["summary"] = training_summary(out)
+    return out
+
+
+def _what_differs(loop: TrainingLoop, acc: Mapping[str, Any], head: Mapping[str, Any]) -> str:
+    """What separates the user's headline epsilon from the audited relation's."""
+    parts = []
+    if loop.sampler != "poisson":
+        parts.append("the audit inserts the canary in one step without sub-sampling "
+                     "(replace-one); a headline epsilon counts every step with sub-sampling "
+                     "(add/remove)")
+    steps = head.get("steps")
+    if steps is not None and int(steps) != loop.T:
+        parts.append(f"the audit plays {loop.T} steps, the headline counts {int(steps)}")
+    if head.get("sample_rate") is not None and loop.sample_rate is not None and \
+            not math.isclose(float(head["sample_rate"]), loop.sample_rate, rel_tol=1e-9):
+        parts.append(f"sample rate {loop.sample_rate:.4g} audited, {head['sample_rate']:.4g} "
+                     "in the headline")
+    if head.get("accountant") and head["accountant"] != "prv":
+        parts.append(f"the headline comes from the {head['accountant']} accountant (an upper "
+                     "bound), the relation from PLD")
+    return "; ".join(parts) or "nothing: the same relation"
+
+
+def _fit_chunk(loop: TrainingLoop, rounds: int, chunk_size: int | None, executor,
+               notes: list[str]) -> int:
+    """The chunk size: the given one if the measured estimate fits, else the largest that
+    does (said in ``notes``); refused when even one run per chunk does not fit."""
+    from semi_core._validation import ResourceLimitError, format_bytes, memory_limit
+    from semi_core.game.backends import Executor
+    from semi_core.game.play import estimate_play
+
+    want = 64 if chunk_size is None else chunk_size
+    w = max(1, Executor.coerce(executor).parallelism)
+    est = estimate_play(loop, rounds, chunk_size=want, executor=executor,
+                        scorers=loop.scorers())
+    limit = memory_limit()
+    if est.peak_bytes <= limit:
+        return want
+    per_chunk = (est.peak_bytes - loop._fixed_bytes * w) / (min(want, rounds) * w)
+    fit = int((limit - loop._fixed_bytes * w) // max(per_chunk * w, 1.0))
+    if fit < 1:
+        raise ResourceLimitError(
+            f"one run of this loop needs about {format_bytes(est.peak_bytes / min(want, rounds))}"
+            f" with scoring; the memory limit is {format_bytes(limit)} (half the RAM, or "
+            "SEMI_CORE_MAX_MEMORY): use fewer reference records, fewer threads or a smaller "
+            "model")
+    notes.append(f"chunk_size {want} would need about {format_bytes(est.peak_bytes)} (measured "
+                 f"by a pilot run); played in chunks of {fit} to stay within "
+                 f"{format_bytes(limit)}")
+    return fit

@@ -38,6 +38,8 @@ __all__ = [
     "dpsgd_epsilon",
     "calibrate_sigma",
     "dp_accounting_epsilon",
+    "poisson_pld_epsilon",
+    "relation_epsilon",
 ]
 
 
@@ -103,3 +105,72 @@ def dp_accounting_epsilon(sigma_dp: float, delta: float, *, steps: int = 1) -> f
     acc = PLDAccountant(dpa.NeighboringRelation.REPLACE_ONE, value_discretization_interval=1e-3)
     acc.compose(dpa.GaussianDpEvent(sigma_dp), int(steps))
     return float(acc.get_epsilon(delta))
+
+
+def poisson_pld_epsilon(noise_multiplier: float, sample_rate: float, steps: int,
+                        delta: float, *, relation: str = "add_or_remove") -> float:
+    """:math:`\\varepsilon(\\delta)` of ``steps`` Poisson-subsampled Gaussian steps, tight up to
+    discretisation: ``dp_accounting``'s PLD accountant (``value_discretization_interval=1e-3``,
+    pessimistic, so an upper bound on the exact value).
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        :math:`\\sigma_{DP} > 0`.
+    sample_rate : float
+        :math:`q \\in (0, 1]` (``1``: no sub-sampling).
+    steps : int
+        Composed steps, ``>= 1``.
+    delta : float
+    relation : {"add_or_remove", "replace_one"}
+
+    Returns
+    -------
+    float
+    """
+    import dp_accounting as dpa
+    from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
+
+    rel = {"add_or_remove": dpa.NeighboringRelation.ADD_OR_REMOVE_ONE,
+           "replace_one": dpa.NeighboringRelation.REPLACE_ONE}
+    if relation not in rel:
+        raise ValueError(f"relation must be one of {list(rel)}, got {relation!r}")
+    noise_multiplier = check_positive(noise_multiplier, "noise_multiplier")
+    sample_rate = check_probability(sample_rate, "sample_rate", high_open=False)
+    if not (isinstance(steps, int) and steps >= 1):
+        raise ValueError(f"steps must be an int >= 1, got {steps!r}")
+    delta = check_probability(delta, "delta")
+    acc = PLDAccountant(rel[relation], value_discretization_interval=1e-3)
+    event = dpa.GaussianDpEvent(float(noise_multiplier))
+    if sample_rate < 1:
+        event = dpa.PoissonSampledDpEvent(float(sample_rate), event)
+    acc.compose(event, int(steps))
+    return float(acc.get_epsilon(float(delta)))
+
+
+def relation_epsilon(noise_multiplier: float, delta: float, *, sample_rate: float | None = None,
+                     steps: int = 1) -> float:
+    """:math:`\\varepsilon(\\delta)` of the relation a white-box user-loop audit plays.
+
+    ``sample_rate=None`` (fixed or shuffled batches): one step holds the canary, one record
+    replaced, :math:`\\mu = 2/\\sigma_{DP}` exactly (:func:`dpsgd_epsilon`; ``steps`` does
+    not enter: the other steps are post-processing). ``sample_rate=q``: the canary is in the
+    data set and each of ``steps`` steps holds it with probability :math:`q` (add/remove):
+    :func:`poisson_pld_epsilon`.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+    delta : float
+    sample_rate : float, optional
+    steps : int
+
+    Returns
+    -------
+    float
+    """
+    if sample_rate is None:
+        return dpsgd_epsilon(noise_multiplier, delta)
+    if noise_multiplier == 0:
+        return math.inf
+    return poisson_pld_epsilon(noise_multiplier, sample_rate, steps, delta)

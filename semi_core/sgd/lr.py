@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import linalg
+from scipy.special import gammaln, logsumexp
 
 from semi_core._validation import check_batch_size, check_finite_array, check_positive
 from semi_core.mechanisms.gaussian import GaussianPairLogLR  # the one two-covariance LR
@@ -40,7 +41,8 @@ from semi_core.stats.statistics import semi_max  # the one SeMI-max (re-exported
 
 from .gradstats import LowRankPlusDiagonal
 
-__all__ = ["semi_sgd_log_lr", "dpsgd_log_lr", "dpsgd_covariances", "semi_max"]
+__all__ = ["semi_sgd_log_lr", "dpsgd_log_lr", "dpsgd_covariances", "semi_max",
+           "poisson_dirac_log_lr", "poisson_dirac_final_log_lr", "poisson_mixture_log_lr"]
 
 
 def _check_common(update, eta, mu_g, g_target, n):
@@ -166,3 +168,126 @@ def dpsgd_log_lr(update, eta, mu_g, sigma_g, g_target, n, *, sigma_dp: float,
     v0, v1 = dpsgd_covariances(sigma_g, n, eta, sigma_dp, clip)
     N = upd + eta * mu
     return GaussianPairLogLR(np.zeros(d), v0, -eta * (g - mu) / n, v1)(N)
+
+
+# ------------------------------------------------------------------ Poisson sub-sampling
+def _check_rate(q) -> float:
+    if not (isinstance(q, int | float | np.floating) and 0 < float(q) <= 1):
+        raise ValueError(f"q (the sample rate) must be in (0, 1], got {q!r}")
+    return float(q)
+
+
+def poisson_mixture_log_lr(log_lr, q) -> np.ndarray:
+    r"""Log-LR of one Poisson-sampled step from the log-LR of the step that holds the canary.
+
+    Under :math:`H_1` (the canary in the data set) the step holds it with probability
+    :math:`q` (the law :math:`P_1`), else it is the :math:`H_0` step :math:`P_0`; so
+
+    .. math::
+
+       \log\frac{(1-q)P_0 + qP_1}{P_0} = \log\bigl(1-q+q\,e^{\ell}\bigr)
+       = \operatorname{logaddexp}\bigl(\log(1-q), \log q + \ell\bigr),
+
+    :math:`\ell=\log(P_1/P_0)`, evaluated in log space (no overflow for large :math:`\ell`;
+    ``q = 1`` gives :math:`\ell`). Symbolic twin: ``poisson_step_log_lr``
+    (:mod:`semi_core.symbolic.poisson_sgd`).
+
+    Parameters
+    ----------
+    log_lr : array_like
+        :math:`\ell`, any shape (``-inf`` allowed: a release impossible with the canary).
+    q : float
+        Sample rate in :math:`(0, 1]`.
+
+    Returns
+    -------
+    ndarray
+        Same shape as ``log_lr``.
+    """
+    q = _check_rate(q)
+    ell = np.asarray(log_lr, dtype=float)
+    if np.isnan(ell).any():
+        raise ValueError("log_lr holds NaN")
+    if q == 1.0:
+        return ell.copy()
+    with np.errstate(divide="ignore"):
+        return np.logaddexp(np.log1p(-q), np.log(q) + ell)
+
+
+def poisson_dirac_log_lr(s, *, q, a, var) -> np.ndarray:
+    r"""Per-step log-LR of a Dirac gradient canary under Poisson sampling (add/remove).
+
+    The standardised update at the canary coordinate is :math:`s\sim\mathcal N(a,\varsigma^2)`
+    under :math:`H_0` and, under :math:`H_1`, the mixture :math:`(1-q)\mathcal N(a,
+    \varsigma^2)+q\,\mathcal N(a+1,\varsigma^2)` (the canary's clipped gradient :math:`Ce_j`
+    is added with probability :math:`q`), so
+
+    .. math::
+
+       \log\mathrm{LR}(s) = \log\Bigl(1-q+q\exp\frac{2(s-a)-1}{2\varsigma^2}\Bigr)
+
+    (seed ``semi_sequential_mi`` §4.2 with Poisson sub-sampling; derived in
+    :mod:`semi_core.symbolic.poisson_sgd`, ``poisson_dirac_step_log_lr``).
+
+    Parameters
+    ----------
+    s, a, var : array_like (broadcast)
+        Standardised update, natural mean :math:`a` and variance :math:`\varsigma^2 > 0`.
+    q : float
+        Sample rate in :math:`(0, 1]`.
+
+    Returns
+    -------
+    ndarray
+    """
+    var = np.asarray(var, dtype=float)
+    if np.any(~(var > 0)):
+        raise ValueError("var must be > 0 (noise_multiplier > 0 or natural gradient variance)")
+    ell = (2.0 * (np.asarray(s, dtype=float) - a) - 1.0) / (2.0 * var)
+    return poisson_mixture_log_lr(ell, q)
+
+
+def poisson_dirac_final_log_lr(S, *, q, steps: int, A, V) -> np.ndarray:
+    r"""Final Observation log-LR of a Dirac canary under Poisson sampling.
+
+    :math:`S=\sum_t s_t` reads :math:`\theta_T-\theta_0` only. The canary is in
+    :math:`K\sim\mathrm{Bin}(T,q)` steps, so :math:`S\mid H_1` is the mixture
+    :math:`\sum_k\binom Tk q^k(1-q)^{T-k}\mathcal N(A+k, V)` and :math:`S\mid H_0\sim
+    \mathcal N(A,V)`:
+
+    .. math::
+
+       \log\mathrm{LR}(S)=\log\sum_{k=0}^{T}\binom Tk q^k(1-q)^{T-k}
+       \exp\frac{2k(S-A)-k^2}{2V}
+
+    (a log-sum-exp over :math:`k`; symbolic twin ``poisson_dirac_final_log_lr``).
+
+    Parameters
+    ----------
+    S, A, V : array_like (broadcast), shape (R,)
+        Sum of standardised updates, of natural means, of variances (``V > 0``).
+    q : float
+        Sample rate in :math:`(0, 1]`.
+    steps : int
+        :math:`T \ge 1`.
+
+    Returns
+    -------
+    ndarray, shape (R,)
+    """
+    q = _check_rate(q)
+    T = int(steps)
+    if T < 1:
+        raise ValueError(f"steps must be >= 1, got {steps!r}")
+    V = np.asarray(V, dtype=float)
+    if np.any(~(V > 0)):
+        raise ValueError("V must be > 0")
+    x = np.asarray(S, dtype=float) - A
+    k = np.arange(T + 1, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_pmf = (gammaln(T + 1) - gammaln(k + 1) - gammaln(T - k + 1)
+                   + k * np.log(q) + (T - k) * np.log1p(-q))
+    if q == 1.0:
+        log_pmf = np.where(k == T, 0.0, -np.inf)
+    terms = log_pmf + (2.0 * k * x[..., None] - k * k) / (2.0 * V[..., None])
+    return logsumexp(terms, axis=-1)
