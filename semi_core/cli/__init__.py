@@ -196,6 +196,12 @@ def main(argv: list[str] | None = None) -> int:
     invalid arguments, files, resources, timeouts) and 1 for internal errors
     (``SEMI_CORE_DEBUG=1`` re-raises those with their traceback).
 
+    ``SystemExit``: only argparse's own exits (``--help``, ``--version``, raised while the
+    arguments are parsed) pass through. A ``sys.exit(...)`` anywhere later (in the user's code a
+    command imports and calls, such as ``audit-checkpoints --model``'s factory) did not finish
+    the command: it is kind ``user_exit``, exit code 2 (a user error; the code the user's code
+    asked for is in the message), with the same one JSON object under ``--json``.
+
     Signals: SIGINT (Ctrl-C) gives kind ``interrupted`` and exit code 130; SIGTERM (what
     ``timeout``, ``kill`` and batch schedulers send) gives kind ``terminated`` and exit code 143
     (128 + the signal number, the shell convention), with the same one JSON object. Outputs are
@@ -207,12 +213,14 @@ def main(argv: list[str] | None = None) -> int:
     as_json = _wants_json(argv)
     command = _command_name(argv)
     signals = _Signals()
+    parsing = True  # a SystemExit now is argparse's own (--help, --version)
     with signals.installed():
         try:
             known = {name.replace("_", "-") for name in COMMAND_MODULES}
             with signals.held():  # imports the command's module
                 parser = build_parser([command] if command in known else [])
                 args = parser.parse_args(argv)
+            parsing = False
             command = getattr(args, "command", command) or command
             as_json = bool(getattr(args, "json", as_json))
             result = args.func(args)
@@ -221,14 +229,14 @@ def main(argv: list[str] | None = None) -> int:
             with signals.deferred():
                 emit(result, as_json=as_json)
                 sys.stdout.flush()
-        except SystemExit:  # --help / --version
-            raise
         except BrokenPipeError:
             # the reader went away (``semi-core ... | head``): nothing more can be written;
             # exit quietly as other tools do, with the shell's code for SIGPIPE
             _silence_stdout()
             return EXIT_BROKEN_PIPE
         except BaseException as exc:  # noqa: BLE001 - the contract covers every failure
+            if isinstance(exc, SystemExit) and parsing:
+                raise  # --help / --version
             from ._common import Terminated, classify_error, emit
 
             with signals.deferred():
@@ -240,6 +248,9 @@ def main(argv: list[str] | None = None) -> int:
                 if code == 1 and os.environ.get("SEMI_CORE_DEBUG"):
                     raise
                 msg = " ".join(str(exc).split()) or type(exc).__name__
+                if isinstance(exc, SystemExit):
+                    msg = (f"code run by the command called sys.exit({exc.code!r}) before the "
+                           "command finished; no result was produced")
                 if as_json:
                     try:
                         emit({"error": f"{type(exc).__name__}: {msg}", "kind": kind,

@@ -108,7 +108,9 @@ def classify_error(exc: BaseException) -> tuple[str, int]:
     Kinds are stable strings: ``usage``, ``invalid_argument``, ``resource``, ``corrupt_input``,
     ``file_not_found``, ``permission_denied``, ``bad_path``, ``timeout``, ``connection``,
     ``os_error``, ``missing_dependency``, ``numeric``, ``interrupted`` (SIGINT / Ctrl-C, exit
-    130), ``terminated`` (SIGTERM, exit 143) and ``internal`` (exit 1: a bug, please report).
+    130), ``terminated`` (SIGTERM, exit 143), ``user_exit`` (a ``sys.exit`` in code the command
+    ran, such as a user's model factory, after the arguments were parsed) and ``internal``
+    (exit 1: a bug, please report).
     Every other kind is a user error (exit 2).
     """
     import gzip
@@ -118,6 +120,8 @@ def classify_error(exc: BaseException) -> tuple[str, int]:
 
     if isinstance(exc, UsageError):
         return "usage", 2
+    if isinstance(exc, SystemExit):
+        return "user_exit", 2
     if isinstance(exc, ResourceLimitError | MemoryError):
         return "resource", 2
     if isinstance(exc, zlib.error | EOFError | gzip.BadGzipFile):
