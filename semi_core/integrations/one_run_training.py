@@ -68,11 +68,12 @@ Poisson-subsampled Gaussian at the declared rate, add/remove-one, composed over 
 
 **Device and dtype.** ``device`` (default: the model's) holds the recorded parameters, the
 canaries and the statistics; ``run.generator`` is a ``torch.Generator`` on it. Training is the
-user's, in the model's dtype. The recorded parameters and every statistic are float64
-(:data:`~semi_core.sgd.device.STATS_DTYPE`): the standardised update :math:`s_c` is a
-difference of consecutive parameters scaled by :math:`n/(\eta C)` (catastrophic cancellation in
-float32), and the gradient moments sum many terms; per-sample gradients are computed in the
-model's dtype at the float64 parameters rounded to it, then promoted.
+user's, in the model's dtype. The recorded parameters are kept in float64 (a float32 value is
+exact in float64, so differences of consecutive states lose nothing) and every statistic is
+float64 (:data:`~semi_core.sgd.device.STATS_DTYPE`): the standardised update :math:`s_c`
+(a parameter difference scaled by :math:`n/(\eta C)`), the gradient moments (sums over the
+reference records) and the two-covariance log-LR (a Cholesky solve). Per-sample gradients are
+computed in the model's dtype at the recorded parameters rounded to it, then promoted.
 
 **Randomness.** Bits from ``child_seed(seed, 0)``; the run (slots, ``run.rng``,
 ``run.generator``, the global generators while ``train`` runs) from ``child_seed(seed, 1)``.

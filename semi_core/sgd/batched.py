@@ -214,7 +214,7 @@ def ghost_reference_stats(stack, thetas: torch.Tensor, ref_x: torch.Tensor,
                          beta=1.0 / (m - 1), alpha=-1.0 / (m - 1))
     nu = gram.diagonal(dim1=-2, dim2=-1).sum(-1) / d
     level = (float(shrinkage) + float(ridge)) * torch.where(nu > 0, nu, torch.ones_like(nu))
-    mean = torch.empty(P, d, dtype=thetas.dtype)
+    mean = torch.empty(P, d, dtype=thetas.dtype, device=thetas.device)
     for lay, a, b in zip(stack.trainable, acts, bc, strict=True):
         # a layer input shared by every point (stride 0): one product, no expanded copy
         g = (b.transpose(-1, -2) @ a[0] if a.stride(0) == 0
@@ -266,7 +266,7 @@ def ghost_grads(stack, thetas: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -
     """
     acts, backs = ghost_parts(stack, thetas, x, y, shared=True)
     R, n = thetas.shape[0], x.shape[0]
-    out = torch.empty(R, n, thetas.shape[1], dtype=thetas.dtype)
+    out = torch.empty(R, n, thetas.shape[1], dtype=thetas.dtype, device=thetas.device)
     for lay, a, b in zip(stack.trainable, acts, backs, strict=True):
         g = b.unsqueeze(-1) * a.unsqueeze(-2)                      # (R, n, out, in+1)
         out[..., lay.w_slice] = g[..., :-1].reshape(R, n, -1)

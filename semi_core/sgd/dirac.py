@@ -78,6 +78,8 @@ Opacus' ``noise_generator``) its noise seed come from ``SeedSequence(key_i)``
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -93,6 +95,7 @@ from semi_core.stats.update_combination import BASELINES
 
 from .batched import dense_reference_stats, ghost_reference_stats, log_lr_from_stats
 from .bugs import Bug, privatize
+from .device import STATS_DTYPE, resolve_device
 from .dpsgd import DPSGDConfig
 from .ghost import ghost_clipped_mean
 from .grads import FunctionalModel, clip_rows
@@ -151,6 +154,24 @@ class WhiteBoxSetup:
     def k(self) -> int:
         """Canaries per run (``1`` for input canaries)."""
         return len(self.coords) if self.kind == "dirac" else 1
+
+    @property
+    def device(self) -> torch.device:
+        """Where the setup's tensors (and its model) are."""
+        return self.theta0.device
+
+    def to(self, device) -> WhiteBoxSetup:
+        """This setup with its model and tensors on ``device`` (itself when already there;
+        checked by :func:`~semi_core.sgd.device.resolve_device`). Dtypes are kept."""
+        dev = resolve_device(device)
+        if dev == self.device:
+            return self
+        mv = lambda t: None if t is None else t.to(dev)  # noqa: E731
+        fm = FunctionalModel(copy.deepcopy(self.fm.module).to(dev), loss=self.fm.loss_name)
+        return dataclasses.replace(self, fm=fm, theta0=mv(self.theta0), pool_x=mv(self.pool_x),
+                                   pool_y=mv(self.pool_y), ref_x=mv(self.ref_x),
+                                   ref_y=mv(self.ref_y), canary_x=mv(self.canary_x),
+                                   canary_y=mv(self.canary_y), info=dict(self.info))
 
 
 def dirac_coordinates(ref_grads: torch.Tensor, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -252,10 +273,11 @@ def draw_runs(setup: WhiteBoxSetup, member, tau, rng: np.random.Generator) -> Ru
 def dirac_rows(setup: WhiteBoxSetup, member: np.ndarray, dtype) -> torch.Tensor:
     """The canaries' raw gradients :math:`\\pm M e_{j_c}`, ``(R, k, d)`` for bits ``(R, k)``."""
     R, k = member.shape
-    rows = torch.zeros(R, k, setup.fm.d, dtype=dtype)
-    sign = torch.as_tensor(np.where(member, 1.0, -1.0), dtype=dtype)
+    dev = setup.device
+    rows = torch.zeros(R, k, setup.fm.d, dtype=dtype, device=dev)
+    sign = torch.as_tensor(np.where(member, 1.0, -1.0), dtype=dtype, device=dev)
     M = setup.scale * setup.cfg.clip
-    rows[:, torch.arange(k), torch.as_tensor(setup.coords[:k])] = M * sign
+    rows[:, torch.arange(k, device=dev), torch.as_tensor(setup.coords[:k], device=dev)] = M * sign
     return rows
 
 
@@ -263,7 +285,7 @@ def _batches(setup: WhiteBoxSetup, runs: Runs):
     """Batch data ``(m, T, n, ...)``: for a Dirac canary a gather per step (the pool's own
     records; a gathered step is a fresh contiguous copy, :func:`_step_batch`), for an input
     canary the whole gather with the canary written into its slots."""
-    idx = torch.as_tensor(runs.batches)
+    idx = torch.as_tensor(runs.batches, device=setup.device)
     if setup.kind == "dirac":
         return idx, None
     xb, yb = setup.pool_x[idx], setup.pool_y[idx]        # (m, T, n, ...): copies
@@ -303,15 +325,16 @@ def train_batched(setup: WhiteBoxSetup, runs: Runs, *, bug: Bug | None = None,
     stack = fm.linear_stack() if fast else None
     t0 = time.process_time()
     xb, yb = _batches(setup, runs)
-    noise = torch.as_tensor(runs.noise, dtype=setup.theta0.dtype)
+    dev = setup.device
+    noise = torch.as_tensor(runs.noise, dtype=setup.theta0.dtype, device=dev)
     B = len(runs)
     theta = setup.theta0.expand(B, -1).clone()
-    out = torch.empty(B, cfg.steps + 1, fm.d, dtype=setup.theta0.dtype)
+    out = torch.empty(B, cfg.steps + 1, fm.d, dtype=setup.theta0.dtype, device=dev)
     out[:, 0] = theta
     dirac = setup.kind == "dirac"
     rows = dirac_rows(setup, runs.member, setup.theta0.dtype) if dirac else None
-    sl = torch.as_tensor(runs.slots)
-    rr = torch.arange(B)[:, None]
+    sl = torch.as_tensor(runs.slots, device=dev)
+    rr = torch.arange(B, device=dev)[:, None]
     tm["batches"] += time.process_time() - t0
     for t in range(cfg.steps):
         t0 = time.process_time()
@@ -322,14 +345,14 @@ def train_batched(setup: WhiteBoxSetup, runs: Runs, *, bug: Bug | None = None,
             swap = None
             if canary_step:
                 nat = fm.per_sample_grads_batched(theta, x_t[rr, sl], y_t[rr, sl])
-                on = torch.as_tensor(active, dtype=nat.dtype)[..., None]
+                on = torch.as_tensor(active, dtype=nat.dtype, device=dev)[..., None]
                 swap = (nat, rows, on)
             g = _ghost_step(stack, theta, x_t, y_t, noise[:, t], noise[:, 0], cfg, bug,
                             swap=swap)
         else:
             grads = fm.per_sample_grads_batched(theta, x_t, y_t)
             if canary_step:
-                on = torch.as_tensor(active)[..., None]
+                on = torch.as_tensor(active, device=dev)[..., None]
                 grads[rr, sl] = torch.where(on, rows.to(grads.dtype), grads[rr, sl])
             g = privatize(grads, noise[:, t], clip=cfg.clip, sigma_dp=cfg.sigma_dp, bug=bug,
                           first_noise=noise[:, 0])
@@ -397,7 +420,7 @@ def _natural_moments(setup: WhiteBoxSetup):
     with torch.no_grad():
         ref = clip_rows(setup.fm.per_sample_grads(setup.theta0, setup.ref_x, setup.ref_y),
                         setup.cfg.clip)
-    return ref.mean(0).numpy(), ref.var(0).numpy()
+    return ref.mean(0).cpu().numpy(), ref.var(0).cpu().numpy()
 
 
 def _semi_lrs(setup: WhiteBoxSetup, traj: torch.Tensor, target, rows, steps) -> np.ndarray:
@@ -430,10 +453,11 @@ def _semi_lrs(setup: WhiteBoxSetup, traj: torch.Tensor, target, rows, steps) -> 
         return dense_reference_stats(ref, shrinkage=setup.shrinkage, ridge=setup.ridge)
 
     def lrs(sel, point_stats):
-        r, t = torch.as_tensor(rows[sel]), torch.as_tensor(steps[sel])
+        r = torch.as_tensor(rows[sel], device=traj.device)
+        t = torch.as_tensor(steps[sel], device=traj.device)
         prev = traj[r, t - 1]
         return log_lr_from_stats(traj[r, t] - prev, target(rows[sel], prev), point_stats,
-                                 **common).numpy()
+                                 **common).cpu().numpy()
 
     out = np.empty(rows.size)
     first = np.flatnonzero(steps == 1)
@@ -442,8 +466,8 @@ def _semi_lrs(setup: WhiteBoxSetup, traj: torch.Tensor, target, rows, steps) -> 
     rest = np.flatnonzero(steps != 1)
     for lo in range(0, rest.size, _SCORE_POINTS):
         sel = rest[lo:lo + _SCORE_POINTS]
-        out[sel] = lrs(sel, stats(traj[torch.as_tensor(rows[sel]),
-                                       torch.as_tensor(steps[sel]) - 1]))
+        out[sel] = lrs(sel, stats(traj[torch.as_tensor(rows[sel], device=traj.device),
+                                       torch.as_tensor(steps[sel], device=traj.device) - 1]))
     return out
 
 
@@ -473,12 +497,20 @@ class WhiteBoxMechanism(MechanismBase):
         Ghost clipped means for stacks of linear layers (else per-sample gradients).
     timings : dict, optional
         Receives the trainer's time split (:func:`train_batched`; in-process runs only).
+    device : None, str or torch.device
+        Where training and statistics run (default: the setup's; otherwise a copy of the
+        setup is moved there, :meth:`WhiteBoxSetup.to`). Training keeps the model's dtype;
+        releases come back to the host as float64 NumPy; the standardised updates
+        :math:`s_t` are float64 (the parameter differences promoted, then scaled by
+        :math:`n/(\eta C)`); the natural moments :math:`m_j, v_j` are in the model's dtype.
     """
 
     def __init__(self, setup: WhiteBoxSetup, *, bug: Bug | None = None, fast: bool = True,
-                 timings: dict | None = None):
+                 timings: dict | None = None, device=None):
         if not isinstance(setup, WhiteBoxSetup):
             raise TypeError(f"setup must be a WhiteBoxSetup, got {type(setup).__name__}")
+        if device is not None:
+            setup = setup.to(device)
         if bug is not None and not isinstance(bug, Bug):
             raise TypeError(f"bug must be a Bug of semi_core.sgd.bugs or None, got "
                             f"{type(bug).__name__}")
@@ -518,7 +550,8 @@ class WhiteBoxMechanism(MechanismBase):
         r = np.arange(rounds)
         d = self.setup.fm.d
         out = np.empty((rounds, self.T, d + 1))
-        out[:, :, :d] = traj[torch.as_tensor(r // self.k), 1:].detach().numpy()
+        out[:, :, :d] = traj[torch.as_tensor(r // self.k, device=traj.device),
+                             1:].detach().cpu().numpy()
         out[:, :, d] = (r % self.k)[:, None]
         return out
 
@@ -534,17 +567,18 @@ class WhiteBoxMechanism(MechanismBase):
         idx = rel[:, 0, d].astype(np.int64)
         if idx.size and (idx.min() < 0 or idx.max() >= self.k):
             raise ValueError(f"canary indices must be in 0..{self.k - 1}")
-        t = torch.as_tensor(rel[:, :, :d], dtype=self.setup.theta0.dtype)
+        t = torch.as_tensor(rel[:, :, :d], dtype=self.setup.theta0.dtype,
+                            device=self.setup.device)
         theta0 = self.setup.theta0.reshape(1, 1, -1).expand(t.shape[0], 1, -1)
         return torch.cat([theta0, t], dim=1), idx
 
     def standardised(self, traj: torch.Tensor, idx: np.ndarray) -> np.ndarray:
         """:math:`s_t = -\\frac{n}{\\eta C}\\Delta_{t,j}` at each round's coordinate, ``(R, T)``."""
         cfg = self.setup.cfg
-        j = torch.as_tensor(self.setup.coords[idx])
-        rows = torch.arange(traj.shape[0])
+        j = torch.as_tensor(self.setup.coords[idx], device=traj.device)
+        rows = torch.arange(traj.shape[0], device=traj.device)
         upd = traj[rows, 1:, :][rows, :, j] - traj[rows, :-1, :][rows, :, j]
-        return (-cfg.batch_size / (cfg.lr * cfg.clip) * upd).numpy()
+        return (-cfg.batch_size / (cfg.lr * cfg.clip) * upd.to(STATS_DTYPE)).cpu().numpy()
 
     def log_lr_steps(self, releases) -> np.ndarray:
         """Per-step log-LRs ``(R, T)`` (class docstring)."""
@@ -600,7 +634,8 @@ def _dirac_target(setup: WhiteBoxSetup, idx: np.ndarray):
     (``idx``: every round's canary index)."""
     def target(sel, prev):
         g = torch.zeros_like(prev)
-        g[torch.arange(prev.shape[0]), torch.as_tensor(setup.coords[idx[sel]])] = setup.cfg.clip
+        g[torch.arange(prev.shape[0], device=prev.device),
+          torch.as_tensor(setup.coords[idx[sel]], device=prev.device)] = setup.cfg.clip
         return g
     return target
 
@@ -670,7 +705,7 @@ class WhiteBoxScorer:
             if setup.kind == "input":
                 cx, cy = setup.canary_x.unsqueeze(0), setup.canary_y.reshape(1)
                 losses = setup.fm.losses_batched(traj.reshape(R * (T + 1), -1), cx, cy)
-                losses = losses.reshape(R, T + 1).numpy()
+                losses = losses.reshape(R, T + 1).cpu().numpy()
                 for name, fn in BASELINES.items():
                     out[name] = fn(losses)
         return {k: out[k] for k in self.names}
@@ -680,7 +715,7 @@ class WhiteBoxScorer:
 def play_white_box(mech, *, rounds: int, tau: int, seed, semi: bool | str = True,
                    scorers=None, bug: Bug | None = None, fast: bool = True,
                    runs_per_chunk: int = 128, executor=None, progress=False,
-                   on_interrupt: str = "raise") -> GameResult:
+                   on_interrupt: str = "raise", device=None) -> GameResult:
     """Play ``rounds`` runs of the white-box game at insertion time ``tau`` on the runner.
 
     ``mech`` is a :class:`WhiteBoxMechanism` (or a subclass, such as the Opacus adapter's) or a
@@ -690,13 +725,18 @@ def play_white_box(mech, *, rounds: int, tau: int, seed, semi: bool | str = True
     :func:`~semi_core._rng.child_seed` ``(seed, i)``; the result depends on ``runs_per_chunk``,
     never on ``executor``). Scores: ``scorers`` (default :class:`WhiteBoxScorer` with
     ``semi``); no LR test statistics beside them (their names would duplicate ``dirac``).
+    ``device`` (a setup only): where the mechanism trains and scores
+    (:class:`WhiteBoxMechanism`).
 
     Returns
     -------
     GameResult
     """
     if isinstance(mech, WhiteBoxSetup):
-        mech = WhiteBoxMechanism(mech, bug=bug, fast=fast)
+        mech = WhiteBoxMechanism(mech, bug=bug, fast=fast, device=device)
+    elif device is not None:
+        raise ValueError("device applies when mech is a WhiteBoxSetup; pass it to the "
+                         "WhiteBoxMechanism instead")
     elif not isinstance(mech, WhiteBoxMechanism):
         raise TypeError(f"mech must be a WhiteBoxMechanism or a WhiteBoxSetup, got "
                         f"{type(mech).__name__}")

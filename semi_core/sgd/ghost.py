@@ -112,7 +112,7 @@ def ghost_parts(stack: LinearStack, thetas: torch.Tensor, x: torch.Tensor, y: to
                 W = thetas[:, lay.w_slice].reshape(R, m.out_features, m.in_features)
                 b = thetas[:, lay.b_slice]
                 a = h.detach()
-                a = torch.cat([a, torch.ones(*a.shape[:-1], 1, dtype=a.dtype)], dim=-1)
+                a = torch.cat([a, torch.ones(*a.shape[:-1], 1, dtype=a.dtype, device=a.device)], dim=-1)
                 acts.append(a if replicated else a.expand(R, *a.shape))
                 if not replicated:
                     h = h.expand(R, *h.shape)
