@@ -24,8 +24,10 @@ CANARY = (np.full(D_IN, 3.0), 2)
 
 
 def train_run(out_dir, *, member, tau, seed, steps=4, batch=16, lr=0.5, clip=1.0, sigma=1.0,
-              fmt="safetensors", pool=None):
-    """Plain torch DP-SGD (per-sample clip, Gaussian noise), one checkpoint per step."""
+              fmt="safetensors", pool=None, every=1, save0=True, dtype=None, name=None):
+    """Plain torch DP-SGD (per-sample clip, Gaussian noise), a checkpoint every ``every`` steps
+    (``save0=False``: theta_0 not saved; ``dtype``: weights cast when saved; ``name(t)``: the
+    file stem)."""
     from pathlib import Path
 
     from torch.func import functional_call, grad, vmap
@@ -42,12 +44,15 @@ def train_run(out_dir, *, member, tau, seed, steps=4, batch=16, lr=0.5, clip=1.0
         return nn.functional.cross_entropy(functional_call(model, p, (xi[None],)), yi[None])
 
     def save(t):
-        state = {k: v.clone() for k, v in params.items()}
+        if (t == 0 and not save0) or t % every:
+            return
+        state = {k: (v if dtype is None else v.to(dtype)).clone() for k, v in params.items()}
         if fmt == "safetensors":
             from safetensors.torch import save_file
-            save_file(state, str(out / f"step_{t}.safetensors"))
+            save_file(state, str(out / f"{name(t) if name else f'step_{t}'}.safetensors"))
         else:
-            torch.save({"state_dict": state, "step": t}, out / f"ckpt-{t:03d}.pt")
+            torch.save({"state_dict": state, "step": t},
+                       out / f"{name(t) if name else f'ckpt-{t:03d}'}.pt")
 
     save(0)
     for t in range(1, steps + 1):

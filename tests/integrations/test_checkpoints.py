@@ -34,7 +34,7 @@ def test_formats_load_identically(tmp_path):
     H.train_run(tmp_path / "b", member=True, tau=2, seed=3, fmt="pt")
     r = _runs()
     np.testing.assert_array_equal(r.trajectory(tmp_path / "a"), r.trajectory(tmp_path / "b"))
-    state = load_state(step_files(tmp_path / "a")[0])
+    state = load_state(step_files(tmp_path / "a")[0][1])
     np.savez(tmp_path / "c.npz", **state)
     assert load_state(tmp_path / "c.npz").keys() == state.keys()
 
@@ -44,7 +44,8 @@ def test_refusals_name_the_file(tmp_path):
     H.train_run(run, member=False, tau=1, seed=1)
     r = _runs()
     (run / "step_2.safetensors").unlink()
-    with pytest.raises(ValueError, match=r"steps \[2\] are missing"):
+    with pytest.raises(ValueError, match=r"saved steps \[0, 1, 3, 4\] \(4 files\) are not the "
+                                         r"expected \[0, 1, 2, 3, 4\]"):
         r.trajectory(run)
     H.train_run(run, member=False, tau=1, seed=1)
     bad = {k: v.copy() for k, v in load_state(run / "step_3.safetensors").items()}
@@ -83,6 +84,7 @@ def test_trajectory_mode_and_model_spec_errors(tmp_path):
     out = audit_checkpoints(_runs(), [tmp_path / "m"])
     lr = np.asarray(out["log_lr"])
     assert lr.shape == (1, 4) and np.isfinite(lr).all()
+    assert out["theta0"] == "saved" and out["config"]["statistics_dtype"] == "float64"
     assert out["statistics"][0]["semi_max"] == lr.max()
     for spec, match in [("nocolon", "module:callable"), ("no_such_mod:f", "cannot import"),
                         ("json:nothing_here", "no callable")]:
