@@ -5,8 +5,10 @@ and its outcome is two integers, so it can be computed once and shipped: a one-s
 rebuilds its band in milliseconds instead of simulating (about 0.5-1 s of CPU per class size).
 This script runs the simulation for every ``(n, q)`` of the ladder below and writes the table,
 and the grids and band values of its entries (``semi_core/audit/_band_values.f8``, read by
-:func:`semi_core.audit.bands.shipped_band`); ``tests/audit/test_band_table.py`` redoes a few
-entries and compares them bit for bit, and ``--check`` redoes all of them.
+:func:`semi_core.audit.bands.shipped_band`); ``tests/audit/test_band_table.py`` checks that
+every shipped band is valid (host-independent) and redoes a few entries (the simulated integers
+exactly, the band values to 16 ulps: special functions differ in the last place between hosts),
+and ``--check`` redoes all of them.
 
 The ladder: class sizes 10..10^6 on a 1-2-3-5 ladder (what benchmarks, reports and most users
 have) at the per-CDF levels ``q = xi / 2`` of the usual failure probabilities
@@ -92,8 +94,16 @@ def main(argv=None) -> int:
         from semi_core.audit._band_table import BAND_BLOCKS
 
         blob, blocks = band_values_blob(BAND_TABLE)
-        if not (np.array_equal(np.fromfile(BAND_VALUES_FILE, dtype="<f8"), blob)
-                and blocks == BAND_BLOCKS):
+        shipped = np.fromfile(BAND_VALUES_FILE, dtype="<f8")
+        # to 16 ulps: the band values are special functions whose last digit differs between
+        # hosts (libm, SIMD); tests/audit/test_band_table.py checks validity exactly
+        close = shipped.shape == blob.shape and bool(np.all(
+            np.abs(shipped - blob) <= 16 * np.spacing(np.maximum(np.abs(shipped), np.abs(blob)))))
+        same_blocks = blocks.keys() == BAND_BLOCKS.keys() and all(
+            blocks[k][:2] == BAND_BLOCKS[k][:2]
+            and abs(blocks[k][2] - BAND_BLOCKS[k][2]) <= 16 * np.spacing(blocks[k][2])
+            for k in blocks)
+        if not (close and same_blocks):
             print(f"MISMATCH in {BAND_VALUES_FILE.name} or BAND_BLOCKS")
             bad += 1
         print(f"{len(BAND_TABLE)} entries checked, {bad} mismatches")
