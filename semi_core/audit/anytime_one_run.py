@@ -104,7 +104,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import betaln, expit
 
 from semi_core._table import ResultDisplay, Table
 from semi_core._validation import (
@@ -115,17 +115,16 @@ from semi_core._validation import (
     check_real,
     check_scores,
 )
-from semi_core.audit.one_run import BALANCE_LEVEL, inclusion_balance_p_value, one_run_epsilon
+from semi_core.audit.one_run import BALANCE_LEVEL, one_run_epsilon
 
 __all__ = ["AnytimeOneRun", "ClaimRefutedError", "DEFAULT_GRID", "delta_slack",
-           "ASSUMPTION"]
+           "ASSUMPTION", "CANARY_KINDS", "gaussian_mu_at", "simulate_canaries",
+           "simulate_anytime"]
 
 #: Default epsilon grid of the lower bound (0.05 steps up to 20; the claim is added).
 DEFAULT_GRID = tuple(round(0.05 * j, 2) for j in range(1, 401))
 #: The design assumption every result names (as the fixed-time one-run bounds do).
 ASSUMPTION = "one-run-bernoulli-half"
-#: Guessed canaries per block of the vectorised wealth evaluation (memory: block x grid x 8 B).
-_BLOCK = 2048
 
 
 class ClaimRefutedError(RuntimeError):
@@ -241,6 +240,7 @@ class AnytimeOneRun(ResultDisplay):
         self.correct = 0
         self.members = 0
         self._cur = 0                        # grid points [0, _cur) rejected (fixed sequence)
+        self._design_error = ""
 
     # -- set-up ---------------------------------------------------------------------------------
     def _build_grid(self, g: np.ndarray) -> None:
@@ -307,6 +307,8 @@ class AnytimeOneRun(ResultDisplay):
         """
         from semi_core._io import labels_to_bool
 
+        if np.size(scores) == 0 and np.size(member) == 0:
+            return self                                    # no canary graded this time
         s = check_scores(np.atleast_1d(scores), "scores").astype(float, copy=False)
         y = labels_to_bool(np.atleast_1d(member), "member")
         if y.shape != s.shape:
@@ -318,14 +320,25 @@ class AnytimeOneRun(ResultDisplay):
                              "term (and the design) holds for the declared number only")
         if not self.higher_is_member:
             s = -s
+        if self._design_error:
+            raise ValueError(self._design_error)
         n1 = self.members + int(y.sum())
         n_all = self.canaries_seen + s.size
-        if n_all >= 2 and inclusion_balance_p_value(n1, n_all - n1) < BALANCE_LEVEL:
-            raise ValueError(
-                f"{n1} members of {n_all} canaries are incompatible with Bernoulli(1/2) "
-                f"inclusion (two-sided binomial p < {BALANCE_LEVEL:g}); the anytime one-run "
-                "audit, like the fixed-time one (Steinke, Nasr & Jagielski 2023), holds only "
-                "for canaries included independently with probability 1/2")
+        # anytime-valid balance check at every prefix: the uniform-prior mixture martingale of
+        # Bernoulli(p) against Bernoulli(1/2), 2^n B(n1 + 1, n0 + 1) (Ville: a fair design is
+        # refused with probability <= BALANCE_LEVEL over the whole run, whatever the batching)
+        c1 = self.members + np.cumsum(y)
+        cn = self.canaries_seen + np.arange(1, s.size + 1)
+        log_bal = cn * math.log(2.0) + betaln(c1 + 1.0, cn - c1 + 1.0)
+        bad = np.flatnonzero(log_bal >= -math.log(BALANCE_LEVEL))
+        if bad.size:
+            i = int(bad[0])
+            self._design_error = (
+                f"{int(c1[i])} members of the first {int(cn[i])} canaries are incompatible with "
+                f"Bernoulli(1/2) inclusion (anytime balance test at level {BALANCE_LEVEL:g}); the "
+                "anytime one-run audit, like the fixed-time one (Steinke, Nasr & Jagielski "
+                "2023), holds only for canaries included independently with probability 1/2")
+            raise ValueError(self._design_error)
         t = self._guesses(s)
         guessed = t != 0
         z = ((t == 1) & y) | ((t == -1) & ~y)
@@ -341,29 +354,30 @@ class AnytimeOneRun(ResultDisplay):
         return self
 
     def _advance(self, kc: np.ndarray, nc: np.ndarray, when: np.ndarray) -> None:
-        """Fixed-sequence rejection over the grid at the guessed positions (vectorised)."""
+        """Fixed-sequence rejection over the grid at the guessed positions: grid point
+        ``_cur`` is looked for from the position where its predecessor was rejected, in windows
+        growing 4x (a few evaluations per rejected grid point, one pass for the last)."""
         from semi_core.audit.sequential.semi_stream import log_mixture_wealth  # lazy: numba
 
-        J = self.epsilon_grid.size
-        for b0 in range(0, kc.size, _BLOCK):
-            if self._cur >= J:
+        J, N = self.epsilon_grid.size, kc.size
+        t = 0                                              # predecessors rejected by position t
+        while self._cur < J and N:
+            q, thr = self._q[self._cur], self._log_thr[self._cur]
+            if -nc[-1] * math.log(q) < thr:                # K_n <= q^-n: cannot be rejected yet
                 return
-            k, n, w = kc[b0:b0 + _BLOCK], nc[b0:b0 + _BLOCK], when[b0:b0 + _BLOCK]
-            # K <= q^-n: grid points this block cannot reject are not evaluated
-            reach = -n[-1] * np.log(self._q[self._cur:]) >= self._log_thr[self._cur:]
-            top = self._cur + (int(np.flatnonzero(reach)[-1]) + 1 if reach.any() else 0)
-            if top <= self._cur:
-                continue
-            lw = log_mixture_wealth(k[:, None], n[:, None], self._q[None, self._cur:top])
-            hit = lw >= self._log_thr[None, self._cur:top]
-            t_prev = 0                                     # predecessors rejected before block
-            for jj in range(top - self._cur):
-                rows = np.flatnonzero(hit[t_prev:, jj])
-                if rows.size == 0:
+            hit, w = -1, 16
+            while t < N:
+                e = min(N, t + w)
+                h = np.flatnonzero(log_mixture_wealth(kc[t:e], nc[t:e], q) >= thr)
+                if h.size:
+                    hit = t + int(h[0])
                     break
-                t_prev += int(rows[0])
-                self.rejected_at[self._cur] = int(w[t_prev])
-                self._cur += 1
+                t, w = e, 4 * w
+            if hit < 0:
+                return
+            t = hit
+            self.rejected_at[self._cur] = int(when[hit])
+            self._cur += 1
 
     # -- results --------------------------------------------------------------------------------
     @property
@@ -416,3 +430,138 @@ class AnytimeOneRun(ResultDisplay):
         """One row per quantity of :meth:`to_dict`."""
         rows = [{"quantity": k, "value": v} for k, v in self.to_dict().items()]
         return Table(rows, title=repr(self))
+
+
+# -- Monte Carlo: simulated runs (tests, analysis/anytime_one_run.py, the report section) ---------
+
+#: Simulated canary mechanisms: randomised response (scores +-1, all tied) and Gaussian.
+CANARY_KINDS = ("rr", "gaussian")
+
+
+def gaussian_mu_at(epsilon: float, delta: float) -> float:
+    r"""The :math:`\mu` of the Gaussian canary that is exactly :math:`(\varepsilon,\delta)`-DP:
+    :math:`\delta_\mu(\varepsilon)=\delta` (:func:`semi_core.stats.gdp.gdp_delta`, increasing in
+    :math:`\mu`; solved by bisection to 1e-12).
+
+    Parameters
+    ----------
+    epsilon : float
+        >= 0.
+    delta : float
+        In (0, 1).
+
+    Returns
+    -------
+    float
+    """
+    from scipy.optimize import brentq  # lazy: slow import
+
+    from semi_core.stats.gdp import gdp_delta
+
+    e = check_real(epsilon, "epsilon")
+    d = check_probability(delta, "delta")
+    if e < 0:
+        raise ValueError(f"epsilon must be >= 0, got {e}")
+    hi = 1.0
+    while float(gdp_delta(e, hi)) < d:
+        hi *= 2.0
+        if hi > 1e6:
+            raise ValueError(f"no mu reaches delta = {d:g} at epsilon = {e:g}")
+    return float(brentq(lambda mu: float(gdp_delta(e, mu)) - d, 1e-12, hi, xtol=1e-12))
+
+
+def simulate_canaries(kind: str, m: int, epsilon: float, delta: float,
+                      rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    r"""Scores and labels of ``m`` canaries of one simulated run.
+
+    ``"rr"``: :math:`s_i=\pm1`, equal to the bit with probability
+    :math:`e^\varepsilon/(1+e^\varepsilon)` (exactly :math:`\varepsilon`-DP, every score tied);
+    ``"gaussian"``: :math:`s_i\sim N(\mu\,\mathbb 1\{S_i=+1\},1)` with :math:`\mu` from
+    :func:`gaussian_mu_at` (exactly :math:`(\varepsilon,\delta)`-DP). Bits fair and independent.
+
+    Parameters
+    ----------
+    kind : {"rr", "gaussian"}
+    m : int
+        Canaries (>= 1).
+    epsilon, delta : float
+        The mechanism's privacy (``delta`` used by ``"gaussian"``).
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    scores, member : ndarray
+    """
+    if kind not in CANARY_KINDS:
+        raise ValueError(f"kind must be one of {CANARY_KINDS}, got {kind!r}")
+    m = check_int(m, "m", minimum=1)
+    member = rng.random(m) < 0.5
+    if kind == "rr":
+        flip = rng.random(m) < 1.0 - float(expit(check_real(epsilon, "epsilon")))
+        return np.where(member ^ flip, 1.0, -1.0), member
+    mu = gaussian_mu_at(epsilon, delta)
+    return rng.standard_normal(m) + mu * member, member
+
+
+def simulate_anytime(kind: str, *, true_epsilon: float, claimed_epsilon: float, delta: float,
+                     n_canaries: int, runs: int, seed=0, failure_prob: float = 0.05,
+                     batch: int | None = None, compare_fixed: bool = True,
+                     **audit_kwargs) -> dict:
+    r"""``runs`` simulated runs of :func:`simulate_canaries` audited by :class:`AnytimeOneRun`.
+
+    Parameters
+    ----------
+    kind : {"rr", "gaussian"}
+    true_epsilon : float
+        The mechanism's epsilon (at ``delta``).
+    claimed_epsilon, delta, failure_prob : float
+        The audited claim.
+    n_canaries : int
+        Canaries per run.
+    runs : int
+        Simulated runs (each seeded by a child of ``SeedSequence(seed)``).
+    batch : int, optional
+        Canaries per :meth:`AnytimeOneRun.update` (default: the whole run at once; the result
+        does not depend on it).
+    compare_fixed : bool
+        Also compute the fixed-time bound (:meth:`AnytimeOneRun.fixed_time_epsilon`; NaN
+        otherwise).
+    **audit_kwargs
+        Passed to :class:`AnytimeOneRun`.
+
+    Returns
+    -------
+    dict
+        Per run: ``bound`` (final, = largest ever), ``refuted_at`` (canaries, -1: never),
+        ``fixed_time`` (Steinke et al.'s bound at the end on the same guesses); and
+        ``ever_above_truth`` (fraction of runs whose bound ever exceeds ``true_epsilon``).
+    """
+    from semi_core._rng import as_seed_sequence
+    from semi_core._validation import check_work
+
+    runs = check_int(runs, "runs", minimum=1)
+    m = check_int(n_canaries, "n_canaries", minimum=1)
+    b = m if batch is None else check_int(batch, "batch", minimum=1)
+    check_work(f"the anytime one-run simulation ({runs} runs x {m} canaries)",
+               nbytes=64.0 * m, seconds=runs * (2e-3 + 2e-6 * m) * max(1.0, m / b / 50),
+               hint="lower runs or n_canaries")
+    kids = as_seed_sequence(seed).spawn(runs)
+    bound = np.empty(runs)
+    fixed = np.empty(runs)
+    stop = np.full(runs, -1, dtype=np.int64)
+    for i, ss in enumerate(kids):
+        rng = np.random.Generator(np.random.PCG64(ss))
+        s, y = simulate_canaries(kind, m, true_epsilon, delta, rng)
+        a = AnytimeOneRun(claimed_epsilon, delta=delta, failure_prob=failure_prob,
+                          n_canaries=m if delta > 0 else None, **audit_kwargs)
+        for j in range(0, m, b):
+            a.update(s[j:j + b], y[j:j + b])
+        bound[i] = a.epsilon_lower_bound
+        fixed[i] = a.fixed_time_epsilon() if compare_fixed else math.nan
+        stop[i] = -1 if a.refuted_at is None else a.refuted_at
+    return {"kind": kind, "true_epsilon": float(true_epsilon),
+            "claimed_epsilon": float(claimed_epsilon), "delta": float(delta),
+            "n_canaries": m, "runs": runs, "failure_prob": float(failure_prob),
+            "bound": bound, "fixed_time": fixed, "refuted_at": stop,
+            "ever_above_truth": float(np.mean(bound > true_epsilon)),
+            "refuted_rate": float(np.mean(stop >= 0))}
