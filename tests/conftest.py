@@ -29,3 +29,105 @@ def dask_client():
     yield client
     client.close()
     cluster.close()
+
+
+# -- an interrupt raised by a test is that test's failure, never the end of the run ----------
+class _StopSignals:
+    """Whether SIGINT or SIGTERM reached this process: a pipe set as the signal wakeup fd,
+    into which CPython's C-level handler writes the number of every signal it catches, whatever
+    Python handler is installed at the time (the CLI's, a test's or the default one).
+
+    Set up only in the main thread and only when no one else uses the wakeup fd; ``usable``
+    says whether it is still ours (something may replace it): when it is not, nothing is
+    converted, so a real Ctrl-C is never taken for a test's own ``KeyboardInterrupt``.
+    """
+
+    def __init__(self):
+        self.r = self.w = -1
+
+    def start(self) -> None:
+        import os
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return
+        r, w = os.pipe()
+        os.set_blocking(r, False)
+        os.set_blocking(w, False)
+        try:
+            old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+        except (ValueError, OSError):  # pragma: no cover - not the main thread / platform
+            os.close(r), os.close(w)
+            return
+        if old != -1:  # someone else's: leave it in place and stay out
+            signal.set_wakeup_fd(old)
+            os.close(r), os.close(w)
+            return
+        self.r, self.w = r, w
+
+    def usable(self) -> bool:
+        import signal
+
+        if self.w < 0:
+            return False
+        try:
+            cur = signal.set_wakeup_fd(self.w, warn_on_full_buffer=False)
+        except (ValueError, OSError):  # pragma: no cover - not the main thread
+            return False
+        if cur != self.w:  # replaced: put theirs back
+            signal.set_wakeup_fd(cur)
+            return False
+        return True
+
+    def drain(self) -> set[int]:
+        import os
+
+        seen: set[int] = set()
+        if self.r < 0:
+            return seen
+        while True:
+            try:
+                chunk = os.read(self.r, 4096)
+            except BlockingIOError:
+                return seen
+            if not chunk:
+                return seen
+            seen.update(chunk)
+
+
+_STOP = _StopSignals()
+
+
+def pytest_sessionstart(session):
+    _STOP.start()
+
+
+def _guard_interrupts(when: str):
+    import signal
+
+    _STOP.drain()
+    try:
+        return (yield)
+    except KeyboardInterrupt as exc:
+        real = _STOP.drain() & {int(signal.SIGINT), int(signal.SIGTERM)}
+        if real or not _STOP.usable():
+            raise  # a Ctrl-C / SIGTERM of the run (or we cannot tell): stop the session
+        pytest.fail(f"{type(exc).__name__}({exc}) escaped the test's {when} although no SIGINT "
+                    "or SIGTERM reached the process: a test must catch the interrupts it "
+                    "provokes (pytest.raises), or it would end the whole run", pytrace=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    return (yield from _guard_interrupts("setup"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    return (yield from _guard_interrupts("body"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    return (yield from _guard_interrupts("teardown"))

@@ -116,8 +116,6 @@ class _Broken(Shift):
             return out.tolist()
         if self.how == "rounds":
             return out[:-1]
-        if self.how == "interrupt" and call == 4:
-            raise KeyboardInterrupt
         return out
 
 
@@ -132,19 +130,43 @@ def test_bad_releases_are_refused(how, exc, match):
         play(_Broken(how), 500, 0, chunk_size=100)
 
 
+class _InterruptAt(Shift):
+    """Raises ``KeyboardInterrupt`` in the chunk whose rounds are ``(member, tau)``: the chunk is
+    recognised by its own draws, never by the order in which threads happen to call (a call
+    count made the 3rd call raise, which under load could be chunk 0's: nothing finished, and
+    the runner's KeyboardInterrupt escaped the test)."""
+
+    def __init__(self, member, tau):
+        super().__init__()
+        self.member, self.tau = np.asarray(member), np.asarray(tau)
+
+    def release(self, member, tau, rng):
+        if np.array_equal(member, self.member) and np.array_equal(tau, self.tau):
+            raise KeyboardInterrupt
+        return super().release(member, tau, rng)
+
+
 @pytest.mark.parametrize("executor", [None, Executor(threads=2)])
 def test_interrupt_partial_or_raise(executor):
-    # call 1 is the pilot, calls 2.. the chunks: the 3rd chunk to start is interrupted
-    res = play(_Broken("interrupt"), 1000, 0, chunk_size=100, executor=executor,
-               on_interrupt="partial")
-    assert res.partial and res.metadata["partial"]
-    assert res.rounds % 100 == 0 and 100 <= res.rounds < 1000
     full = play(Shift(), 1000, 0, chunk_size=100)
+    # chunk 3 is interrupted; the chunks before it were handed to threads first (a FIFO queue)
+    # and an interrupt lets running chunks finish, so the partial result is exactly chunks 0-2
+    # whatever the scheduling
+    mech = _InterruptAt(full.member[300:400], full.tau[300:400])
+    assert len({full.member[k:k + 100].tobytes() for k in range(0, 1000, 100)}) == 10
+    res = play(mech, 1000, 0, chunk_size=100, executor=executor, on_interrupt="partial")
+    assert res.partial and res.metadata["partial"]
+    assert res.rounds == 300
     # the partial result is the first chunks of an uninterrupted run, bit for bit
-    np.testing.assert_array_equal(res.stats["semi-star"], full.stats["semi-star"][:res.rounds])
-    np.testing.assert_array_equal(res.member, full.member[:res.rounds])
+    np.testing.assert_array_equal(res.stats["semi-star"], full.stats["semi-star"][:300])
+    np.testing.assert_array_equal(res.member, full.member[:300])
     with pytest.raises(KeyboardInterrupt):
-        play(_Broken("interrupt"), 1000, 0, chunk_size=100, executor=executor)
+        play(mech, 1000, 0, chunk_size=100, executor=executor)
+    # interrupted in chunk 0: nothing finished, so "partial" has nothing to return and the
+    # interrupt propagates (caught here: it must never reach pytest)
+    first = _InterruptAt(full.member[:100], full.tau[:100])
+    with pytest.raises(KeyboardInterrupt, match="before any chunk finished"):
+        play(first, 1000, 0, chunk_size=100, executor=executor, on_interrupt="partial")
 
 
 def test_sweep_shares_h0_rounds_and_matches_the_closed_form():
