@@ -16,8 +16,11 @@ Tie rules (the ``rule`` option)
     :math:`\#\{s^{(0)}>\hat\gamma\}/N_0` can be below :math:`k/N_0` on discrete scores.
 ``"hull"``
     The ROC convex hull (upper concave envelope of the empirical points, including (0, 0) and
-    (1, 1)) linearly interpolated at ``f``: achievable by randomising between two thresholds
-    (SeMI seed App. H ROC curves; Fawcett 2006).
+    (1, 1); :func:`roc_hull`) linearly interpolated at ``f``: achievable by randomising between
+    two thresholds (SeMI seed App. H ROC curves; Fawcett 2006). With ``rule="hull"`` the AUC is
+    the area under the hull (:func:`auc`), at least the Mann-Whitney AUC and at least 1/2.
+    These are the quantities ``jax_privacy.auditing.CanaryScoreAuditor`` reports as
+    ``tpr_at_given_fpr`` and ``attack_auroc``.
 
 Standard errors (:func:`tpr_at_fpr_se`)
     ``se_binomial`` :math:`=\sqrt{\widehat{TPR}(1-\widehat{TPR})/N_1}` treats the threshold as
@@ -32,7 +35,15 @@ Standard errors (:func:`tpr_at_fpr_se`)
     :math:`f\pm h`, :math:`h = 2\sqrt{f(1-f)/N_0}` (about two standard errors).
 
 AUC
-    Mann-Whitney with DeLong's standard error (:mod:`semi_core.stats.ranking`).
+    ``rule="step"``: Mann-Whitney (the area under the empirical ROC curve, ties counted one
+    half) with DeLong's standard error (:mod:`semi_core.stats.ranking`). ``rule="hull"``: the
+    area under the ROC convex hull,
+
+    .. math::
+
+        \mathrm{AUC}_{\text{hull}}=\sum_k \tfrac12\,(x_{k+1}-x_k)\,(y_k+y_{k+1})
+
+    over the hull's vertices :math:`(x_k, y_k)`.
 
 FPR resolution
     With :math:`N_0` non-member scores the empirical FPR moves in steps of
@@ -59,7 +70,8 @@ from semi_core.stats.binomial import clopper_pearson_lower, clopper_pearson_uppe
 from semi_core.stats.ranking import count_at_or_below, mann_whitney_auc, mann_whitney_sorted
 
 __all__ = ["fpr_resolution", "resolvable", "mark_unresolved", "resolution_fields",
-           "split_scores", "empirical_threshold", "roc_curve", "auc", "advantage", "tpr_at_fpr",
+           "split_scores", "empirical_threshold", "roc_curve", "roc_hull", "auc", "advantage",
+           "tpr_at_fpr",
            "tpr_at_fpr_se", "roc_metrics", "RocMetrics", "summarize", "RULES", "DEFAULT_FPRS"]
 
 #: FPR levels reported by default (``semi-core simulate``, summaries): :data:`semi_core._params.FPR_LEVELS`.
@@ -197,21 +209,98 @@ def roc_curve(member_scores, nonmember_scores):
             np.concatenate([th, [-np.inf]]))
 
 
-def auc(member_scores, nonmember_scores, *, se: bool = False):
-    r"""Area under the ROC curve, ties counted one half (Mann-Whitney), optionally with its
-    DeLong standard error.
+def _hull_counts(m_asc, n_asc) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices of the ROC convex hull in counts ``(false positives, true positives)`` of
+    ascending scores: exact integer arithmetic, strictly increasing false-positive counts from
+    0 to ``N0`` (at each count only the largest true-positive count: a vertical step adds no
+    area and the hull is read as a function of the FPR)."""
+    th = np.unique(np.concatenate([m_asc, n_asc]))[::-1]
+    tp = np.r_[m_asc.size - count_at_or_below(m_asc, th), m_asc.size]
+    fp = np.r_[n_asc.size - count_at_or_below(n_asc, th), n_asc.size]
+    last = np.r_[fp[1:] != fp[:-1], True]  # tp is non-decreasing along the curve
+    hx: list[int] = []
+    hy: list[int] = []
+    for x, y in zip(fp[last].tolist(), tp[last].tolist(), strict=True):
+        # drop the last vertex while it lies on or below the chord to the new point
+        while len(hx) >= 2 and ((hx[-1] - hx[-2]) * (y - hy[-2])
+                                - (hy[-1] - hy[-2]) * (x - hx[-2])) >= 0:
+            hx.pop()
+            hy.pop()
+        hx.append(x)
+        hy.append(y)
+    return np.asarray(hx, dtype=np.int64), np.asarray(hy, dtype=np.int64)
+
+
+def roc_hull(member_scores, nonmember_scores) -> tuple[np.ndarray, np.ndarray]:
+    r"""Vertices of the ROC convex hull: the best TPR at each FPR over tests that randomise
+    between two thresholds.
+
+    .. math::
+
+        \overline{\mathrm{TPR}}(f)=\max\{(1-\lambda)\,y_i+\lambda\,y_j:\
+            (1-\lambda)\,x_i+\lambda\,x_j=f,\ \lambda\in[0,1]\}
+
+    over the empirical ROC points :math:`(x_i, y_i)` (:func:`roc_curve`), the least concave
+    majorant of the curve. Computed on integer counts (exact, a monotone chain).
+
+    Parameters
+    ----------
+    member_scores, nonmember_scores : array_like
+        Higher = member.
+
+    Returns
+    -------
+    fpr, tpr : ndarray
+        The vertices, FPR strictly increasing from 0 to 1 (the first vertex is the largest TPR
+        at FPR 0, the last (1, 1)).
+    """
+    m = np.sort(check_scores(member_scores, "member_scores"))
+    n = np.sort(check_scores(nonmember_scores, "nonmember_scores"))
+    fp, tp = _hull_counts(m, n)
+    return fp / n.size, tp / m.size
+
+
+def _hull_auc(fpr, tpr) -> float:
+    """Trapezoid area under hull vertices (exact: the hull is linear between them)."""
+    return float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1])) / 2.0)
+
+
+def auc(member_scores, nonmember_scores, *, se: bool = False, rule: str = "step"):
+    r"""Area under the ROC curve: Mann-Whitney (ties counted one half) with ``rule="step"``,
+    optionally with its DeLong standard error; the area under the ROC convex hull with
+    ``rule="hull"``.
 
     .. math::
 
         \mathrm{AUC}=P(S_1>S_0)+\tfrac12P(S_1=S_0)
-        =\frac{\sum_i r_i - N_1(N_1+1)/2}{N_1N_0}
+        =\frac{\sum_i r_i - N_1(N_1+1)/2}{N_1N_0},\qquad
+        \mathrm{AUC}_{\text{hull}}=\int_0^1\overline{\mathrm{TPR}}(f)\,df
+
+    (:func:`roc_hull`; :math:`\mathrm{AUC}_{\text{hull}}\ge\max(\mathrm{AUC}, 1/2)`).
+
+    Parameters
+    ----------
+    member_scores, nonmember_scores : array_like
+        Higher = member.
+    se : bool
+        Also return DeLong's standard error (``rule="step"`` only: the hull AUC has no such
+        formula; bootstrap it with :func:`roc_metrics`).
+    rule : {"step", "hull"}
 
     Returns
     -------
     float, or (float, float) with ``se=True``
     """
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
     m = check_scores(member_scores, "member_scores")
     n = check_scores(nonmember_scores, "nonmember_scores")
+    if rule == "hull":
+        if se:
+            raise ValueError("se=True needs rule='step' (DeLong); the hull AUC has no closed-form "
+                             "standard error: use roc_metrics(..., rule='hull', "
+                             "interval='bootstrap')")
+        return _hull_auc(*roc_hull(m, n))
     a, a_se = mann_whitney_auc(m, n)
     return (a, a_se) if se else a
 
@@ -227,29 +316,14 @@ def advantage(member_scores, nonmember_scores) -> float:
     return float(max(0.0, np.max(tpr - fpr)))
 
 
-def _hull(fpr, tpr):
-    """Upper concave envelope of points sorted by (fpr, tpr) (monotone chain)."""
-    pts = sorted(set(zip(fpr.tolist(), tpr.tolist(), strict=True)))
-    hull: list[tuple[float, float]] = []
-    for p in pts:
-        while len(hull) >= 2:
-            (x1, y1), (x2, y2) = hull[-2], hull[-1]
-            if (x2 - x1) * (p[1] - y1) - (y2 - y1) * (p[0] - x1) >= 0:  # not a right turn
-                hull.pop()
-            else:
-                break
-        hull.append(p)
-    h = np.array(hull)
-    return h[:, 0], h[:, 1]
-
-
 def tpr_at_fpr(member_scores, nonmember_scores, fpr, *, rule: str = "step"):
     r"""TPR at the given FPR level(s) (see the module docstring for the two rules).
 
     .. math::
 
         \mathrm{TPR}_{\text{step}}(f)=\max_{\gamma:\ \widehat{\mathrm{FPR}}(\gamma)\le f}
-            \widehat{\mathrm{TPR}}(\gamma)
+            \widehat{\mathrm{TPR}}(\gamma),\qquad
+        \mathrm{TPR}_{\text{hull}}(f)=\overline{\mathrm{TPR}}(f)\ \text{(:func:`roc_hull`)}
 
     Parameters
     ----------
@@ -268,10 +342,10 @@ def tpr_at_fpr(member_scores, nonmember_scores, fpr, *, rule: str = "step"):
         raise ValueError("fpr must lie in [0, 1]")
     if rule not in RULES:
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
-    x, y, _ = roc_curve(member_scores, nonmember_scores)
     if rule == "hull":
-        hx, hy = _hull(x, y)
+        hx, hy = roc_hull(member_scores, nonmember_scores)
         return np.interp(f, hx, hy)
+    x, y, _ = roc_curve(member_scores, nonmember_scores)
     # x is non-decreasing; the last index with x <= f has the largest tpr among them
     idx = np.searchsorted(x, f, side="right") - 1
     return y[idx]
@@ -389,6 +463,8 @@ def roc_metrics(member_scores, nonmember_scores, *, fpr=(0.001, 0.01, 0.1), rule
     fpr : sequence of float
         FPR levels in ``[0, 1]``.
     rule : {"step", "hull"}
+        Of TPR at FPR and of the AUC (``hull``: the ROC convex hull's, :func:`roc_hull`; the
+        advantage is the same under both: a linear function is largest at a vertex).
     interval : {"bootstrap", "binomial"}
         ``bootstrap``: percentile intervals from ``n_bootstrap`` resamples drawn within each
         class. ``binomial``: exact two-sided Clopper-Pearson intervals *conditional on the
@@ -415,7 +491,7 @@ def roc_metrics(member_scores, nonmember_scores, *, fpr=(0.001, 0.01, 0.1), rule
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
     if interval not in ("bootstrap", "binomial"):
         raise ValueError(f"interval must be 'bootstrap' or 'binomial', got {interval!r}")
-    a = auc(m, n)
+    a = auc(m, n, rule=rule)
     adv = advantage(m, n)
     tpr = tpr_at_fpr(m, n, levels, rule=rule)
     lo_q, hi_q = (1 - conf) / 2, 1 - (1 - conf) / 2
@@ -428,7 +504,7 @@ def roc_metrics(member_scores, nonmember_scores, *, fpr=(0.001, 0.01, 0.1), rule
         for b in range(B):
             mb = m[rng.integers(0, m.size, m.size)]
             nb = n[rng.integers(0, n.size, n.size)]
-            boot[b, 0] = auc(mb, nb)
+            boot[b, 0] = auc(mb, nb, rule=rule)
             boot[b, 1] = advantage(mb, nb)
             boot[b, 2:] = tpr_at_fpr(mb, nb, levels, rule=rule)
         q = np.quantile(boot, [lo_q, hi_q], axis=0)

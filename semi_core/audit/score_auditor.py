@@ -27,10 +27,17 @@ jax_privacy                                            semi_core
 ``epsilon_one_run(significance, delta)``               ``epsilon_lower_bound(..., method="one-run")``
 ``epsilon_one_run_fdp(significance, delta)``           ``epsilon_lower_bound(.., method="one-run-fdp", tradeoff="gdp")``
 (none)                                                 ``epsilon_lower_bound(..., method="band")`` (default)
-``tpr_at_given_fpr(fpr)``                              ``tpr_at_fpr(fpr)``
-``attack_auroc()``                                     ``auc()``
+``tpr_at_given_fpr(fpr)``                              ``tpr_at_fpr(fpr, rule="hull")``
+``attack_auroc()``                                     ``auc(rule="hull")``
 (none)                                                 ``roc()``, ``max_certifiable_epsilon()``, ``summary()``
 =====================================================  ==============================================
+
+jax_privacy's ROC quantities are those of the ROC *convex hull* (tests that randomise between
+two thresholds): ``rule="hull"`` (:func:`semi_core.audit.roc.roc_hull`). Our defaults are the
+empirical curve's (``rule="step"``: the best single threshold with FPR at most ``fpr``, and the
+Mann-Whitney AUC), which are never larger: on scores ``[0, 4, 6, 7]`` vs ``[1, 2, 3, 5]`` the
+hull AUC is 0.8125 and the Mann-Whitney AUC 0.6875. :data:`JAX_PRIVACY_NAMES` holds the
+table's ROC rows for code that ports calls.
 """
 
 from __future__ import annotations
@@ -45,7 +52,14 @@ from semi_core.audit.bounds import DEFAULT_METHOD, METHODS, AuditResult, epsilon
 from semi_core.audit.roc import RocMetrics, auc, roc_metrics, tpr_at_fpr
 from semi_core.audit.selection import certifiable_epsilon_max
 
-__all__ = ["ScoreAuditor"]
+__all__ = ["ScoreAuditor", "JAX_PRIVACY_NAMES"]
+
+#: ``jax_privacy.auditing.CanaryScoreAuditor`` method -> (:class:`ScoreAuditor` method, keyword
+#: arguments) giving the same quantity (the ROC convex hull's; module docstring).
+JAX_PRIVACY_NAMES: dict[str, tuple[str, dict[str, Any]]] = {
+    "tpr_at_given_fpr": ("tpr_at_fpr", {"rule": "hull"}),
+    "attack_auroc": ("auc", {"rule": "hull"}),
+}
 
 
 class ScoreAuditor:
@@ -93,12 +107,16 @@ class ScoreAuditor:
                                        failure_prob=failure_prob, method=method, **kw)
 
     def tpr_at_fpr(self, fpr, *, rule: str = "step"):
-        """Empirical TPR at FPR ``fpr`` (:func:`semi_core.audit.roc.tpr_at_fpr`)."""
+        """TPR at FPR ``fpr`` (:func:`semi_core.audit.roc.tpr_at_fpr`): the best single
+        threshold (``"step"``) or the ROC convex hull (``"hull"``, jax_privacy's
+        ``tpr_at_given_fpr``)."""
         return tpr_at_fpr(self.member, self.nonmember, fpr, rule=rule)
 
-    def auc(self) -> float:
-        """Area under the ROC curve (Mann-Whitney)."""
-        return float(auc(self.member, self.nonmember))
+    def auc(self, *, rule: str = "step") -> float:
+        """Area under the ROC curve (:func:`semi_core.audit.roc.auc`): Mann-Whitney
+        (``"step"``) or under the ROC convex hull (``"hull"``, jax_privacy's
+        ``attack_auroc``)."""
+        return float(auc(self.member, self.nonmember, rule=rule))
 
     def roc(self, *, fpr=(0.001, 0.01, 0.1), interval: str = "binomial", **kwargs) -> RocMetrics:
         """TPR at each FPR and AUC with intervals (:func:`semi_core.audit.roc.roc_metrics`)."""
