@@ -398,6 +398,77 @@ class Run:
         self._states.append(arr)
 
 
+def _without_hooks(module: nn.Module) -> nn.Module:
+    """``module`` with the forward/backward hooks of every submodule removed (a copy of an
+    Opacus-wrapped module carries its activation-capture hooks)."""
+    for mod in module.modules():
+        for hooks in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
+                      "_backward_pre_hooks"):
+            getattr(mod, hooks, {}).clear()
+    module.__dict__.pop("autograd_grad_sample_hooks", None)   # Opacus' "hooks added" mark
+    return module
+
+
+class _Done(Exception):
+    """The run has its ``steps`` updates: stop the user's epoch function."""
+
+
+class _OpacusTrain:
+    """``train(model, run)`` around a user's unchanged Opacus epoch function
+    (:meth:`TrainingLoop.from_opacus`)."""
+
+    def __init__(self, epoch_fn, model, optimizer, data_loader, accountant):
+        self.epoch_fn, self.model, self.optimizer = epoch_fn, model, optimizer
+        self.data_loader, self.accountant = data_loader, accountant
+        self.__qualname__ = getattr(epoch_fn, "__qualname__", "train_epoch")
+
+    def __call__(self, _model, run: Run):
+        shared = getattr(self.data_loader, "dataset", None)
+        memo = {} if shared is None else {id(shared): shared}
+        if self.accountant is not None:
+            memo[id(self.accountant)] = self.accountant
+        dp, gsm = self.optimizer, self.model
+        # Opacus' wrappers do not deep-copy (hooks, attributes on parameters): copy the module
+        # and the optimizer they wrap (its parameters map to the copied module's) and wrap
+        # them again with the same settings and accountant hook
+        inner = _without_hooks(copy.deepcopy(getattr(gsm, "_module", gsm), memo))
+        base, loader = copy.deepcopy((dp.original_optimizer, self.data_loader), memo)
+        model = (type(gsm)(inner, batch_first=gsm.batch_first, loss_reduction=gsm.loss_reduction)
+                 if hasattr(gsm, "_module") else inner)
+        opt = type(dp)(base, noise_multiplier=dp.noise_multiplier,
+                       max_grad_norm=dp.max_grad_norm, expected_batch_size=dp.expected_batch_size,
+                       loss_reduction=dp.loss_reduction, secure_mode=dp.secure_mode)
+        opt.step_hook = getattr(dp, "step_hook", None)
+        history = list(getattr(self.accountant, "history", []))
+        clip, step = opt.clip_and_accumulate, opt.step
+        t = [0]
+
+        def clip_and_accumulate():
+            t[0] += 1
+            run.canary_gradients(t[0], model)       # before Opacus clips
+            return clip()
+
+        def step_and_record(*args, **kwargs):
+            out = step(*args, **kwargs)
+            run.record(model)
+            if len(run._states) == run.steps:
+                raise _Done
+            return out
+
+        opt.clip_and_accumulate, opt.step = clip_and_accumulate, step_and_record
+        try:
+            for _ in range(run.steps):              # epochs until `steps` updates
+                self.epoch_fn(model, opt, loader)
+                if t[0] == 0:
+                    raise ValueError("train_epoch made no optimizer step (call "
+                                     "optimizer.step() on the optimizer it is given)")
+        except _Done:
+            pass
+        finally:
+            if self.accountant is not None:
+                self.accountant.history = history
+
+
 class SumLogLRScorer:
     r"""The log-LR of the whole trajectory, :math:`\sum_t\log\mathrm{LR}_t` (``semi-sum``):
     the Neyman-Pearson statistic when every step may hold the canary (Poisson sampling)."""
@@ -483,6 +554,7 @@ class TrainingLoop(MechanismBase):
             self.sample_rate = None
         self.train = train
         self.notes: list[str] = []          # said in every audit_training report
+        self.headline: dict[str, Any] | None = None   # the user's numbers (from_opacus)
         self._mem: tuple[float, float] | None = None
         self._fixed_bytes = 0.0
         if not isinstance(model, nn.Module):
@@ -543,6 +615,132 @@ class TrainingLoop(MechanismBase):
         # the optimal statistic, the sum of the per-step log-LRs, is scored beside (scorers())
         self.tests = (() if sampler == "poisson" else ("semi-star",)) + \
             ("semi-unif", "semi-max") + (("final",) if canary == "dirac" else ())
+
+    # -- hand-over -------------------------------------------------------------------------
+    @classmethod
+    def from_opacus(cls, train_epoch: Callable, model, optimizer, data_loader,
+                    privacy_engine=None, *, target_epsilon: float | None = None,
+                    target_delta: float | None = None, epochs: int = 1,
+                    steps: int | None = None, reference=None, n_reference: int = 128,
+                    loss: str = "cross_entropy", **kwargs) -> TrainingLoop:
+        r"""A :class:`TrainingLoop` from what an Opacus user has: their epoch function, and the
+        model, optimizer and data loader ``make_private`` returned.
+
+        Every run deep-copies ``(model, optimizer, data_loader)`` (the data set is shared,
+        not copied) and calls ``train_epoch(model, optimizer, data_loader)`` -- the user's
+        code, unchanged -- until ``steps`` optimizer steps are made: the optimizer's
+        ``clip_and_accumulate`` puts the Dirac canary into the per-sample gradients before
+        Opacus clips them, and every ``step`` records the parameters. The noise multiplier,
+        clipping norm, expected batch size and learning rate are read from the
+        ``DPOptimizer``; the sampler from the loader (Opacus' ``DPDataLoader``: Poisson at its
+        ``sample_rate``; else fixed or shuffled batches). Accountant histories touched by the
+        audit's runs are restored after each run.
+
+        Parameters
+        ----------
+        train_epoch : callable
+            ``train_epoch(model, optimizer, data_loader)``: one epoch of the user's training.
+        model, optimizer, data_loader
+            Opacus' ``GradSampleModule``, ``DPOptimizer`` and data loader.
+        privacy_engine : opacus.PrivacyEngine, optional
+            Its accountant gives the user's headline :math:`\varepsilon` for their training
+            (``epochs`` epochs of ``len(data_loader)`` steps), shown beside the audit's.
+        target_epsilon, target_delta : float, optional
+            The :math:`(\varepsilon, \delta)` the user chose (``make_private_with_epsilon``).
+        epochs : int
+            Epochs of the user's training (their accountant's steps: ``epochs *
+            len(data_loader)``).
+        steps : int, optional
+            Steps each audit run trains (default ``len(data_loader)``: one epoch); at most
+            ``epochs * len(data_loader)`` (checked now).
+        reference : (x, y), optional
+            Reference records for the gradient moments; default: the first ``n_reference``
+            records of ``data_loader.dataset`` (not held back from training: said in every
+            report; pass records of your own to hold some back).
+        n_reference : int
+        loss : {"cross_entropy", "mse"}
+        **kwargs
+            Passed to :class:`TrainingLoop` (``canary="dirac"`` only, ``scale``,
+            ``coordinate``).
+
+        Returns
+        -------
+        TrainingLoop
+            With ``headline`` (the user's numbers) set.
+        """
+        for name, obj, attrs in (("optimizer", optimizer, ("noise_multiplier", "max_grad_norm",
+                                                         "expected_batch_size")),):
+            missing = [a for a in attrs if not hasattr(obj, a)]
+            if missing:
+                raise TypeError(f"{name} must be Opacus' DPOptimizer (make_private's), it lacks "
+                                f"{missing}")
+        if not callable(train_epoch):
+            raise TypeError("train_epoch must be callable train_epoch(model, optimizer, "
+                            f"data_loader), got {type(train_epoch).__name__}")
+        if kwargs.get("canary", "dirac") != "dirac":
+            raise ValueError("from_opacus inserts a Dirac canary through the optimizer; for an "
+                             "input canary write train(model, run) with run.canary_batch")
+        for k in ("lr", "batch_size", "noise_multiplier", "max_grad_norm", "sampler",
+                  "sample_rate", "steps"):
+            if k in kwargs:
+                raise ValueError(f"{k} is read from the Opacus objects; do not pass it")
+        inner = getattr(model, "_module", model)
+        if not isinstance(inner, nn.Module):
+            raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        inner = _without_hooks(copy.deepcopy(inner))  # the statistics' copy
+        n_batches = len(data_loader)
+        epochs = check_int(epochs, "epochs", minimum=1)
+        steps = n_batches if steps is None else check_int(
+            steps, "steps", minimum=1, maximum=epochs * n_batches)
+        group = optimizer.param_groups[0]
+        notes = []
+        if group.get("momentum", 0) or type(getattr(optimizer, "original_optimizer",
+                                                    optimizer)).__name__ != "SGD":
+            notes.append("the statistics assume plain SGD updates; momentum or an adaptive "
+                         "optimizer only lowers their power (the bounds stay valid)")
+        sampler_obj = getattr(data_loader, "batch_sampler", None)
+        q = getattr(sampler_obj, "sample_rate", None) or getattr(data_loader, "sample_rate",
+                                                                 None)
+        n_data = len(data_loader.dataset)
+        if q is not None:
+            sampler, sample_rate = "poisson", float(q)
+        else:
+            bs = data_loader.batch_size
+            sampler = "fixed" if (data_loader.drop_last or n_data % bs == 0) else "shuffle"
+            sample_rate = None
+        if reference is None:
+            n_ref = check_int(n_reference, "n_reference", minimum=2, maximum=n_data)
+            recs = [data_loader.dataset[i] for i in range(n_ref)]
+            reference = (torch.stack([torch.as_tensor(r[0]) for r in recs]),
+                         torch.as_tensor([int(r[1]) for r in recs]))
+            notes.append(f"reference statistics from the first {n_ref} training records (not "
+                         "held back from training; pass reference=(x, y) to hold records back)")
+        acc = getattr(privacy_engine, "accountant", None)
+        train = _OpacusTrain(train_epoch, model, optimizer, data_loader, acc)
+        loop = cls(train, inner, reference=reference, steps=steps,
+                   lr=float(group["lr"]), batch_size=int(optimizer.expected_batch_size),
+                   noise_multiplier=float(optimizer.noise_multiplier),
+                   max_grad_norm=float(optimizer.max_grad_norm), sampler=sampler,
+                   sample_rate=sample_rate, loss=loss, **kwargs)
+        loop.notes.extend(notes)
+        head: dict[str, Any] = {"steps": epochs * n_batches,
+                                "sample_rate": sample_rate if sample_rate is not None else
+                                (data_loader.batch_size / n_data)}
+        if target_epsilon is not None:
+            head["target_epsilon"] = check_positive(target_epsilon, "target_epsilon")
+        if target_delta is not None:
+            head["delta"] = check_probability(target_delta, "target_delta")
+        if acc is not None:
+            head["accountant"] = acc.mechanism()
+            if target_delta is not None:
+                fresh = type(acc)()
+                fresh.history = [(float(optimizer.noise_multiplier), head["sample_rate"],
+                                  head["steps"])]
+                with warnings.catch_warnings(), np.errstate(all="ignore"):
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    head["epsilon"] = float(fresh.get_epsilon(head["delta"]))
+        loop.headline = head
+        return loop
 
     # -- memory ------------------------------------------------------------------------------
     def memory_estimate(self, releases) -> tuple[float, float]:
@@ -918,7 +1116,7 @@ def audit_training(loop: TrainingLoop, rounds: int, seed=0, *, tau: int | None =
               for m in methods}
     eps_lb = {t: {m: b[t] for m, b in bounds.items()} for t in bounds[methods[0]]}
     against = acc["epsilon"]
-    head = dict(headline or {})
+    head = dict(headline or loop.headline or {})
     if claimed_epsilon is not None:
         head.setdefault("claimed_epsilon", claimed_epsilon)
     if head:

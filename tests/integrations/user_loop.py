@@ -69,3 +69,31 @@ def opacus_train(model, run):
         run.canary_gradients(t, gsm)          # edits p.grad_sample before Opacus clips
         opt.step()
         run.record(gsm)
+
+
+Q = BATCH / len(X)                                    # Poisson sample rate: expected batch BATCH
+
+
+def poisson_train(model, run, *, clip=True, noise_scale=1.0):
+    """The same loop with Poisson sampling (Opacus' default): each record in each batch with
+    probability Q, batches of any size, the sum divided by the expected size BATCH."""
+    opt = torch.optim.SGD(model.parameters(), lr=LR)
+    params = dict(model.named_parameters())
+
+    def loss_fn(p, x, y):
+        return nn.functional.cross_entropy(functional_call(model, p, (x[None],)), y[None])
+
+    per_sample = vmap(grad(loss_fn), in_dims=(None, 0, 0))
+    for t in range(1, run.steps + 1):
+        idx = torch.nonzero(torch.rand(len(X), generator=run.generator) < Q).flatten()
+        x, y = run.canary_batch(t, X[idx], Y[idx])
+        g = per_sample({k: v.detach() for k, v in params.items()}, x, y)
+        g = run.canary_gradients(t, g)
+        norms = torch.cat([v.flatten(1) for v in g.values()], 1).norm(dim=1)
+        factor = (CLIP / norms).clamp(max=1.0) if clip else torch.ones_like(norms)
+        for k, p in params.items():
+            noise = noise_scale * SIGMA * CLIP * torch.randn(p.shape, generator=run.generator,
+                                                             dtype=p.dtype)
+            p.grad = ((g[k] * factor.view(-1, *[1] * p.dim())).sum(0) + noise) / BATCH
+        opt.step()
+        run.record(model)
