@@ -49,6 +49,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "per-datum membership leakage of a target (seed: per_datum_leakage)"),
     "seq-audit": ("semi_core.cli.seq_audit",
                   "anytime-valid sequential DP audit (MMD test martingale / e-process)"),
+    "audit-stream": ("semi_core.cli.audit_stream",
+                     "anytime-valid one-run audit of a growing file of scored canaries"),
     "updates": ("semi_core.cli.updates",
                 "membership / entry inference from several model updates"),
 }
