@@ -487,13 +487,23 @@ def _fold(acc, _i, res):
     return acc
 
 
-def _fold_collect(acc, _i, res):
-    if acc is None:
-        acc = [[[], []] for _ in res]
-    for a, r in zip(acc, res, strict=True):
-        a[0].append(r[0])
-        a[1].append(r[1])
-    return acc
+def _collector(counts):
+    """A fold for a collecting pass: the scores of query ``j`` go into two arrays allocated once
+    with the class counts ``counts[j]`` the previous pass found in that bin (memory: the scores
+    alone, not one array object per chunk, which grew with the number of chunks)."""
+    def fold(acc, _i, res):
+        if acc is None:
+            acc = [[np.empty(int(c0)), np.empty(int(c1)), 0, 0] for c0, c1 in counts]
+        for a, r in zip(acc, res, strict=True):
+            for cls in (0, 1):
+                x, at = r[cls], a[2 + cls]
+                if at + x.size > a[cls].size:
+                    raise RuntimeError("a replayed pass drew other scores than the pass before "
+                                       "(the games must be deterministic in the seed)")
+                a[cls][at:at + x.size] = x
+                a[2 + cls] = at + x.size
+        return acc
+    return fold
 
 
 def _grid(lo: float, hi: float, bins: int) -> np.ndarray:
@@ -651,12 +661,15 @@ def simulate_streaming(mech, rounds: int, seed=0, *, fprs=(0.1, 0.01, 0.001), bi
                 qs.append((st["i"], ("collect", b_lo, b_hi)))
             else:
                 qs.append((st["i"], ("hist", b_lo, b_hi, _grid(mn, mx, bins))))
-        res = run(qs, _fold_collect if collect else _fold)
+        res = run(qs, _collector([st["bin"][4:6] for st in pending]) if collect else _fold)
         passes += 1
         for st, q, r in zip(pending, qs, res, strict=True):
             if collect:
-                v0 = np.sort(np.concatenate(r[0]))[::-1]
-                v1 = np.concatenate(r[1])
+                if (r[2], r[3]) != st["bin"][4:6]:
+                    raise RuntimeError("a replayed pass drew other scores than the pass before "
+                                       "(the games must be deterministic in the seed)")
+                v0 = np.sort(r[0])[::-1]
+                v1 = r[1]
                 thr = float(v0[st["r"] - 1])
                 st.update(done=True, thr=thr, above0=st["A"] + int((v0 > thr).sum()),
                           above1=st["M"] + int((v1 > thr).sum()))
