@@ -119,7 +119,8 @@ from semi_core.audit.one_run import BALANCE_LEVEL, one_run_epsilon
 
 __all__ = ["AnytimeOneRun", "ClaimRefutedError", "DEFAULT_GRID", "delta_slack",
            "ASSUMPTION", "CANARY_KINDS", "gaussian_mu_at", "simulate_canaries",
-           "simulate_anytime"]
+           "simulate_anytime", "validity_table", "price_table", "stopping_table",
+           "markdown_table", "VALIDITY_CELLS", "PRICE_CELLS", "STOPPING_CELLS"]
 
 #: Default epsilon grid of the lower bound (0.05 steps up to 20; the claim is added).
 DEFAULT_GRID = tuple(round(0.05 * j, 2) for j in range(1, 401))
@@ -191,8 +192,8 @@ class AnytimeOneRun(ResultDisplay):
 
     def __init__(self, claimed_epsilon: float, *, delta: float = 0.0, failure_prob: float = 0.05,
                  n_canaries: int | None = None, guess_fraction: float = 0.2,
-                 threshold: Sequence[float] | None = None, warmup: int = 20,
-                 refit_every: int = 50, epsilon_grid: Sequence[float] | None = None,
+                 threshold: Sequence[float] | None = None, warmup: int = 10,
+                 refit_every: int = 10, epsilon_grid: Sequence[float] | None = None,
                  higher_is_member: bool = True):
         c = check_real(claimed_epsilon, "claimed_epsilon")
         if c < 0:
@@ -565,3 +566,131 @@ def simulate_anytime(kind: str, *, true_epsilon: float, claimed_epsilon: float, 
             "bound": bound, "fixed_time": fixed, "refuted_at": stop,
             "ever_above_truth": float(np.mean(bound > true_epsilon)),
             "refuted_rate": float(np.mean(stop >= 0))}
+
+
+# -- the three tables (analysis/anytime_one_run.py, the report section, the slow tests) ------------
+
+#: Validity cells: (kind, epsilon, delta), the mechanism exactly at the claim.
+VALIDITY_CELLS = (("rr", 0.5, 0.0), ("rr", 1.0, 0.0), ("rr", 2.0, 0.0), ("rr", 4.0, 0.0),
+                  ("gaussian", 1.0, 1e-5), ("gaussian", 2.0, 1e-5), ("gaussian", 1.0, 1e-4))
+#: Price-of-anytime cells: (kind, true epsilon, delta); the claim (20) is never refuted.
+PRICE_CELLS = (("rr", 1.0, 0.0), ("rr", 2.0, 0.0), ("rr", 4.0, 0.0), ("rr", 8.0, 0.0),
+               ("gaussian", 4.0, 1e-5), ("gaussian", 8.0, 1e-5))
+#: Stopping cells: (kind, true epsilon, claimed epsilon, delta).
+STOPPING_CELLS = (("rr", 8.0, 2.0, 0.0), ("rr", 4.0, 2.0, 0.0), ("rr", 2.0, 1.0, 0.0),
+                  ("gaussian", 8.0, 2.0, 1e-5), ("gaussian", 6.0, 2.0, 1e-5))
+
+
+def validity_table(*, runs: int = 1000, n_canaries: int = 1000, failure_prob: float = 0.05,
+                   seed=0, cells=VALIDITY_CELLS) -> list[dict]:
+    r"""Rate of runs whose anytime bound *ever* exceeds the truth (and of runs refuting the
+    true claim, the stronger event), mechanism exactly at the claim, with the two-sided 95 %
+    Clopper--Pearson interval of the refutation rate; ``ok``: its lower end is
+    :math:`\le\xi`.
+
+    Parameters
+    ----------
+    runs, n_canaries : int
+        Runs per cell and canaries per run.
+    failure_prob : float
+    seed : int or SeedSequence
+    cells : sequence of (kind, epsilon, delta)
+
+    Returns
+    -------
+    list of dict
+    """
+    from semi_core.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
+
+    rows = []
+    for c, (kind, e, d) in enumerate(cells):
+        out = simulate_anytime(kind, true_epsilon=e, claimed_epsilon=e, delta=d,
+                               n_canaries=n_canaries, runs=runs, seed=np.random.SeedSequence([int(seed), c]),
+                               failure_prob=failure_prob, compare_fixed=False)
+        k = int(round(out["refuted_rate"] * runs))
+        rows.append({"canaries": kind, "epsilon": e, "delta": d, "runs": runs,
+                     "m": n_canaries, "ever_above_truth": out["ever_above_truth"],
+                     "refuted_true_claim": out["refuted_rate"],
+                     "ci_low": float(clopper_pearson_lower(k, runs, 0.025)),
+                     "ci_high": float(clopper_pearson_upper(k, runs, 0.025)),
+                     "failure_prob": failure_prob,
+                     "ok": bool(clopper_pearson_lower(k, runs, 0.025) <= failure_prob)})
+    return rows
+
+
+def price_table(*, runs: int = 1000, n_canaries: int = 1000, failure_prob: float = 0.05,
+                seed=0, cells=PRICE_CELLS) -> list[dict]:
+    """Final anytime bound vs the fixed-time one-run bound (Steinke et al.) on the same
+    canaries and guesses: means over runs and the mean ratio.
+
+    Parameters
+    ----------
+    runs, n_canaries : int
+    failure_prob : float
+    seed : int or SeedSequence
+    cells : sequence of (kind, true epsilon, delta)
+
+    Returns
+    -------
+    list of dict
+    """
+    rows = []
+    for c, (kind, e, d) in enumerate(cells):
+        out = simulate_anytime(kind, true_epsilon=e, claimed_epsilon=20.0, delta=d,
+                               n_canaries=n_canaries, runs=runs, seed=np.random.SeedSequence([int(seed), 100 + c]),
+                               failure_prob=failure_prob)
+        b, f = out["bound"], out["fixed_time"]
+        rows.append({"canaries": kind, "true_epsilon": e, "delta": d, "runs": runs,
+                     "m": n_canaries, "anytime": float(b.mean()), "fixed_time": float(f.mean()),
+                     "ratio": float(b.mean() / f.mean()) if f.mean() > 0 else math.nan,
+                     "anytime_above_fixed": float(np.mean(b > f))})
+    return rows
+
+
+def stopping_table(*, runs: int = 1000, n_canaries: int = 1000, failure_prob: float = 0.05,
+                   seed=0, cells=STOPPING_CELLS) -> list[dict]:
+    """Canaries graded when a false claim is refuted (median, 90th percentile; runs that never
+    refute count as ``n_canaries + 1``), the fraction refuted within the run, and the
+    end-of-run fixed-time one-run audit's refutation rate (which reads all ``n_canaries``).
+
+    Parameters
+    ----------
+    runs, n_canaries : int
+    failure_prob : float
+    seed : int or SeedSequence
+    cells : sequence of (kind, true epsilon, claimed epsilon, delta)
+
+    Returns
+    -------
+    list of dict
+    """
+    rows = []
+    for c, (kind, e, claim, d) in enumerate(cells):
+        out = simulate_anytime(kind, true_epsilon=e, claimed_epsilon=claim, delta=d,
+                               n_canaries=n_canaries, runs=runs, seed=np.random.SeedSequence([int(seed), 200 + c]),
+                               failure_prob=failure_prob)
+        st = np.where(out["refuted_at"] >= 0, out["refuted_at"], n_canaries + 1)
+        rows.append({"canaries": kind, "true_epsilon": e, "claimed": claim, "delta": d,
+                     "runs": runs, "m": n_canaries, "median_stop": float(np.median(st)),
+                     "p90_stop": float(np.quantile(st, 0.9)),
+                     "refuted_anytime": out["refuted_rate"],
+                     "refuted_end_of_run": float(np.mean(out["fixed_time"] > claim))})
+    return rows
+
+
+def markdown_table(rows: list[dict]) -> str:
+    """Rows as a Markdown table (numbers to 4 significant digits)."""
+    if not rows:
+        return ""
+    cols = list(rows[0])
+
+    def fmt(v):
+        if isinstance(v, bool | np.bool_):
+            return "yes" if v else "NO"
+        if isinstance(v, float):
+            return f"{v:.4g}"
+        return str(v)
+
+    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    out += ["| " + " | ".join(fmt(r[c]) for c in cols) + " |" for r in rows]
+    return "\n".join(out)
