@@ -15,10 +15,13 @@ One home for the rule every ``device`` argument follows:
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+
 import torch
 from torch import nn
 
-__all__ = ["resolve_device", "model_device", "STATS_DTYPE"]
+__all__ = ["resolve_device", "model_device", "move_setup", "STATS_DTYPE"]
 
 #: dtype of the statistics (log-LRs, gradient moments, standardised updates).
 STATS_DTYPE = torch.float64
@@ -110,3 +113,36 @@ def _key(dev: torch.device) -> tuple[str, int]:
     if dev.type == "cuda" and dev.index is None:
         return ("cuda", torch.cuda.current_device() if torch.cuda.is_available() else 0)
     return (dev.type, 0 if dev.index is None else dev.index)
+
+
+def move_setup(setup, device):
+    """A copy of an audit setup dataclass (:class:`~semi_core.sgd.dirac.WhiteBoxSetup`,
+    :class:`~semi_core.sgd.mechanism.AuditSetup`) with its model and every tensor field on
+    ``device`` (checked by :func:`resolve_device`); the setup itself when already there.
+    Dtypes are kept (training stays in the model's dtype).
+
+    Parameters
+    ----------
+    setup : dataclass
+        With a ``fm`` (:class:`~semi_core.sgd.grads.FunctionalModel`) and a ``theta0`` field.
+    device : str or torch.device
+
+    Returns
+    -------
+    The moved copy (or ``setup``).
+    """
+    from .grads import FunctionalModel
+
+    dev = resolve_device(device)
+    if setup.theta0.device == dev:
+        return setup
+    changes = {}
+    for f in dataclasses.fields(setup):
+        v = getattr(setup, f.name)
+        if isinstance(v, torch.Tensor):
+            changes[f.name] = v.to(dev)
+        elif isinstance(v, FunctionalModel):
+            changes[f.name] = FunctionalModel(copy.deepcopy(v.module).to(dev), loss=v.loss_name)
+        elif isinstance(v, dict):
+            changes[f.name] = dict(v)
+    return dataclasses.replace(setup, **changes)

@@ -78,8 +78,6 @@ Opacus' ``noise_generator``) its noise seed come from ``SeedSequence(key_i)``
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -95,7 +93,7 @@ from semi_core.stats.update_combination import BASELINES
 
 from .batched import dense_reference_stats, ghost_reference_stats, log_lr_from_stats
 from .bugs import Bug, privatize
-from .device import STATS_DTYPE, resolve_device
+from .device import STATS_DTYPE, move_setup
 from .dpsgd import DPSGDConfig
 from .ghost import ghost_clipped_mean
 from .grads import FunctionalModel, clip_rows
@@ -161,17 +159,9 @@ class WhiteBoxSetup:
         return self.theta0.device
 
     def to(self, device) -> WhiteBoxSetup:
-        """This setup with its model and tensors on ``device`` (itself when already there;
-        checked by :func:`~semi_core.sgd.device.resolve_device`). Dtypes are kept."""
-        dev = resolve_device(device)
-        if dev == self.device:
-            return self
-        mv = lambda t: None if t is None else t.to(dev)  # noqa: E731
-        fm = FunctionalModel(copy.deepcopy(self.fm.module).to(dev), loss=self.fm.loss_name)
-        return dataclasses.replace(self, fm=fm, theta0=mv(self.theta0), pool_x=mv(self.pool_x),
-                                   pool_y=mv(self.pool_y), ref_x=mv(self.ref_x),
-                                   ref_y=mv(self.ref_y), canary_x=mv(self.canary_x),
-                                   canary_y=mv(self.canary_y), info=dict(self.info))
+        """This setup with its model and tensors on ``device``
+        (:func:`~semi_core.sgd.device.move_setup`; itself when already there)."""
+        return move_setup(self, device)
 
 
 def dirac_coordinates(ref_grads: torch.Tensor, k: int = 1) -> tuple[np.ndarray, np.ndarray]:

@@ -95,7 +95,7 @@ def draw_game(seed_seq: np.random.SeedSequence, *, pool_size: int, cfg: DPSGDCon
 
 def _batch_tensors(draw: GameDraw, pool_x: torch.Tensor, pool_y: torch.Tensor,
                    canary: tuple[torch.Tensor, torch.Tensor]):
-    idx = torch.as_tensor(draw.batches)
+    idx = torch.as_tensor(draw.batches, device=pool_x.device)
     xb, yb = pool_x[idx].clone(), pool_y[idx].clone()
     if draw.tau is not None:
         xb[draw.tau - 1, draw.slot] = canary[0]
@@ -108,7 +108,7 @@ def train_dpsgd(fm: FunctionalModel, theta0: torch.Tensor, draw: GameDraw, pool_
     """One run, one step at a time (the per-run reference). Returns :math:`(\\theta_0..\\theta_T)`
     as a ``(T+1, d)`` tensor."""
     xb, yb = _batch_tensors(draw, pool_x, pool_y, canary)
-    noise = torch.as_tensor(draw.noise, dtype=theta0.dtype)
+    noise = torch.as_tensor(draw.noise, dtype=theta0.dtype, device=theta0.device)
     traj = [theta0]
     theta = theta0
     scale = cfg.sigma_dp * cfg.clip / cfg.batch_size
@@ -133,7 +133,8 @@ def train_dpsgd_batched(fm: FunctionalModel, theta0: torch.Tensor, draws: list[G
     parts = [_batch_tensors(dr, pool_x, pool_y, canary) for dr in draws]
     xb = torch.stack([p[0] for p in parts])          # (R, T, n, ...)
     yb = torch.stack([p[1] for p in parts])
-    noise = torch.as_tensor(np.stack([dr.noise for dr in draws]), dtype=theta0.dtype)
+    noise = torch.as_tensor(np.stack([dr.noise for dr in draws]), dtype=theta0.dtype,
+                            device=theta0.device)
     theta = theta0.expand(len(draws), -1).clone()
     traj = [theta]
     scale = cfg.sigma_dp * cfg.clip / cfg.batch_size

@@ -251,7 +251,7 @@ def woodbury_factors(gram, alphas, betas, d: int):
     """
     import torch  # lazy: heavy optional dependency
 
-    c = torch.as_tensor(alphas, dtype=gram.dtype).reshape(-1, 1) / betas      # (H, P)
+    c = torch.as_tensor(alphas, dtype=gram.dtype, device=gram.device).reshape(-1, 1) / betas      # (H, P)
     cap = c.reshape(*c.shape, 1, 1) * gram.unsqueeze(0)
     cap.diagonal(dim1=-2, dim2=-1).add_(1.0)
     # the upper factor U = L^T, without torch's error check: ~10 % faster on CPU (torch

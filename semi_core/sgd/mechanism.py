@@ -28,6 +28,7 @@ from semi_core.mechanisms.base import GroundTruthUnknown, MechanismBase
 
 from .accounting import dpsgd_epsilon
 from .batched import batched_dpsgd_log_lr, ghost_grads, ghost_log_lr
+from .device import move_setup
 from .dpsgd import DPSGDConfig, draw_game, train_dpsgd_batched
 from .grads import FunctionalModel, clip_rows
 
@@ -51,6 +52,11 @@ class AuditSetup:
     ridge: float = 1e-4
     info: dict = field(default_factory=dict)
 
+    def to(self, device) -> AuditSetup:
+        """This setup with its model and tensors on ``device``
+        (:func:`~semi_core.sgd.device.move_setup`; itself when already there)."""
+        return move_setup(self, device)
+
 
 class DPSGDMechanism(MechanismBase):
     """The audited DP-SGD run of an :class:`AuditSetup` as a mechanism.
@@ -64,13 +70,19 @@ class DPSGDMechanism(MechanismBase):
         gradients (:func:`~semi_core.sgd.ghost.ghost_clipped_mean`,
         :func:`~semi_core.sgd.batched.ghost_log_lr`: same numbers, no per-sample gradient
         tensors); ``False`` forces the generic ``torch.func`` path.
+    device : None, str or torch.device
+        Where training and statistics run (default: the setup's; otherwise a moved copy,
+        :meth:`AuditSetup.to`). Training keeps the model's dtype; releases, log-LRs and losses
+        come back to the host as NumPy (float64 for a float64 model).
     """
 
     tests = (Test.SEMI_STAR.value, Test.SEMI_UNIF.value, Test.SEMI_MAX.value)
 
-    def __init__(self, setup: AuditSetup, *, fast_stats: bool = True):
+    def __init__(self, setup: AuditSetup, *, fast_stats: bool = True, device=None):
         if not isinstance(setup, AuditSetup):
             raise TypeError(f"setup must be an AuditSetup, got {type(setup).__name__}")
+        if device is not None:
+            setup = setup.to(device)
         self.setup = setup
         self.fast_stats = bool(fast_stats)
         self.T = int(setup.cfg.steps)
@@ -92,7 +104,7 @@ class DPSGDMechanism(MechanismBase):
         with torch.no_grad():
             traj = train_dpsgd_batched(s.fm, s.theta0, draws, s.pool_x, s.pool_y,
                                        (s.canary_x, s.canary_y), s.cfg, fast=self.fast_stats)
-        return traj[:, 1:].detach().numpy()
+        return traj[:, 1:].detach().cpu().numpy()
 
     def trajectories(self, releases) -> torch.Tensor:
         r""":math:`\theta_0..\theta_T` ``(R, T+1, d)`` from releases ``(R, T, d)``."""
@@ -102,7 +114,7 @@ class DPSGDMechanism(MechanismBase):
                              f"got {traj.shape}")
         if not np.isfinite(traj).all():
             raise ValueError("releases contain NaN or infinite parameters")
-        t = torch.as_tensor(traj, dtype=self.setup.theta0.dtype)
+        t = torch.as_tensor(traj, dtype=self.setup.theta0.dtype, device=self.setup.theta0.device)
         theta0 = self.setup.theta0.reshape(1, 1, -1).expand(t.shape[0], 1, -1)
         return torch.cat([theta0, t], dim=1)
 
@@ -121,7 +133,7 @@ class DPSGDMechanism(MechanismBase):
             cx, cy = s.canary_x.unsqueeze(0), s.canary_y.reshape(1)
             common = dict(eta=cfg.lr, n=cfg.batch_size, sigma_dp=cfg.sigma_dp, clip=cfg.clip,
                           shrinkage=s.shrinkage, ridge=s.ridge)
-            lrs = torch.empty(R, T1 - 1, dtype=traj.dtype)
+            lrs = torch.empty(R, T1 - 1, dtype=traj.dtype, device=traj.device)
             for t in range(1, T1):
                 prev = traj[:, t - 1]
                 if stack is not None:
@@ -134,7 +146,7 @@ class DPSGDMechanism(MechanismBase):
                     ref = clip_rows(fm.per_sample_grads_batched(prev, s.ref_x, s.ref_y,
                                                                 shared=True), cfg.clip)
                     lrs[:, t - 1] = batched_dpsgd_log_lr(traj[:, t] - prev, ref, tgt, **common)
-        return lrs.numpy()
+        return lrs.cpu().numpy()
 
     def canary_losses(self, releases) -> np.ndarray:
         r"""The canary's losses :math:`\ell(\theta_t; z^*)`, ``t = 0..T``, ``(R, T+1)``."""
@@ -144,7 +156,7 @@ class DPSGDMechanism(MechanismBase):
             R, T1, d = traj.shape
             losses = s.fm.losses_batched(traj.reshape(R * T1, d), s.canary_x.unsqueeze(0),
                                          s.canary_y.reshape(1)).reshape(R, T1)
-        return losses.numpy()
+        return losses.cpu().numpy()
 
     def epsilon(self, delta: float, tau: int = 1) -> float:
         """Exact :math:`\\varepsilon(\\delta)` of the run (replace-one, :math:`\\mu=2/\\sigma_{DP}`)."""

@@ -92,3 +92,32 @@ def test_float32_setup_trains_in_float32_with_float64_statistics():
                                                        np.random.default_rng(0)))
     assert np.allclose(s, mech64.standardised(traj64, idx64), atol=1e-3)
     assert STATS_DTYPE == torch.float64
+
+
+def test_dpsgd_mechanism_on_explicit_cpu_is_bit_identical(small_setup):
+    from semi_core.sgd.mechanism import DPSGDMechanism
+
+    member = np.arange(6) % 2 == 0
+    a = DPSGDMechanism(small_setup)
+    b = DPSGDMechanism(small_setup, device="cpu")
+    assert b.setup is small_setup                      # already there: not copied
+    ra = a.release(member, 2, np.random.default_rng(0))
+    rb = b.release(member, 2, np.random.default_rng(0))
+    assert np.array_equal(ra, rb)
+    assert np.array_equal(a.log_lr_steps(ra), b.log_lr_steps(rb))
+    with pytest.raises(ValueError, match="device='meta'"):
+        DPSGDMechanism(small_setup, device="meta")
+    if NO_CUDA:
+        with pytest.raises(ValueError, match="device='cuda:0' is not available"):
+            DPSGDMechanism(small_setup, device="cuda:0")
+
+
+def test_move_setup_keeps_a_setup_already_there_and_checks_the_device():
+    # the copy path needs a second device: benchmarks/bench_gpu.py exercises it on a GPU
+    from semi_core.sgd.device import move_setup
+
+    setup = synthetic_setup(4, 1.0, steps=2, seed=0)
+    assert move_setup(setup, "cpu") is setup
+    assert WhiteBoxMechanism(setup, device="cpu").setup is setup
+    with pytest.raises(ValueError, match="device='meta'"):
+        move_setup(setup, "meta")
