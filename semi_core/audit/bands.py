@@ -57,9 +57,11 @@ small :math:`N` and the tests compare the two.
 Shipped calibrations: the outcome of one calibration is two integers (the chosen level's index
 and its crossing count), so the calibrations of common :math:`(N, q)` are shipped in
 :mod:`semi_core.audit._band_table` (written by ``analysis/band_calibration.py``; the tests redo
-some and compare, bit for bit). The grid and band values of every shipped calibration are
-shipped beside it (``_band_values.f8``, same script: what :func:`count_grid` and
-:func:`band_values` give, bit for bit, checked by the tests), so a table hit reads its band
+some and compare the integers exactly). The grid and band values of every shipped calibration
+are shipped beside it (``_band_values.f8``, same script: what :func:`count_grid` and
+:func:`band_values` give; the tests check every shipped band valid without relying on the last
+digit, and equal to this host's values to 16 ulps, as special functions differ in the last place
+between hosts), so a table hit reads its band
 instead of evaluating :math:`|\mathcal G|` Beta quantiles: a one-shot audit (a CLI call) pays
 neither the simulation nor the quantiles; any other :math:`(N, q)` is simulated as before, once
 per process.
@@ -287,7 +289,7 @@ def band_values_blob(table: dict) -> tuple[np.ndarray, dict]:
     ``{key: (offset, G, local_level)}`` (offsets in numbers from the start; keys in order).
 
     Grids by :func:`count_grid`, values by :func:`band_values` at each entry's chosen level
-    (exactly the calibration's, bit for bit).
+    (exactly the calibration's on the host that runs it).
     """
     blocks, index, off = [], {}, 0
     for key in sorted(table):
