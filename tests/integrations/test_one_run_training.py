@@ -254,3 +254,43 @@ def test_poisson_epsilon_matches_the_unsampled_gaussian_at_rate_one():
     assert poisson_epsilon(2.0, 1.0, 1, 1e-5) == pytest.approx(gdp_epsilon(0.5, 1e-5), abs=2e-2)
     with pytest.raises(ValueError, match="sample_rate"):
         poisson_epsilon(1.0, 0.0, 1, 1e-5)
+
+
+def test_canary_gradients_same_in_every_form():
+    # flat rows, {name: tensor}, a list, a tuple and a module carrying grad_sample must put the
+    # same +-M e_j rows in the same slots (and nothing else changes)
+    from semi_core.integrations.one_run_training import OneRunRun
+
+    loop = dirac_loop(1.0, m=100, steps=2)
+    member = draw_inclusion(100, 0)
+    taus = np.repeat([1, 2], 50)
+    run = OneRunRun(loop, member, taus, np.random.SeedSequence(0))
+    fm = loop.fm
+    g = torch.Generator().manual_seed(1)
+    flat = torch.randn(BATCH, fm.d, generator=g, dtype=torch.float64)
+    parts = [p.reshape(BATCH, *s) for p, s in zip(flat.split(fm.sizes, 1), fm.shapes,
+                                                   strict=True)]
+    want = run.canary_gradients(1, flat)
+    slots = run._slots[1]
+    M = loop.scale * CLIP
+    expect = flat.clone()
+    expect[torch.as_tensor(slots)] = 0.0
+    for c, s in zip(run._at[1], slots, strict=True):
+        expect[s, loop.coords[c]] = M if member[c] else -M
+    assert torch.equal(want, expect)
+
+    def flatten(ps):
+        return torch.cat([p.reshape(BATCH, -1) for p in ps], 1)
+
+    d = run.canary_gradients(1, dict(zip(fm.names, parts, strict=True)))
+    assert torch.equal(flatten([d[k] for k in fm.names]), want)
+    assert torch.equal(flatten(run.canary_gradients(1, list(parts))), want)
+    assert torch.equal(flatten(run.canary_gradients(1, tuple(parts))), want)
+    module = make_model()
+    for p, gs in zip(module.parameters(), parts, strict=True):
+        p.grad_sample = gs.clone()
+    assert run.canary_gradients(1, module) is module
+    assert torch.equal(flatten([p.grad_sample for p in module.parameters()]), want)
+    assert torch.equal(flatten(parts), flat)                 # inputs not changed
+    with pytest.raises(ValueError, match="rows, the declared batch_size"):
+        run.canary_gradients(1, flat[:10])
