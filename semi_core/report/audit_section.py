@@ -22,7 +22,8 @@ from semi_core.report import ReportContext, Section
 #: Position of this section in the report (smaller first).
 ORDER = 30
 
-__all__ = ["build", "format_table", "soundness_table"]
+__all__ = ["build", "format_table", "soundness_table", "one_run_soundness",
+           "one_run_soundness_table"]
 
 
 def format_table(rows) -> str:
@@ -112,6 +113,63 @@ def soundness_table(sound: dict) -> str:
     return "\n".join(rows)
 
 
+#: One-run soundness rows: (mechanism, label, method, options, seed). The tie rows run the
+#: tie-prone null at fixed seeds (the seed is also the method's ``seed``: the same in every
+#: audit, as a user runs it); the trade-off rows run every one-run variant on exactly
+#: eps-DP mechanisms that are not GDP (:mod:`semi_core.audit.one_run_soundness`). Quick mode
+#: runs the rows of the mechanisms in :data:`ONE_RUN_QUICK` only.
+ONE_RUN_ROWS = (
+    ("bernoulli-null", "one-run", "one-run", {}, 129),
+    ("bernoulli-null", "one-run", "one-run", {}, 7),
+    ("bernoulli-null", "one-run-fdp (default: eps-delta)", "one-run-fdp", {}, 129),
+    ("bernoulli-null", "one-run-fdp (gdp)", "one-run-fdp", {"tradeoff": "gdp"}, 129),
+    *((mech, lab, "one-run-fdp", kw, 0)
+      for mech in ("rr-1", "rr-4", "laplace-1", "geometric-2", "rr-1+u", "rr-4+u",
+                   "geometric-2+u")
+      for lab, kw in (("one-run-fdp (default: eps-delta)", {}),
+                      ("one-run-fdp (gdp)", {"tradeoff": "gdp"}))),
+    ("laplace-1", "one-run", "one-run", {}, 0),
+    ("rr-1+u", "one-run", "one-run", {}, 0),
+)
+#: Mechanisms of the quick report's one-run rows (the untied ``+u`` variants cost the most).
+ONE_RUN_QUICK = ("bernoulli-null", "rr-1", "rr-4", "laplace-1", "geometric-2")
+
+
+def one_run_soundness(ctx: ReportContext, audits: int, m: int) -> dict:
+    """Over-claim counts of the one-run variants (:data:`ONE_RUN_ROWS`; quick: those of
+    :data:`ONE_RUN_QUICK`, one-run-fdp only), with exact 95 % intervals."""
+    from semi_core.audit.one_run_soundness import one_run_overclaims
+
+    delta, xi = 1e-5, 0.05
+    rows = []
+    for mech, label, method, kw, seed in ONE_RUN_ROWS:
+        if ctx.quick and (mech not in ONE_RUN_QUICK or (method == "one-run"
+                                                        and mech != "bernoulli-null")):
+            continue
+        ctx.progress(f"one-run soundness {mech} {label}")
+        r = one_run_overclaims(mech, method, audits=audits, m=m, seed=seed, delta=delta,
+                               failure_prob=xi, **kw)
+        r["label"], r["seed"] = label, seed
+        r["assumption_holds"] = r["assumption"] == "one-run-bernoulli-half"
+        rows.append(r)
+    return {"delta": delta, "failure_prob": xi, "audits": audits, "m": m, "rows": rows}
+
+
+def one_run_soundness_table(sound: dict) -> str:
+    """Markdown: mechanism x variant, over-claims k/n, rate, 95 % interval, above xi?"""
+    xi = sound["failure_prob"]
+    out = ["| mechanism | eps(delta) | method | seed | assumption | holds here | over-claims | "
+           "rate | 95% interval | above xi beyond the interval |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in sound["rows"]:
+        lo, hi = r["interval"]
+        out.append(f"| {r['mechanism']} | {r['epsilon_true']:.3f} | {r['label']} | {r['seed']} | "
+                   f"{r['assumption']} | {'yes' if r['assumption_holds'] else '**no**'} | "
+                   f"{r['over_claims']}/{r['audits']} | {r['rate']:.3f} | [{lo:.3f}, {hi:.3f}] | "
+                   f"{'**yes**' if r['above_xi'] else 'no'} (xi = {xi:g}) |")
+    return "\n".join(out)
+
+
 def build(ctx: ReportContext) -> Section:
     """Audit-game table at three noise levels (quick: 2000 games each) and soundness rates."""
     from semi_core.report import _plots as P
@@ -122,6 +180,8 @@ def build(ctx: ReportContext) -> Section:
     # same seed => same games, certified with the GDP trade-off fit (assumes mu-GDP)
     rows_gdp = run_table(rounds=rounds, seed=ctx.seed, method="gdp", progress=ctx.progress)
     sound = _soundness(ctx, audits=300 if ctx.quick else 2000, n=500)
+    sound_one_run = one_run_soundness(ctx, audits=100 if ctx.quick else 400,
+                                      m=200 if ctx.quick else 500)
 
     tests = list(rows[0]["tests"])
     mus = [r["mu"] for r in rows]
@@ -158,6 +218,21 @@ def build(ctx: ReportContext) -> Section:
         "rectangle methods' and still within the level. Assumptions: "
         + "; ".join(f"`{k}`: {v}" for k, v in sound["assumptions"].items())
         + ".\n\n" + soundness_table(sound)
+        + "\n\nOne-run audits (Steinke et al. 2023; Mahloujifar et al. 2024): "
+        f"{sound_one_run['audits']} audits of m = {sound_one_run['m']} canaries per row"
+        + (" (quick mode: fewer audits and canaries, and no `+u` or continuous `one-run` "
+           "rows; the full report runs 400 audits of 500 canaries per row)" if ctx.quick
+           else "")
+        + ", each canary included independently w.p. 1/2, delta = 1e-5, failure probability "
+        "0.05, the seed of each row fixed for all its audits. Mechanisms: `bernoulli-null` "
+        "(scores independent of membership, half of them tied: the tie-breaking check), "
+        "randomised response `rr-1`, `rr-4`, `laplace-1`, two-sided `geometric-2` (exactly "
+        "eps-DP, not GDP), `+u`: the same plus independent Uniform(0, 1/2) noise (same privacy "
+        "profile, no ties). The one-run guesses abstain on a tied group of scores straddling a "
+        "cut (a rule of the scores alone), so the tied mechanisms certify little. "
+        "`one-run-fdp (gdp)` assumes a mu-GDP mechanism: on these mechanisms it does not hold "
+        "and the row shows what that costs; every row whose assumption holds must stay at or "
+        "below xi up to the binomial interval.\n\n" + one_run_soundness_table(sound_one_run)
     )
     choice = _tau_choice(ctx, rounds)
     md += (
@@ -175,7 +250,8 @@ def build(ctx: ReportContext) -> Section:
     )
     return Section(title="Privacy auditing with SeMI tests", markdown=md, figures=[fname],
                    data={"audit_game": rows, "audit_game_gdp": rows_gdp,
-                         "soundness": sound, "tau_choice": choice})
+                         "soundness": sound, "soundness_one_run": sound_one_run,
+                         "tau_choice": choice})
 
 
 def _tau_choice(ctx: ReportContext, rounds: int) -> dict:
