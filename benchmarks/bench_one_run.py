@@ -65,7 +65,7 @@ def peer_agreement():
         print("| m | r | v | xi | delta | ours | jax (recorded) | difference |")
         print("|---|---|---|---|---|---|---|---|")
         for (m, r, v, xi, delta), peer in RECORDED_PEER:
-            ours = one_run_fdp_epsilon(m, r, v, delta=delta, failure_prob=xi)
+            ours = one_run_fdp_epsilon(m, r, v, delta=delta, failure_prob=xi, tradeoff="gdp")
             print(f"| {m} | {r} | {v} | {xi} | {delta:g} | {ours:.6f} | {peer:.6f} | "
                   f"{ours - peer:+.1e} |")
             rows.append({"table": "one_run_fdp_peer", "m": m, "r": r, "v": v, "ours": ours,
@@ -83,7 +83,7 @@ def peer_agreement():
         r, v, _ = one_run_counts(score[s], score[~s], k, 0)
         srt = np.sort(score)
         th = float(0.5 * (srt[m - k - 1] + srt[m - k]))  # the same k guesses either way
-        ours = one_run_fdp_epsilon(m, r, v, delta=DELTA, failure_prob=XI)
+        ours = one_run_fdp_epsilon(m, r, v, delta=DELTA, failure_prob=XI, tradeoff="gdp")
         theirs = au.CanaryScoreAuditor(score[s], score[~s]).epsilon_one_run_fdp(
             XI, DELTA, threshold_strategy=au.Explicit(th))
         print(f"| {m} | {r} | {v} | {ours:.6f} | {theirs:.6f} | {ours - theirs:+.1e} |")

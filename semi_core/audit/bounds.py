@@ -213,7 +213,9 @@ class AuditResult(ResultDisplay):
     local_level_member, local_level_nonmember : float or None
         ``band``: the calibrated per-point levels of the two bands.
     n_guesses, n_correct : int or None
-        ``one-run``, ``one-run-fdp``: guesses made (abstentions excluded) and correct guesses.
+        ``one-run``, ``one-run-fdp``: the pre-registered number of guesses
+        :math:`k_++k_-` (canaries of a tied group straddling a cut are abstained on and count
+        as wrong, :func:`~semi_core.audit.one_run.one_run_counts`) and correct guesses.
     inclusion_balance_p_value : float or None
         ``one-run``: two-sided exact binomial p-value of the class sizes under Bernoulli(1/2)
         inclusion (:func:`~semi_core.audit.one_run.inclusion_balance_p_value`).
