@@ -535,7 +535,10 @@ def simulate_anytime(kind: str, *, true_epsilon: float, claimed_epsilon: float, 
     dict
         Per run: ``bound`` (final, = largest ever), ``refuted_at`` (canaries, -1: never),
         ``fixed_time`` (Steinke et al.'s bound at the end on the same guesses); and
-        ``ever_above_truth`` (fraction of runs whose bound ever exceeds ``true_epsilon``).
+        ``ever_above_truth`` (fraction of runs whose bound ever exceeds ``true_epsilon``);
+        ``refused_designs``: runs whose labels the balance check refused (a fair design is
+        refused with probability at most :data:`~semi_core.audit.one_run.BALANCE_LEVEL`; such a
+        run keeps the bound it had before the refused batch).
     """
     from semi_core._rng import as_seed_sequence
     from semi_core._validation import check_work
@@ -550,13 +553,19 @@ def simulate_anytime(kind: str, *, true_epsilon: float, claimed_epsilon: float, 
     bound = np.empty(runs)
     fixed = np.empty(runs)
     stop = np.full(runs, -1, dtype=np.int64)
+    refused = 0
     for i, ss in enumerate(kids):
         rng = np.random.Generator(np.random.PCG64(ss))
         s, y = simulate_canaries(kind, m, true_epsilon, delta, rng)
         a = AnytimeOneRun(claimed_epsilon, delta=delta, failure_prob=failure_prob,
                           n_canaries=m if delta > 0 else None, **audit_kwargs)
-        for j in range(0, m, b):
-            a.update(s[j:j + b], y[j:j + b])
+        try:
+            for j in range(0, m, b):
+                a.update(s[j:j + b], y[j:j + b])
+        except ValueError:
+            if not a._design_error:
+                raise
+            refused += 1                                   # a fair design refused (<= 1e-3)
         bound[i] = a.epsilon_lower_bound
         fixed[i] = a.fixed_time_epsilon() if compare_fixed else math.nan
         stop[i] = -1 if a.refuted_at is None else a.refuted_at
@@ -565,7 +574,7 @@ def simulate_anytime(kind: str, *, true_epsilon: float, claimed_epsilon: float, 
             "n_canaries": m, "runs": runs, "failure_prob": float(failure_prob),
             "bound": bound, "fixed_time": fixed, "refuted_at": stop,
             "ever_above_truth": float(np.mean(bound > true_epsilon)),
-            "refuted_rate": float(np.mean(stop >= 0))}
+            "refuted_rate": float(np.mean(stop >= 0)), "refused_designs": refused}
 
 
 # -- the three tables (analysis/anytime_one_run.py, the report section, the slow tests) ------------
@@ -613,7 +622,7 @@ def validity_table(*, runs: int = 1000, n_canaries: int = 1000, failure_prob: fl
                      "refuted_true_claim": out["refuted_rate"],
                      "ci_low": float(clopper_pearson_lower(k, runs, 0.025)),
                      "ci_high": float(clopper_pearson_upper(k, runs, 0.025)),
-                     "failure_prob": failure_prob,
+                     "failure_prob": failure_prob, "refused": out["refused_designs"],
                      "ok": bool(clopper_pearson_lower(k, runs, 0.025) <= failure_prob)})
     return rows
 

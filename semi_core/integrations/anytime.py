@@ -9,9 +9,12 @@ refutation and :math:`\underline\varepsilon` are valid at every step at once (Vi
 inequality), so stopping on them keeps the guarantee.
 
 * the ``run.record`` path of a user loop: call ``callback(scores, member)`` after recording;
-* any ``torch.optim.Optimizer`` (Opacus' ``DPOptimizer`` included):
-  ``optimizer.register_step_post_hook(callback.step_hook(score_fn))`` with ``score_fn()``
-  returning ``(scores, member)`` of the canaries graded at this step, or ``None``.
+* any optimizer, Opacus' ``DPOptimizer`` included: ``callback.attach(optimizer, score_fn)``
+  wraps ``optimizer.step`` so that ``score_fn()`` (``(scores, member)`` of the canaries graded
+  after this step, or ``None``) is fed after every step; a plain ``torch.optim.Optimizer`` can
+  also take ``optimizer.register_step_post_hook(callback.step_hook(score_fn))`` (Opacus'
+  ``DPOptimizer`` does not support torch's step hooks, and its own ``attach_step_hook`` slot
+  belongs to the privacy accountant).
 
 The canaries must be graded in an order fixed in advance, each included with probability 1/2
 independently, and the loop must not use the labels (the module docstring of
@@ -86,8 +89,7 @@ class AnytimeCallback:
         callable
             ``hook(optimizer, args, kwargs)``.
         """
-        if not callable(score_fn):
-            raise TypeError("score_fn must be callable: score_fn() -> (scores, member) or None")
+        _check_score_fn(score_fn)
 
         def hook(optimizer, args, kwargs) -> None:
             got = score_fn()
@@ -95,3 +97,39 @@ class AnytimeCallback:
                 self(*got)
 
         return hook
+
+    def attach(self, optimizer, score_fn: Callable[[], tuple | None]):
+        """Wrap ``optimizer.step`` (any optimizer, Opacus' ``DPOptimizer`` included) so that
+        ``score_fn()`` is fed to the audit after every step.
+
+        Parameters
+        ----------
+        optimizer : object with a ``step`` method
+            Changed in place (its instance attribute ``step``); returned.
+        score_fn : callable
+            ``score_fn() -> (scores, member)`` or ``None``.
+
+        Returns
+        -------
+        optimizer
+        """
+        _check_score_fn(score_fn)
+        original = getattr(optimizer, "step", None)
+        if not callable(original):
+            raise TypeError(f"optimizer must have a step() method, got "
+                            f"{type(optimizer).__name__}")
+
+        def step(*args, **kwargs):
+            out = original(*args, **kwargs)
+            got = score_fn()
+            if got is not None:
+                self(*got)
+            return out
+
+        optimizer.step = step
+        return optimizer
+
+
+def _check_score_fn(score_fn) -> None:
+    if not callable(score_fn):
+        raise TypeError("score_fn must be callable: score_fn() -> (scores, member) or None")

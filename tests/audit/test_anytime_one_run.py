@@ -266,6 +266,42 @@ def test_torch_step_hook():
     assert cb.audit.canaries_seen == 300 and cb.audit.refuted
 
 
+def test_opacus_optimizer_attach():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("opacus")
+    from opacus import PrivacyEngine
+
+    from semi_core.integrations.anytime import AnytimeCallback
+
+    rng = np.random.default_rng(4)
+    s, y = simulate_canaries("rr", 200, 8.0, 0.0, rng)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    data = torch.utils.data.TensorDataset(torch.randn(64, 3), torch.randn(64, 1))
+    model, opt, loader = PrivacyEngine().make_private(
+        module=model, optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+        data_loader=torch.utils.data.DataLoader(data, batch_size=8), noise_multiplier=1.0,
+        max_grad_norm=1.0)
+    cb = AnytimeCallback(AnytimeOneRun(2.0))
+    fed = {"i": 0}
+
+    def score_fn():  # 25 canaries graded after every step
+        i = fed["i"]
+        fed["i"] += 25
+        return s[i:i + 25], y[i:i + 25]
+
+    cb.attach(opt, score_fn)
+    with pytest.raises(ClaimRefutedError):
+        for _ in range(3):
+            for x, t in loader:
+                opt.zero_grad()
+                ((model(x) - t) ** 2).mean().backward()
+                opt.step()
+    assert cb.audit.refuted and cb.audit.canaries_seen % 25 == 0
+    with pytest.raises(TypeError, match="step"):
+        cb.attach(object(), score_fn)
+
+
 # -- slow: >= 1000 runs per cell ------------------------------------------------------------------
 @pytest.mark.slow
 @pytest.mark.parametrize("kind,e,d", [("rr", 1.0, 0.0), ("rr", 2.0, 0.0),
