@@ -14,11 +14,9 @@ One module per seed (``semi_sequential_mi``, ``per_datum_leakage``, ``sequential
 from __future__ import annotations
 
 import importlib
-import pkgutil
-import re
-from pathlib import Path
 
 from semi_core._io import atomic_write_text
+from semi_core._seeds import claim_modules
 
 from ._core import (
     FAILS,
@@ -55,29 +53,9 @@ __all__ = [
     "write_errata",
 ]
 
-def _discover() -> dict[str, tuple[str, ...]]:
-    """Seed name -> claim modules. Every public module of this package holds ``CLAIMS``; its
-    seed is its ``SEED`` attribute, read from the source (default: the module name), so a
-    system adds claims for a seed in a module of its own."""
-
-    out: dict[str, list[str]] = {}
-    for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if m.name.startswith("_"):
-            continue
-        src = (Path(__file__).parent / f"{m.name}.py").read_text()
-        hit = re.search(r'^SEED\s*=\s*"([a-z_]+)"', src, re.M)
-        out.setdefault(hit.group(1) if hit else m.name, []).append(f"semi_core.claims.{m.name}")
-    first = [s for s in _SEED_ORDER if s in out]
-    return {k: tuple(out[k]) for k in first + sorted(set(out) - set(first))}
-
-
-#: Order of the seeds in listings and the errata (seeds not listed follow alphabetically).
-_SEED_ORDER = ("semi_sequential_mi", "per_datum_leakage", "sequential_dp_auditing",
-               "combining_mi_updates")
-
-
-#: Seed name -> modules holding its ``CLAIMS`` (the seed files live in ``shared/seeds``).
-SEED_MODULES = _discover()
+#: Seed name -> modules holding its ``CLAIMS`` (the seed files live in ``shared/seeds``); read
+#: from the sources by :func:`semi_core._seeds.claim_modules` (the CLI needs it without SymPy).
+SEED_MODULES = claim_modules()
 
 
 def all_claims(seed: str | None = None) -> list[Claim]:

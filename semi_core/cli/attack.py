@@ -193,8 +193,53 @@ def _flag_error(exc: Exception) -> Exception:
     return exc
 
 
+#: All attack names (``semi_core.attacks.whitebox.ATTACKS``, which needs torch; tested equal).
+_ATTACKS = ("iha", "iha-exact", "iha-cg", "loss", "sif", "lira-online", "lira-online-global",
+            "lira-offline", "lira-offline-global", "rmia", "rmia-offline", "l-attack", "lira-l")
+#: Default epochs per model (``default_sgd``), doubled for the small bundled datasets.
+_EPOCHS = {"logreg-mse": 60.0, "logreg": 40.0, "mlp": 80.0}
+
+
+def _check_budget(args, targets, attacks, loo_targets: int, loo_models: int) -> None:
+    """The experiment's work estimate from the arguments alone, before torch is imported
+    (:func:`semi_core.attacks._budget.attack_budget` with lower bounds of what the pool may
+    hold: the bundled datasets' shapes, or ``--pool-size``/4 records, 1 feature, 2 classes for
+    a file); the exact estimate follows once the pool is loaded."""
+    from semi_core.attacks._budget import BUNDLED_SHAPES, attack_budget, model_shape
+
+    N, F, K = BUNDLED_SHAPES.get(args.dataset, (args.pool_size or 4, 1, 2))
+    if args.pool_size is not None:
+        N = min(N, args.pool_size)
+    k = N if targets is None else min(targets, N)
+    d, act = model_shape(args.model, F, K, args.hidden_widths)
+    epochs = _EPOCHS[args.model] if args.epochs is None else float(args.epochs)
+    bs = 32   # default_sgd's batch size
+    steps = max(1.0, math.ceil(epochs * max(N / 2, 1.0) / bs))
+    nbytes, seconds, _ = attack_budget(
+        attacks, hessian=args.hessian, n_models=args.models, n_records=N, n_targets=k, d=d,
+        act=act, target_models=args.target_models, steps=steps, batch_size=bs,
+        loo_targets=loo_targets, loo_models=loo_models)
+    check_work(f"the attack experiment ({args.models} models, at least {steps:.0f} steps, "
+               f"d >= {d}, attacks {','.join(attacks)}, hessian {args.hessian})",
+               nbytes=nbytes, seconds=seconds,
+               hint="use fewer --models / --targets / --loo-targets / --loo-models / --epochs, "
+                    "--pool-size, or --hessian cg (no d x d Hessian)")
+
+
+def _parse_attacks(value: str) -> tuple[str, ...]:
+    out = tuple(dict.fromkeys(a.strip() for a in str(value).split(",") if a.strip()))
+    bad = [a for a in out if a not in _ATTACKS]
+    if bad or not out:
+        raise ValueError(f"--attacks must be drawn from {list(_ATTACKS)}, got {list(bad or out)}")
+    return out
+
+
 def handler(args) -> Result:
     """Run the experiment; see the module docstring for the payload."""
+    attacks = _parse_attacks(args.attacks)     # argument-level checks: before importing torch
+    targets, loo_targets, loo_models = _check_args(args, attacks)
+    _check_bootstrap(args, targets, len(attacks))
+    _check_budget(args, targets, attacks, loo_targets, loo_models)
     try:
         import torch
 
@@ -206,9 +251,7 @@ def handler(args) -> Result:
 
     from semi_core.audit.roc import mark_unresolved
 
-    attacks = parse_attacks(args.attacks)
-    targets, loo_targets, loo_models = _check_args(args, attacks)
-    _check_bootstrap(args, targets, len(attacks))
+    attacks = parse_attacks(attacks)
     torch.set_num_threads(1)
     sgd = default_sgd(args.dataset, args.model)
     if args.epochs is not None:

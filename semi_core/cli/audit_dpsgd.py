@@ -82,19 +82,20 @@ def register(subparsers) -> None:
     p.set_defaults(func=handler)
 
 
-def handler(args) -> Result:
-    """Run the audit; see the module docstring for the payload."""
-    try:
-        from semi_core.sgd.audit import run_audit
-    except ImportError as exc:  # torch is an optional extra
-        raise ImportError(f"audit-dpsgd needs the torch extra (pip install semi_core[torch]): "
-                         f"{exc}") from None
+#: Wall seconds per DP-SGD step of one run (a lower-side figure: the batched replicas of
+#: ``--model logreg`` on digits train ~1e-4 s per run-step with their per-step log-LRs).
+_SECONDS_PER_RUN_STEP = 1e-5
+
+
+def _check_args(args):
+    """Every argument-level refusal, before torch is imported; returns ``(eps, tau, n_ref)``."""
     from semi_core._validation import (
         check_batch_size,
         check_delta,
         check_failure_prob,
         check_int,
         check_positive,
+        check_work,
     )
     from semi_core.sgd.data import DEFAULT_SIZES
 
@@ -108,8 +109,6 @@ def handler(args) -> Result:
     check_batch_size(args.batch_size, "--batch-size")
     check_positive(args.lr, "--lr")
     check_positive(args.clip, "--clip")
-    tau = resolve_tau(args.tau, args.steps, extra="all")
-    taus = None if tau == "all" else [tau]
     n_ref = check_int(args.n_reference, "--n-reference", minimum=2)
     cap = DEFAULT_SIZES[args.dataset][2]
     if n_ref > cap:
@@ -118,6 +117,32 @@ def handler(args) -> Result:
     if args.dataset == "digits" and args.data_dir is not None:
         raise ValueError("--data-dir applies to --dataset fashion-mnist only (digits ships "
                          "with scikit-learn)")
+    # each record of the private split is used in exactly one step (sgd.dpsgd.draw_game)
+    pool = DEFAULT_SIZES[args.dataset][1]
+    if args.steps * args.batch_size > pool:
+        raise ValueError(f"--steps * --batch-size must be at most {pool} (the {args.dataset} "
+                         f"private split; each record is used in exactly one step), got "
+                         f"{args.steps} * {args.batch_size} = {args.steps * args.batch_size}")
+    tau = resolve_tau(args.tau, args.steps, extra="all")
+    n_tau = args.steps if tau == "all" else 1
+    # H1 runs per insertion time (~rounds/2 each) and one shared stream of H0 runs
+    runs = float(args.rounds) * (n_tau + 1) / 2
+    check_work(f"audit-dpsgd: {args.rounds} games x {n_tau} insertion times x {args.steps} "
+               f"steps", seconds=runs * args.steps * _SECONDS_PER_RUN_STEP,
+               nbytes=8.0 * float(args.rounds) * n_tau * 16,
+               hint="use fewer --rounds, one --tau, or fewer --steps")
+    return eps, tau, n_ref
+
+
+def handler(args) -> Result:
+    """Run the audit; see the module docstring for the payload."""
+    eps, tau, n_ref = _check_args(args)   # from the arguments alone, before importing torch
+    try:
+        from semi_core.sgd.audit import run_audit
+    except ImportError as exc:  # torch is an optional extra
+        raise ImportError(f"audit-dpsgd needs the torch extra (pip install semi_core[torch]): "
+                         f"{exc}") from None
+    taus = None if tau == "all" else [tau]
     out = run_audit(dataset=args.dataset, model=args.model, epsilon=eps, rounds=args.rounds,
                     taus=taus, delta=args.delta, seed=args.seed, batch_size=args.batch_size,
                     steps=args.steps, lr=args.lr, clip=args.clip,

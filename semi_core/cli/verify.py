@@ -19,11 +19,11 @@ from ._options import LATEX_INLINE, DeprecatedAlias, _seed, add_json, add_latex,
 
 def register(sub) -> None:
     """Add the ``verify`` subcommand."""
-    from semi_core.claims import SEED_MODULES
+    from semi_core._seeds import claim_modules  # the seed names, without importing claims
 
     p = sub.add_parser("verify", help="check the seed papers' claims (holds / fails / holds "
                                       "only under a condition)")
-    p.add_argument("--paper", choices=sorted(SEED_MODULES), default=None,
+    p.add_argument("--paper", choices=sorted(claim_modules()), default=None,
                    help="only the claims of this seed paper")
     p.add_argument("--claim", default=None, help="only this claim (id 'paper:label' or label)")
     add_latex(p, what="the verdicts (a standalone document)")
@@ -42,13 +42,8 @@ def run(args) -> Result:
     """Verify the selected claims; write the LaTeX / errata files if asked."""
     from semi_core._io import atomic_write_text
     from semi_core._validation import check_output_path
-    from semi_core.claims import errata_markdown, select_claims, summary, to_latex, verify
 
-    try:
-        claims = select_claims(args.paper, args.claim)
-    except KeyError as exc:
-        raise ValueError(f"--claim: no registered claim {args.claim!r} ({exc}); see "
-                         "`semi-core verify --list`") from None
+    # argument-level refusals first: the claims registry imports SymPy and SciPy
     if args.list:
         given = [f for f, v in (("--latex", args.latex), ("--errata", args.errata),
                                 ("--full", args.full or None),
@@ -57,15 +52,24 @@ def run(args) -> Result:
             raise ValueError(f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not "
                              "apply to --list (it lists the claim ids and verifies nothing); "
                              "remove it")
-        rows = [{"id": c.id, "location": c.location, "title": c.title, "method": c.method}
-                for c in claims]
-        return Result({"claims": rows, "count": len(rows)},
-                      "\n".join(f"{c.id:45s} {c.location}" for c in claims))
     targets = {}
     if args.latex is not None and args.latex != LATEX_INLINE:
         targets["latex"] = check_output_path(args.latex, "--latex", suffix=".tex")
     if args.errata is not None:
         targets["errata"] = check_output_path(args.errata, "--errata", suffix=".md")
+
+    from semi_core.claims import errata_markdown, select_claims, summary, to_latex, verify
+
+    try:
+        claims = select_claims(args.paper, args.claim)
+    except KeyError as exc:
+        raise ValueError(f"--claim: no registered claim {args.claim!r} ({exc}); see "
+                         "`semi-core verify --list`") from None
+    if args.list:
+        rows = [{"id": c.id, "location": c.location, "title": c.title, "method": c.method}
+                for c in claims]
+        return Result({"claims": rows, "count": len(rows)},
+                      "\n".join(f"{c.id:45s} {c.location}" for c in claims))
     results = verify(args.paper, args.claim, quick=not args.full, rng_seed=0 if args.seed is None else args.seed)
     summ = summary(results)
     written = {}

@@ -40,6 +40,7 @@ import torch
 from semi_core._rng import as_seed_sequence, child_seed
 from semi_core._table import ResultDisplay, Table
 from semi_core._validation import check_int, check_positive, check_probability, check_work
+from semi_core.attacks._budget import attack_budget, model_shape
 from semi_core.audit.roc import roc_metrics
 from semi_core.game.backends import Executor
 from semi_core.game.play import PoolView, play_pool
@@ -234,36 +235,31 @@ def _big(v) -> float:
         return math.inf
 
 
-#: Seconds of one SGD step of one model: a fixed cost and one per (sample x parameter), an
-#: upper-side estimate of the batched training (:mod:`semi_core.sgd.reference_models`).
-_STEP_SECONDS, _STEP_SECONDS_PER_FLOP = 5e-6, 5e-9
-
-
-def _check_resources(cfg: AttackConfig, N: int, d: int) -> None:
-    """Refuse up front (``ResourceLimitError``) what would not fit in memory or time: batch
-    schedules, stacked weights, per-sample gradients, the exact Hessian (with ``hessian``
-    intermediates) and the leave-one-out models."""
-    n = cfg.member_prob * N
-    bs = _big(cfg.sgd.batch_size)
+def _check_resources(cfg: AttackConfig, N: int, fm, attacks, n_features: int,
+                     n_classes: int) -> None:
+    """Refuse up front (``ResourceLimitError``) what would not fit in memory or time: what
+    each of ``attacks`` allocates on its path (:func:`semi_core.attacks._budget.attack_budget`:
+    a dense Hessian only for the exact IHA/SIF path, none for CG, LOSS, LiRA or RMIA)."""
     try:
-        steps = _big(cfg.sgd.steps(max(n, 1.0)))
+        steps = _big(cfg.sgd.steps(max(cfg.member_prob * N, 1.0)))
     except OverflowError:                # epochs * n overflows
         steps = math.inf
-    M = _big(cfg.n_models)
     k = N if cfg.n_targets is None else min(_big(cfg.n_targets), N)
-    chunk = min(M, TRAIN_CHUNK)
-    loo = (min(_big(cfg.loo_targets), k) + 1) * _big(cfg.loo_models)
-    nbytes = 8.0 * (M * steps * bs                                  # schedules
-                    + 3 * M * d + M * N                             # weights, confidences
-                    + chunk * bs * max(d, 64) * 2                   # one training step
-                    + (n + k) * d                                   # per-sample gradients
-                    + 4 * d * d                                     # Hessian, eigh
-                    + loo * (steps * bs + d))                       # leave-one-out models
-    seconds = (M + loo) * steps * (_STEP_SECONDS + _STEP_SECONDS_PER_FLOP * bs * d)
-    check_work(f"the attack experiment ({cfg.n_models} models x {steps:.0f} steps, d = {d}, "
-               f"{k:.0f} targets)", nbytes=nbytes, seconds=seconds,
+    _, act = model_shape(cfg.model, n_features, n_classes, cfg.hidden)
+    nbytes, seconds, _ = attack_budget(
+        attacks, hessian=cfg.hessian, n_models=cfg.n_models, n_records=N, n_targets=k,
+        d=fm.d, act=act, target_models=cfg.target_models, steps=steps,
+        batch_size=cfg.sgd.batch_size, member_prob=cfg.member_prob,
+        loo_targets=cfg.loo_targets, loo_models=cfg.loo_models)
+    check_work(f"the attack experiment ({cfg.n_models} models x {steps:.0f} steps, d = {fm.d}, "
+               f"{k:.0f} targets, attacks {','.join(attacks)}, hessian {cfg.hessian})",
+               nbytes=nbytes, seconds=seconds,
                hint="use fewer --models / --targets / --loo-targets / --loo-models / --epochs, "
-                    "or --pool-size")
+                    "--pool-size, or --hessian cg (no d x d Hessian)")
+
+
+#: Training records per per-sample-gradient call of :attr:`WhiteBox.grad_l1`.
+_GRAD_CHUNK = 256
 
 
 class _Scaled:
@@ -316,20 +312,49 @@ class WhiteBox:
         self.train_idx = mech.training_set(view.membership[self.t])
         self.n = int(self.train_idx.size)
         self.member = view.membership[self.t, records]
-        x, y = mech.x, mech.y
         with torch.no_grad():
-            xt, yt = x[self.targets], y[self.targets]
-            self.losses = fm.losses(self.theta, xt, yt).numpy()
-            self.grads = fm.per_sample_grads(self.theta, xt, yt)
-            self.train_grads = fm.per_sample_grads(self.theta, x[self.train_idx],
-                                                   y[self.train_idx])
-        if self.loss_scale != 1.0:
-            s = self.loss_scale
-            self.losses, self.grads, self.train_grads = (s * self.losses, s * self.grads,
-                                                         s * self.train_grads)
-        self.grad_l1 = self.train_grads.mean(0)
+            self.losses = self.loss_scale * fm.losses(
+                self.theta, mech.x[self.targets], mech.y[self.targets]).numpy()
+        self._grads = self._train_grads = self._grad_l1 = None
         self._H = None
         self.seconds: dict[str, float] = {}
+
+    # gradients are computed on first use: LOSS needs none, IHA and SIF the targets' and the
+    # mean training gradient, only the LOO-fraction variant every training record's
+    @property
+    def grads(self) -> torch.Tensor:
+        """Per-sample gradients of the targets ``(k, d)`` (cached)."""
+        if self._grads is None:
+            x, y = self.mech.x[self.targets], self.mech.y[self.targets]
+            with torch.no_grad():
+                self._grads = self.loss_scale * self.fm.per_sample_grads(self.theta, x, y)
+        return self._grads
+
+    @property
+    def train_grads(self) -> torch.Tensor:
+        """Per-sample gradients of the training set ``(n, d)`` (cached)."""
+        if self._train_grads is None:
+            x, y = self.mech.x[self.train_idx], self.mech.y[self.train_idx]
+            with torch.no_grad():
+                self._train_grads = self.loss_scale * self.fm.per_sample_grads(self.theta, x, y)
+        return self._train_grads
+
+    @property
+    def grad_l1(self) -> torch.Tensor:
+        r"""Mean training gradient :math:`\nabla L_1` ``(d,)``, summed over chunks of
+        :data:`_GRAD_CHUNK` records (no ``n x d`` array)."""
+        if self._grad_l1 is None:
+            if self._train_grads is not None:
+                self._grad_l1 = self._train_grads.mean(0)
+            else:
+                total = torch.zeros(self.fm.d, dtype=self.theta.dtype)
+                with torch.no_grad():
+                    for a in range(0, self.n, _GRAD_CHUNK):
+                        rows = self.train_idx[a:a + _GRAD_CHUNK]
+                        total += self.fm.per_sample_grads(self.theta, self.mech.x[rows],
+                                                          self.mech.y[rows]).sum(0)
+                self._grad_l1 = self.loss_scale * total / self.n
+        return self._grad_l1
 
     def hessian(self) -> torch.Tensor:
         """Exact :math:`\\nabla^2L` on the target's training set (cached)."""
@@ -816,7 +841,7 @@ def run_attacks(cfg: AttackConfig, attacks=("iha", "loss", "sif", "lira-online",
     N = int(X.shape[0])
     k = _check_sizes(cfg, N, attacks)
     fm = build_attack_model(cfg.model, X.shape[1], K, hidden=cfg.hidden)
-    _check_resources(cfg, N, fm.d)
+    _check_resources(cfg, N, fm, attacks, int(X.shape[1]), K)
     mech = TrainedModelMechanism.pool(fm, X, Y, cfg.train_sgd(),
                                       steps=cfg.sgd.steps(max(cfg.member_prob * N, 1.0)))
     wb_attacks = tuple(a for a in attacks if a in WHITEBOX_ATTACKS)
