@@ -59,6 +59,10 @@ __all__ = [
     "read_scores_csv",
     "read_scores_file",
     "labels_to_bool",
+    "read_score_columns",
+    "read_score_list",
+    "strip_padding",
+    "MISSING_CELLS",
     "SCORE_SUFFIXES",
     "MAX_CSV_BYTES",
     "CSV_CHUNK_BYTES",
@@ -554,8 +558,10 @@ def _first_line(stream, name: str) -> tuple[bytes, int]:
     return head, end
 
 
-def _read_stream(stream, name: str, score_col: str = "score", label_col: str = "member"
-                 ) -> tuple[np.ndarray, np.ndarray]:
+def _open_csv(stream, name: str):
+    """Read the header record; return ``(stream, header, header_bytes, rest, offset)``: the
+    stream to read the data from (LF line ends), the header's cells, the bytes consumed and
+    the data bytes already read."""
     head, end = _first_line(stream, name)
     offset = 0
     if head.startswith(b"\xef\xbb\xbf"):
@@ -576,6 +582,12 @@ def _read_stream(stream, name: str, score_col: str = "score", label_col: str = "
         header = next(csv.reader(io.StringIO(header_text, newline="")), None)
     except csv.Error as exc:
         raise _csv_error(name, 1, exc) from None
+    return stream, header, header_bytes, rest, offset
+
+
+def _read_stream(stream, name: str, score_col: str = "score", label_col: str = "member"
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    stream, header, header_bytes, rest, offset = _open_csv(stream, name)
     cols = [c.strip().lower() for c in (header or [])]
     want = (str(score_col).strip().lower(), str(label_col).strip().lower())
     if want[0] == want[1]:
@@ -741,3 +753,309 @@ def read_scores_file(path, *, name: str = "--scores", score_col: str = "score",
     if scores.isna().any() or labels.isna().any():
         raise ValueError(f"{name}: {path} has missing values in {score_col!r} or {label_col!r}")
     return _split(scores.to_numpy(), labels.to_numpy(), name, score_col, label_col)
+
+
+# --------------------------------------------------------------------------- score columns
+#: Cells of a padded column read as missing (case-insensitive): empty (pandas' ``to_csv``) and
+#: ``nan`` (``np.savetxt``). Accepted only as padding after a column's last value.
+MISSING_CELLS = frozenset({"", "nan"})
+
+
+def _cells_to_float(raw: np.ndarray) -> np.ndarray | None:
+    """Cells as floats, missing cells NaN; ``None`` if a cell is not a number."""
+    low = np.char.lower(np.char.strip(raw))
+    missing = np.isin(low, np.array(sorted(MISSING_CELLS)))
+    out = np.full(raw.shape, np.nan)
+    try:
+        out[~missing] = raw[~missing].astype(float)
+    except ValueError:
+        return None
+    return out
+
+
+def _fast_columns(text: str, ncols: int, idx: list[int], chunk: bytes):
+    if '"' in text or _cell_bytes(chunk, ncols) > _FAST_CELL_FACTOR * len(chunk) + 2**20:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            cells = np.loadtxt(io.StringIO(text), delimiter=",", dtype=str, comments=None,
+                               ndmin=2, quotechar=None)
+    except ValueError:
+        return None
+    if cells.size == 0:
+        return [np.empty(0) for _ in idx]
+    if cells.shape[1] != ncols:
+        return None
+    out = [_cells_to_float(cells[:, j]) for j in idx]
+    return None if any(o is None for o in out) else out
+
+
+def _slow_columns(text: str, ncols: int, idx: list[int], names: list[str], line0: int,
+                  name: str) -> list[np.ndarray]:
+    out: list[list[float]] = [[] for _ in idx]
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        for i, row in enumerate(reader, start=line0):
+            if not row or (ncols > 1 and len(row) == 1 and not row[0].strip()):
+                continue  # blank line
+            if len(row) != ncols:
+                raise ValueError(f"{name} line {i}: {len(row)} fields, the header has {ncols}")
+            for k, j in enumerate(idx):
+                cell = row[j].strip()
+                if cell.lower() in MISSING_CELLS:
+                    out[k].append(np.nan)
+                    continue
+                try:
+                    out[k].append(float(cell))
+                except ValueError:
+                    raise ValueError(f"{name} line {i}: {names[k]} {row[j]!r} is not a "
+                                     "number") from None
+    except csv.Error as exc:
+        raise _csv_error(name, line0 + reader.line_num - 1, exc) from None
+    return [np.asarray(o, dtype=float) for o in out]
+
+
+def _csv_columns(stream, columns: list, name: str, *, headerless: bool = False
+                 ) -> list[np.ndarray]:
+    """Float columns of a CSV by header name (missing cells NaN), parsed in bounded chunks as
+    :func:`read_scores_csv`. ``headerless``: a one-column file whose first line is a number
+    has no header (``np.savetxt`` output)."""
+    stream, header, header_bytes, rest, offset = _open_csv(stream, name)
+    cols = [c.strip().lower() for c in (header or [])]
+    first: list[np.ndarray] | None = None
+    if headerless and len(cols) == 1 and _DECIMAL_OR_SPECIAL.fullmatch(cols[0]):
+        first, idx = [np.array([float(cols[0])])], [0]
+    else:
+        if columns == [None]:  # the file's only column, whatever its name
+            if len(cols) != 1:
+                raise ValueError(f"{name}: the header {header} has {len(cols)} columns; name "
+                                 "the one to read with --score-col")
+            want = cols
+        else:
+            want = [str(c).strip().lower() for c in columns]
+        for c in want:
+            if c not in cols:
+                raise ValueError(f"{name}: CSV header must contain column {c!r}, got {header}")
+            if cols.count(c) > 1:
+                raise ValueError(f"{name}: column {c!r} appears {cols.count(c)} times in the "
+                                 f"header {header}")
+        idx = [cols.index(c) for c in want]
+    ncols = max(len(cols), 1)
+    parts: list[list[np.ndarray]] = [[] if first is None else [first[0]] for _ in idx]
+    line = 2
+    offset += len(header_bytes)
+    for chunk in _chunks(stream, rest, name):
+        text = _decode(chunk, name, offset)
+        offset += len(chunk)
+        got = _fast_columns(text, ncols, idx, chunk)
+        if got is None:
+            got = _slow_columns(text, ncols, idx, [cols[j] for j in idx], line, name)
+        line += text.count("\n")
+        for k, g in enumerate(got):
+            parts[k].append(g)
+    return [np.concatenate(p) if p else np.empty(0) for p in parts]
+
+
+#: A number as ``np.savetxt`` / ``repr`` write it (a headerless one-column file).
+_DECIMAL_OR_SPECIAL = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|inf|nan)",
+                                 re.ASCII)
+
+
+def strip_padding(values: np.ndarray, name: str) -> tuple[np.ndarray, int]:
+    r"""A padded column's values and the number of padding cells after them.
+
+    The values are the cells up to the last non-missing one; every cell after it must be
+    missing (NaN: padding of the shorter column when two columns of unequal length share a
+    table, as ``pd.DataFrame({"loss_train": a, "loss_test": b})`` writes them). A missing cell
+    *before* the last value is refused, naming the row (a NaN score is not padding).
+
+    Parameters
+    ----------
+    values : ndarray of float
+        The column, missing cells NaN.
+    name : str
+        Named in the error.
+
+    Returns
+    -------
+    values : ndarray
+    n_padding : int
+    """
+    v = np.asarray(values, dtype=float)
+    present = ~np.isnan(v)
+    if not present.any():
+        raise ValueError(f"{name} has no values (every cell is empty or NaN)")
+    last = int(np.flatnonzero(present)[-1])
+    inner = np.flatnonzero(~present[:last + 1])
+    if inner.size:
+        raise ValueError(f"{name}: row {int(inner[0]) + 1} is empty or NaN but values follow; "
+                         "only trailing cells (padding of the shorter column) may be missing")
+    return v[:last + 1], int(v.size - last - 1)
+
+
+def _check_suffix_file(path, name: str) -> tuple[Path, str]:
+    if path is None or not str(path).strip():
+        raise ValueError(f"{name} must be a file path or '-' (standard input)")
+    p = Path(str(path))
+    if str(path) != "-":
+        if not p.is_file():
+            raise FileNotFoundError(f"{name}: no such file {path}")
+        if p.stat().st_size > MAX_CSV_BYTES:
+            raise ValueError(f"{name}: {path} is larger than {MAX_CSV_BYTES >> 30} GiB")
+    return p, p.suffix.lower()
+
+
+def _float_1d(a, name: str) -> np.ndarray:
+    a = np.asarray(a)
+    if a.ndim == 2 and 1 in a.shape:
+        a = a.reshape(-1)
+    if a.ndim != 1 or a.dtype.kind not in "iuf" or a.dtype == bool:
+        raise ValueError(f"{name} must be a 1-D array of real numbers, got shape {a.shape} "
+                         f"dtype {a.dtype}")
+    return a.astype(float)
+
+
+def _npz_arrays(p: Path, want: list[str] | None, name: str) -> tuple[list[np.ndarray], list[str]]:
+    """Arrays of an .npz by name (``None``: its only array); damaged archives refused."""
+    got: list[np.ndarray] = []
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            files = list(z.files)
+            names = want if want is not None else files
+            if want is None and len(files) != 1:
+                raise ValueError(f"{name}: {p} holds arrays {files}; name one with --score-col")
+            missing = [c for c in names if c not in files]
+            if missing:
+                raise ValueError(f"{name}: {p} has no array {missing[0]!r} (arrays: {files})")
+            got = [z[c] for c in names]
+    except MemoryError:
+        raise
+    except ValueError as exc:
+        if str(exc).startswith(name):
+            raise
+        raise ValueError(f"{name}: {p} is not a readable .npz archive ({exc})") from None
+    except _BROKEN as exc:
+        raise ValueError(f"{name}: {p} is not a readable .npz archive ({type(exc).__name__}: "
+                         f"{exc}); is the file complete?") from None
+    return got, names
+
+
+def read_score_columns(path, member_col: str, nonmember_col: str, *, name: str = "--scores"
+                       ) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    r"""Member and non-member scores from two columns side by side (``loss_train`` /
+    ``loss_test``), the shorter one padded with empty or NaN cells.
+
+    Parameters
+    ----------
+    path : path-like or ``"-"``
+        CSV (header row; ``-`` reads standard input), ``.npz`` (two arrays, lengths may
+        differ) or ``.parquet``.
+    member_col, nonmember_col : str
+        The two columns (arrays).
+    name : str
+        The argument named in errors.
+
+    Returns
+    -------
+    member, nonmember : ndarray of float
+        Each column up to its last value (:func:`strip_padding`).
+    padding : dict
+        Column name -> number of trailing empty/NaN cells dropped as padding.
+
+    Notes
+    -----
+    Missing cells are accepted only as trailing padding; one inside a column is refused. The
+    CSV is parsed in bounded chunks like :func:`read_scores_csv`.
+    """
+    cols = [str(member_col), str(nonmember_col)]
+    if cols[0].strip().lower() == cols[1].strip().lower():
+        raise ValueError(f"--member-col and --nonmember-col must differ, both are {cols[0]!r}")
+    p, suffix = _check_suffix_file(path, name)
+    if str(path) != "-" and suffix == ".npz":
+        arrays, _ = _npz_arrays(p, cols, name)
+        raw = [_float_1d(a, f"{name}: array {c!r}") for a, c in zip(arrays, cols, strict=True)]
+    elif str(path) != "-" and suffix in (".parquet", ".pq"):
+        raw = _parquet_columns(p, cols, name)
+    elif str(path) != "-" and suffix == ".npy":
+        raise ValueError(f"{name}: a .npy file holds one array; use --member-scores / "
+                         "--nonmember-scores for two files, or an .npz with both arrays")
+    elif str(path) == "-":
+        raw = _csv_columns(sys.stdin.buffer, cols, name)
+    else:
+        with open(p, "rb") as fh:
+            raw = _csv_columns(fh, cols, name)
+    (mem, pad_m), (non, pad_n) = (strip_padding(r, f"{name}: column {c!r}")
+                                  for r, c in zip(raw, cols, strict=True))
+    return mem, non, {cols[0]: pad_m, cols[1]: pad_n}
+
+
+def _parquet_columns(p: Path, cols: list[str], name: str) -> list[np.ndarray]:
+    try:
+        import pandas as pd  # lazy: optional dependency
+        frame = pd.read_parquet(p, columns=cols)
+    except ImportError as exc:
+        raise ImportError(f"{name}: reading parquet needs pandas and pyarrow (pip install "
+                          f"pandas pyarrow): {exc}") from None
+    except (KeyError, ValueError, OSError) as exc:
+        raise ValueError(f"{name}: cannot read columns {cols} of {p} "
+                         f"({type(exc).__name__}: {exc})") from None
+    return [_float_1d(frame[c].to_numpy(dtype=float, na_value=np.nan), f"{name}: column {c!r}")
+            for c in cols]
+
+
+def read_score_list(path, *, name: str, score_col: str | None = None) -> np.ndarray:
+    r"""One class's scores from a file of their own (``--member-scores`` / ``--nonmember-scores``).
+
+    Parameters
+    ----------
+    path : path-like
+        ``.npy`` (a 1-D array), ``.npz`` (the array ``score_col``, or its only array),
+        ``.parquet`` (column ``score_col``, or its only column) or text: a CSV with a header
+        (column ``score_col``, or its only column) or one number a line without header
+        (``np.savetxt``).
+    name : str
+        The argument named in errors.
+    score_col : str, optional
+        The column or array to read.
+
+    Returns
+    -------
+    ndarray of float
+        Every value; a missing cell or NaN is refused later (no padding in this form).
+    """
+    p, suffix = _check_suffix_file(path, name)
+    if str(path) == "-":
+        raise ValueError(f"{name} must be a file (standard input is read by --scores)")
+    if suffix == ".npy":
+        try:
+            a = np.load(p, allow_pickle=False)
+        except MemoryError:
+            raise
+        except _BROKEN as exc:
+            raise ValueError(f"{name}: {path} is not a readable .npy array without objects "
+                             f"({exc})") from None
+        if a.dtype.names:
+            if score_col is None or score_col not in a.dtype.names:
+                raise ValueError(f"{name}: {path} is a structured array with fields "
+                                 f"{list(a.dtype.names)}; name one with --score-col")
+            a = a[score_col]
+        return _float_1d(a, f"{name}: {path}")
+    if suffix == ".npz":
+        arrays, names = _npz_arrays(p, None if score_col is None else [score_col], name)
+        return _float_1d(arrays[0], f"{name}: array {names[0]!r}")
+    if suffix in (".parquet", ".pq"):
+        if score_col is None:
+            try:
+                import pyarrow.parquet as pq  # lazy: optional dependency
+                cols = pq.read_schema(p).names
+            except ImportError as exc:
+                raise ImportError(f"{name}: reading parquet needs pandas and pyarrow: "
+                                  f"{exc}") from None
+            if len(cols) != 1:
+                raise ValueError(f"{name}: {path} has columns {cols}; name one with "
+                                 "--score-col")
+            score_col = cols[0]
+        return _parquet_columns(p, [score_col], name)[0]
+    with open(p, "rb") as fh:
+        return _csv_columns(fh, [score_col], name, headerless=True)[0]
