@@ -99,6 +99,7 @@ from semi_core._validation import (
     check_delta,
     check_failure_prob,
     check_int,
+    check_memory,
     check_positive,
     check_probability,
 )
@@ -114,7 +115,7 @@ from .checkpoints import as_records
 from .training import _seeded_global_rng, _strip
 
 __all__ = ["OneRunLoop", "OneRunRun", "OneRunTrainingResult", "audit_one_run",
-           "poisson_epsilon", "TRADEOFFS"]
+           "poisson_epsilon", "estimate_bytes", "TRADEOFFS"]
 
 #: ``one-run-fdp`` trade-off curves: ``"eps-delta"`` (distribution-free, the default) and
 #: ``"gdp"`` (assumes a Gaussian trade-off curve; the result says so).
@@ -360,7 +361,12 @@ class OneRunRun:
                 if here.size:
                     self._at[t] = here
                     self._slots[t] = g.choice(loop.batch_size, size=here.size, replace=False)
-        self._states: list[torch.Tensor] = []
+        # the statistics are computed as the run goes (at each canary's step, from the states
+        # before and after it): memory O(d + m), not O(T d)
+        self._prev = loop.theta0.to(loop.device)
+        self._recorded = 0
+        self._wb = np.full(loop.m, np.nan) if taus is not None else None
+        self.score_seconds = 0.0
         self._seen: set[int] = set()
         self._dataset_calls = 0
 
@@ -523,12 +529,17 @@ class OneRunRun:
                          for v in vec])
         if arr.shape != (fm.d,):
             raise ValueError(f"record: the state has {arr.numel()} parameters, the model {fm.d}")
-        if len(self._states) >= self.steps:
+        if self._recorded >= self.steps:
             raise ValueError(f"record called more than steps = {self.steps} times")
+        t = self._recorded + 1
         if not bool(torch.isfinite(arr).all()):
-            raise ValueError(f"record: the parameters after step {len(self._states) + 1} hold "
-                             "NaN or infinite values")
-        self._states.append(arr)
+            raise ValueError(f"record: the parameters after step {t} hold NaN or infinite "
+                             "values")
+        if self._wb is not None and t in self._at:
+            t0 = time.perf_counter()
+            self._wb[self._at[t]] = _step_scores(self._loop, self._at[t], self._prev, arr)
+            self.score_seconds += time.perf_counter() - t0
+        self._prev, self._recorded = arr, t
 
 
 @dataclass(frozen=True, repr=False)
@@ -631,8 +642,8 @@ def _train_once(loop: OneRunLoop, member, taus, seed) -> OneRunRun:
         out = loop.train(model, run)
     if out is not None:
         raise ValueError(f"{name} returned a value: record the states with run.record(model)")
-    if len(run._states) != loop.T:
-        raise ValueError(f"{name} recorded {len(run._states)} states, steps = {loop.T} expected "
+    if run._recorded != loop.T:
+        raise ValueError(f"{name} recorded {run._recorded} states, steps = {loop.T} expected "
                          "(call run.record(model) after every step)")
     if loop.sample_rate is not None:
         if run._dataset_calls == 0:
@@ -653,45 +664,61 @@ def _theta(loop: OneRunLoop, vec: torch.Tensor) -> torch.Tensor:
     return vec.to(loop.fm.dtype)
 
 
+def _step_scores(loop: OneRunLoop, here: np.ndarray, prev: torch.Tensor,
+                 cur: torch.Tensor) -> np.ndarray:
+    """White-box scores of the canaries ``here`` of one step from the float64 states before
+    (``prev``) and after (``cur``) it (module docstring)."""
+    C, n, fm = loop.max_grad_norm, loop.batch_size, loop.fm
+    k = here.size
+    with torch.no_grad():
+        ref = clip_rows(fm.per_sample_grads(_theta(loop, prev), loop.ref_x, loop.ref_y),
+                        C).to(STATS_DTYPE)
+        if loop.canary == "dirac":
+            j = torch.as_tensor(loop.coords[here], device=prev.device)
+            s = -(n / (loop.lr * C)) * (cur[j] - prev[j])
+            a = (n - k) * ref[:, j].mean(0) / C
+            var = loop.noise_multiplier ** 2 + (n - k) * ref[:, j].var(0) / C ** 2
+            if bool((var <= 0).any()):
+                raise ValueError("the Dirac log-LR is infinite: noise_multiplier = 0 and no "
+                                 "reference gradient moves a canary coordinate")
+            return dirac_log_lr(s.cpu().numpy(), a=a.cpu().numpy(), var=var.cpu().numpy())
+        ii = torch.as_tensor(here, device=loop.cx.device)
+        tgt = clip_rows(fm.per_sample_grads(_theta(loop, prev), loop.cx[ii], loop.cy[ii]),
+                        C).to(STATS_DTYPE)
+        return batched_dpsgd_log_lr(
+            (cur - prev).expand(k, -1), ref[None], tgt, eta=loop.lr, n=n,
+            sigma_dp=loop.noise_multiplier, clip=C, shrinkage=loop.shrinkage,
+            ridge=loop.ridge).cpu().numpy()
+
+
 def _scores(loop: OneRunLoop, run: OneRunRun) -> dict[str, np.ndarray]:
     """Scores of the ``m`` canaries (module docstring), float64."""
-    traj = torch.cat([loop.theta0.to(loop.device)[None], torch.stack(run._states)])
-    C, n, fm = loop.max_grad_norm, loop.batch_size, loop.fm
     out: dict[str, np.ndarray] = {}
-    with torch.no_grad():
-        if loop.canary == "dirac" or (loop.canary == "input" and loop.sample_rate is None):
-            wb = np.empty(loop.m)
-            for t, here in run._at.items():
-                prev = traj[t - 1]
-                ref = clip_rows(fm.per_sample_grads(_theta(loop, prev), loop.ref_x, loop.ref_y),
-                                C).to(STATS_DTYPE)
-                k = here.size
-                if loop.canary == "dirac":
-                    j = torch.as_tensor(loop.coords[here], device=traj.device)
-                    s = -(n / (loop.lr * C)) * (traj[t, j] - prev[j])
-                    a = (n - k) * ref[:, j].mean(0) / C
-                    var = loop.noise_multiplier ** 2 + (n - k) * ref[:, j].var(0) / C ** 2
-                    if bool((var <= 0).any()):
-                        raise ValueError("the Dirac log-LR is infinite: noise_multiplier = 0 and "
-                                         "no reference gradient moves a canary coordinate")
-                    wb[here] = dirac_log_lr(s.cpu().numpy(), a=a.cpu().numpy(),
-                                            var=var.cpu().numpy())
-                else:
-                    ii = torch.as_tensor(here, device=loop.cx.device)
-                    tgt = clip_rows(fm.per_sample_grads(_theta(loop, prev), loop.cx[ii],
-                                                        loop.cy[ii]), C).to(STATS_DTYPE)
-                    upd = (traj[t] - prev).expand(k, -1)
-                    wb[here] = batched_dpsgd_log_lr(
-                        upd, ref[None], tgt, eta=loop.lr, n=n, sigma_dp=loop.noise_multiplier,
-                        clip=C, shrinkage=loop.shrinkage, ridge=loop.ridge).cpu().numpy()
-            out["dirac" if loop.canary == "dirac" else "step_log_lr"] = wb
-        if loop.canary == "input":
-            loss = fm.losses(_theta(loop, traj[-1]), loop.cx, loop.cy)
-            out["loss"] = -loss.to(STATS_DTYPE).cpu().numpy()
+    if run._wb is not None:
+        out["dirac" if loop.canary == "dirac" else "step_log_lr"] = run._wb
+    if loop.canary == "input":
+        with torch.no_grad():
+            loss = loop.fm.losses(_theta(loop, run._prev), loop.cx, loop.cy)
+        out["loss"] = -loss.to(STATS_DTYPE).cpu().numpy()
     for name, v in out.items():
         if not np.isfinite(v).all():
             raise ValueError(f"the {name} scores hold NaN or infinite values")
     return out
+
+
+def estimate_bytes(loop: OneRunLoop) -> float:
+    r"""Peak bytes of one audit beyond the user's own training: the reference records'
+    per-sample gradients (model dtype, clipped copy and float64 promotion), one step's canary
+    gradients, three float64 states and the scores.
+
+    .. math::
+
+        B \approx n_{\mathrm{ref}}d\,(2b+8) + k_{\max}d\,(2b+16) + 24d + 8m\cdot 4
+    """
+    d, b = loop.fm.d, torch.empty((), dtype=loop.fm.dtype).element_size()
+    k = loop.batch_size if loop.sample_rate is None else 0
+    n_ref = int(loop.ref_x.shape[0])
+    return float(n_ref * d * (2 * b + 8) + k * d * (2 * b + 16) + 24 * d + 32 * loop.m)
 
 
 def audit_one_run(loop: OneRunLoop, seed=0, *, claimed_epsilon: float | None = None,
@@ -747,11 +774,14 @@ def audit_one_run(loop: OneRunLoop, seed=0, *, claimed_epsilon: float | None = N
                                  failure_prob=failure_prob)
     if loop.sample_rate is not None:
         taus = None
+    check_memory(estimate_bytes(loop), f"a one-run audit of {loop.m} canaries (d = {loop.fm.d})",
+                 hint="use fewer reference records")
     t0 = time.perf_counter()
     run = _train_once(loop, member, taus, seed)
     t1 = time.perf_counter()
     scores = _scores(loop, run)
     t2 = time.perf_counter()
+    t1 -= run.score_seconds  # the white-box scores are computed as the run records
     bounds = {name: {m: epsilon_lower_bound(s[member], s[~member], delta=delta,
                                             failure_prob=failure_prob, method=m,
                                             **({"tradeoff": tradeoff} if m == "one-run-fdp"

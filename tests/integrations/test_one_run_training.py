@@ -294,3 +294,20 @@ def test_canary_gradients_same_in_every_form():
     assert torch.equal(flatten(parts), flat)                 # inputs not changed
     with pytest.raises(ValueError, match="rows, the declared batch_size"):
         run.canary_gradients(1, flat[:10])
+
+
+def test_memory_estimated_and_refused_before_training(monkeypatch):
+    from semi_core._validation import ResourceLimitError
+    from semi_core.integrations.one_run_training import estimate_bytes
+
+    calls = []
+    loop = dirac_loop(1.0, m=100, steps=2)
+    loop.train = lambda model, run: calls.append(1)
+    d = loop.fm.d
+    # 128 float64 reference gradients (clipped copy, float64 column copy), one batch of canary
+    # gradients, three states, the scores
+    assert estimate_bytes(loop) == 128 * d * 24 + BATCH * d * 32 + 24 * d + 32 * 100
+    monkeypatch.setenv("SEMI_CORE_MAX_MEMORY", "1K")
+    with pytest.raises(ResourceLimitError, match="one-run audit of 100 canaries"):
+        audit_one_run(loop)
+    assert calls == []
