@@ -45,7 +45,7 @@ from semi_core.mechanisms.per_datum import AverageDatumMean, PerDatumMean, Produ
 __all__ = ["ATTACKS", "scalar_product", "reference_moments", "plugin_lr", "plugin_lr_full",
            "misspecified_lr", "LogLRScorer", "ScalarScorer", "PluginScorer",
            "MisspecifiedScorer", "leakage_scorers", "simulate_leakage", "summarize_leakage", "power_loss_curve",
-           "most_exposed", "AverageLogLRScorer", "simulate_average_datum"]
+           "most_exposed", "AverageLogLRScorer", "simulate_average_datum", "CovarianceMean"]
 
 ATTACKS = ("exact", "approx", "paper-sub", "scalar", "plugin", "plugin-known-var",
            "plugin-uncentred", "misspecified")
@@ -423,3 +423,86 @@ def most_exposed(X, *, n: int | None = None, rank: int = 20, ridge: float = 1e-6
             "index": order.tolist(), "m_star": m[order].tolist(),
             "leakage": L.leakage(m[order]).tolist(),
             "m_star_median": float(np.median(m)), "m_star_all": m}
+
+
+class CovarianceMean(PerDatumMean):
+    r""":class:`~semi_core.mechanisms.per_datum.PerDatumMean` whose closed forms and Eq. (10)
+    statistic use the full covariance of the data instead of its diagonal.
+
+    The seed's closed forms assume independent columns (§3: :math:`C_\sigma` diagonal). For a
+    population with correlated columns the limit experiment is still
+    :math:`\ell\sim\mathcal N(\mp m/2, m)` with the Mahalanobis distance of the full covariance,
+    :math:`m=\delta^\top(C+C_\gamma)^{-1}\delta/n` (:mod:`semi_core.symbolic.leakage_cov`,
+    :func:`semi_core.stats.leakage.mahalanobis_score`), and the Neyman-Pearson statistic is
+    Eq. (10) with that matrix (solved through its Cholesky factor). With sub-sampling the
+    target's inclusion is one shared event (``inclusion="shared"``); the per-coordinate model
+    is a product over independent columns and is refused.
+
+    Parameters
+    ----------
+    law : ProductLaw
+        The population's law (its rows are drawn as whole rows, so the releases carry the
+        correlation; ``law.mean`` is :math:`\mu`).
+    cov : array_like, shape (d, d)
+        Covariance :math:`C` of one datum (``ddof = 0`` for a population's rows).
+    n, target, noise_std, rho, mode
+        As in :class:`~semi_core.mechanisms.per_datum.PerDatumMean` (``test`` is ``approx``).
+    """
+
+    def __init__(self, law: ProductLaw, cov, n: int, target, *, noise_std=0.0, rho=1.0,
+                 mode: str = "exact"):
+        from semi_core.stats.leakage import covariance_factor
+
+        super().__init__(law, n, target, noise_std=noise_std, rho=rho, mode=mode,
+                         test="approx", inclusion="shared")
+        C = check_finite_array(cov, "cov", ndim=2)
+        if C.shape != (self.d, self.d):
+            raise ValueError(f"cov must have shape ({self.d}, {self.d}), got {C.shape}")
+        self.cov = C
+        g2 = self.noise_std ** 2
+        # release variance in units of one row: C + C_gamma (k = n) and C + q C_gamma (given
+        # inclusion, at sample size k)
+        self._L_full = covariance_factor(C, noise_var=g2, name="the rows' covariance")
+        self._L_in = self._L_full if self.k == self.n else covariance_factor(
+            C, noise_var=self.q * g2, name="the rows' covariance")
+
+    @staticmethod
+    def _whiten(L: np.ndarray, v: np.ndarray) -> np.ndarray:
+        from scipy.linalg import solve_triangular
+
+        return solve_triangular(L, v, lower=True)
+
+    @property
+    def m_star(self) -> float:
+        r""":math:`\delta^\top(C+C_\gamma)^{-1}\delta/n`."""
+        w = self._whiten(self._L_full, self.target - self.law.mean)
+        return float(w @ w / self.n)
+
+    @property
+    def m_in(self) -> float:
+        r""":math:`\delta^\top(C+\tfrac kn C_\gamma)^{-1}\delta/k`."""
+        w = self._whiten(self._L_in, self.target - self.law.mean)
+        return float(w @ w / self.k)
+
+    def approx_log_lr(self, releases, *, target=None, mean=None, var=None,
+                      mixture: bool = True) -> np.ndarray:
+        r"""Eq. (10) with the full covariance :math:`V=C+\tfrac kn C_\gamma`, mixed over the
+        shared inclusion event when ``k < n``:
+        :math:`\ell_{\rm in}=c^\top(o-\mu)-c^\top\delta/(2k)`, :math:`c=V^{-1}\delta` by two
+        triangular solves. ``target``/``mean``/``var`` overrides (the diagonal plug-in and
+        misspecified attacks) fall back to the diagonal form."""
+        if target is not None or mean is not None or var is not None:
+            return super().approx_log_lr(releases, target=target, mean=mean, var=var,
+                                         mixture=mixture)
+        from scipy.linalg import cho_solve
+
+        o = self._flat(releases)
+        dl = self.target - self.law.mean
+        c = cho_solve((self._L_in, True), dl)
+        l_in = (o - self.law.mean) @ c - dl @ c / (2 * self.k)
+        return self._mix(l_in) if mixture else l_in
+
+    def params(self) -> dict:
+        """Validated parameters (JSON), with the covariance model named."""
+        return {**super().params(), "mechanism": "CovarianceMean",
+                "covariance": "full (Cholesky of C + C_gamma)"}

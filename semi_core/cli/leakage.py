@@ -16,8 +16,11 @@ Eq. 15/16 describe). ``--game average``: the average-datum game (Alg. 3/4), a fr
 each round, limit ``N(-+M/2, M)`` with ``M = d/n`` noiseless and, for Gaussian data, the
 log-LR's exact finite-n moments.
 
-``--data-file`` rows are the population (each datum a uniformly drawn row; the closed forms use
-the columns' moments, the seed's product approximation); ``--dataset`` ranks records by the
+``--data-file`` rows are the population (each datum a uniformly drawn row; the closed forms and
+the Eq. 10 attack use the rows' full covariance, :class:`~semi_core.attacks.leakage.
+CovarianceMean`, not the seed's independent-columns form, which over-states the leakage of
+correlated columns; a singular covariance is refused, ``--d`` and ``--inclusion
+per-coordinate`` too); ``--dataset`` ranks records by the
 noiseless full-data m* and refuses the single-target options (--noise, --subsample, --simulate,
 --target, --data, --data-file) rather than ignoring them.
 
@@ -74,12 +77,13 @@ def register(subparsers) -> None:
                         "gaussian:MU,SD, poisson:LAM")
     p.add_argument("--data-file", default=None, metavar="FILE.npy",
                    help="the population as a (rows, d) .npy array: each datum is a uniformly "
-                        "drawn row (closed forms use the columns' mean/variance; rows are "
-                        "simulated row by row); sets d")
+                        "drawn row (closed forms and the attack use the rows' mean and full "
+                        "covariance; a singular covariance is refused; rows are simulated row "
+                        "by row); sets d")
     p.add_argument("--n", type=positive_int, default=None,
                    help="dataset size n (default 1000; with --dataset, its number of records)")
-    p.add_argument("--d", "--dim", dest="d", type=positive_int, default=5000,
-                   help="dimension d (default 5000)")
+    p.add_argument("--d", "--dim", dest="d", type=positive_int, default=None,
+                   help="dimension d of --data (default 5000; a --data-file sets it)")
     p.add_argument("--target", default=None, metavar="easy|medium|hard|FILE.npy",
                    help="the target z*: a named seed target (bernoulli: easy/medium/hard; "
                         "other laws: medium, a draw from the law) or a .npy vector of length d "
@@ -120,7 +124,8 @@ _CHUNK = 1000
 
 
 def _law(args):
-    """The data law of ``--data SPEC`` or ``--data-file FILE.npy`` (and its name)."""
+    """The data law of ``--data SPEC`` or ``--data-file FILE.npy``, its name and (for a file)
+    the rows' covariance."""
     from semi_core.mechanisms.per_datum import ProductLaw, seed_bernoulli
 
     if args.data_file is not None:
@@ -136,13 +141,15 @@ def _law(args):
             law = ProductLaw.from_rows(X.astype(float))
         except ValueError as exc:
             raise ValueError(f"--data-file: {exc}") from None
-        return law, f"file:{args.data_file}"
+        Xc = X.astype(float) - law.mean
+        cov = Xc.T @ Xc / X.shape[0]        # population covariance (ddof = 0, as law.var)
+        return law, f"file:{args.data_file}", cov
     spec = "bernoulli" if args.data is None else str(args.data)
     fam, _, rest = spec.partition(":")
     if fam == "bernoulli" and not rest:
-        return seed_bernoulli(args.d, seed=args.seed), spec
+        return seed_bernoulli(args.d, seed=args.seed), spec, None
     if fam == "gaussian" and not rest:
-        return ProductLaw.gaussian(np.zeros(args.d), 1.0), spec
+        return ProductLaw.gaussian(np.zeros(args.d), 1.0), spec, None
     try:
         vals = [float(v) for v in rest.split(",")] if rest else []
     except ValueError:
@@ -158,7 +165,7 @@ def _law(args):
                ProductLaw.poisson(vals[0] * ones))
     except ValueError as exc:
         raise ValueError(f"--data {spec}: {exc}") from None
-    return law, spec
+    return law, spec, None
 
 
 def _target(args, law):
@@ -281,6 +288,15 @@ def handler(args) -> Result:
         return _rank(args)
     if args.n is None:
         args.n = 1000
+    if args.data_file is not None:
+        if args.d is not None:
+            raise ValueError("--d: not applicable with --data-file (the file's columns set d)")
+        if args.inclusion == "per-coordinate":
+            raise ValueError("--inclusion per-coordinate: not applicable with --data-file (a "
+                             "product over independent columns; the file's columns are "
+                             "correlated, so the target's inclusion is one shared event)")
+    if args.d is None:
+        args.d = 5000
     if args.rank is not None:
         raise ValueError("--rank applies only with --dataset (ranking a dataset's records)")
     if not args.simulate and (args.threads != 1 or args.workers is not None or
@@ -312,7 +328,7 @@ def handler(args) -> Result:
                    hint="use fewer games (--simulate) or a smaller --d, or a Dask cluster "
                         "(--workers/--scheduler)")
     executor = executor_from_args(args)
-    law, dname = _law(args)
+    law, dname, cov = _law(args)
     args.d = law.d
     if args.game == "average":
         return _average(args, law, dname, executor)
@@ -326,8 +342,17 @@ def handler(args) -> Result:
                    f"d = {law.d}, row by row)", nbytes=8.0 * args.n * law.d * 4,
                    seconds=_SECONDS_PER_ROUND_COORD * args.simulate * args.n * law.d,
                    hint="use fewer games (--simulate), a smaller --n or fewer columns")
-    mech = PerDatumMean(law, args.n, z, noise_std=args.noise, rho=args.subsample, mode=mode,
-                        inclusion=args.inclusion)
+    if args.data_file is not None:
+        from semi_core.attacks.leakage import CovarianceMean
+
+        try:
+            mech = CovarianceMean(law, cov, args.n, z, noise_std=args.noise,
+                                  rho=args.subsample, mode=mode)
+        except ValueError as exc:
+            raise ValueError(f"--data-file: {exc}") from None
+    else:
+        mech = PerDatumMean(law, args.n, z, noise_std=args.noise, rho=args.subsample,
+                            mode=mode, inclusion=args.inclusion)
     th = mech.theory(args.fpr)
     m = th["m_star"]
     gdp_mu = float(np.sqrt(m))
@@ -340,7 +365,11 @@ def handler(args) -> Result:
         "power": th["power"], "threshold": th["threshold"],
         "threshold_scale": th["threshold_scale"],
         "test": mech.test,
+        "covariance": "full" if args.data_file is not None else "independent columns",
     }
+    if args.data_file is not None:
+        payload["note"] = ("m* = (z-mu)^T (C + C_gamma)^-1 (z-mu) / n with C the rows' full "
+                           "covariance (Cholesky); the test is Eq. 10 with that matrix")
     if mech.k < mech.n:
         payload["m_in"] = th["m_in"]
         payload["paper_approximation"] = th["paper"]

@@ -32,6 +32,8 @@ from semi_core.symbolic import leakage as S
 
 __all__ = [
     "leakage_score",
+    "covariance_factor",
+    "mahalanobis_score",
     "misspecified_scores",
     "leakage",
     "power",
@@ -125,6 +127,112 @@ def leakage_score(z, mean, var, n: int, *, noise_var=0.0) -> np.ndarray:
         raise ValueError(f"mean, var and noise_var must have shape ({d},) like z's last axis")
     n = check_int(n, "n", minimum=2)
     return np.sum((zz - mu) ** 2 / (v + g), axis=-1) / n
+
+
+#: Smallest fraction of a column's variance left unexplained by the columns before it (the
+#: squared Cholesky pivot of the correlation matrix) accepted as linearly independent.
+MIN_RESIDUAL_FRACTION = 1e-10
+
+
+def covariance_factor(cov, *, noise_var=0.0, name: str = "cov") -> np.ndarray:
+    r"""Lower Cholesky factor :math:`L` of :math:`\Sigma=C+\operatorname{diag}(\gamma^2)`,
+    refusing a (numerically) singular :math:`\Sigma`.
+
+    The factor is taken of the correlation matrix :math:`R=D^{-1/2}\Sigma D^{-1/2}` and
+    rescaled; its squared pivots :math:`L^R_{jj}{}^2=1-R^2_{j\mid<j}` are the fractions of column
+    :math:`j`'s variance not explained by the columns before it. A pivot below
+    :data:`MIN_RESIDUAL_FRACTION` means column :math:`j` is (to rounding) a linear combination
+    of the others: the Mahalanobis distance is then not defined (or dominated by rounding), and
+    the matrix is refused, never regularised silently.
+
+    Parameters
+    ----------
+    cov : array_like, shape (d, d)
+        Symmetric positive semi-definite covariance :math:`C`.
+    noise_var : float or array_like, shape (d,)
+        :math:`\gamma_j^2 \ge 0` added to the diagonal.
+    name : str
+        Argument name for the errors.
+
+    Returns
+    -------
+    ndarray, shape (d, d)
+        :math:`L` with :math:`LL^\top=\Sigma`.
+
+    Raises
+    ------
+    ValueError
+        If :math:`\Sigma` is not symmetric, has a non-positive diagonal entry, or is singular to
+        within :data:`MIN_RESIDUAL_FRACTION`.
+    """
+    C = check_finite_array(cov, name, ndim=2)
+    d = C.shape[0]
+    if C.shape != (d, d) or not np.allclose(C, C.T, rtol=1e-12, atol=0.0):
+        raise ValueError(f"{name} must be a symmetric (d, d) matrix, got shape {C.shape}")
+    S = C + np.diag(_vec(noise_var, "noise_var", d, nonneg=True))
+    dg = np.diag(S)
+    if (dg <= 0).any():
+        bad = np.flatnonzero(dg <= 0)[:5].tolist()
+        raise ValueError(f"{name}: columns {bad} have zero variance (they carry no membership "
+                         "signal; drop them)")
+    sd = np.sqrt(dg)
+    R = S / np.outer(sd, sd)
+    try:
+        LR = np.linalg.cholesky(R)
+    except np.linalg.LinAlgError:
+        LR = None
+    piv = None if LR is None else np.diag(LR) ** 2
+    if LR is None or (piv < MIN_RESIDUAL_FRACTION).any():
+        j = -1 if piv is None else int(np.argmin(piv))
+        where = (f"column {j} keeps a fraction {piv[j]:.3g} of its variance given the columns "
+                 f"before it" if j >= 0 else "the Cholesky factorisation fails")
+        raise ValueError(f"{name} is singular: {where} (below {MIN_RESIDUAL_FRACTION:g}); the "
+                         "columns are linearly dependent, so the Mahalanobis distance is not "
+                         "defined. Drop the dependent columns, or add noise (--noise) which "
+                         "makes the release's covariance regular")
+    return LR * sd[:, None]
+
+
+def mahalanobis_score(z, mean, cov, n: int, *, noise_var=0.0) -> np.ndarray:
+    r"""Leakage score with a full covariance (general form of seed Eq. 7/12;
+    :mod:`semi_core.symbolic.leakage_cov`).
+
+    .. math::
+
+        \tilde m^*_\gamma(z)=\frac1n(z-\mu)^\top(C+C_\gamma)^{-1}(z-\mu)
+          =\frac1n\|L^{-1}(z-\mu)\|^2,\qquad LL^\top=C+C_\gamma,
+
+    by a triangular solve (no inverse); equal to :func:`leakage_score` for a diagonal ``cov``.
+
+    Parameters
+    ----------
+    z : array_like, shape (..., d)
+    mean : array_like, shape (d,)
+    cov : array_like, shape (d, d)
+        Covariance of one datum (:func:`covariance_factor` refuses a singular one).
+    n : int
+        Dataset size (>= 2).
+    noise_var : float or array_like, shape (d,)
+
+    Returns
+    -------
+    ndarray, shape (...)
+    """
+    from scipy.linalg import solve_triangular
+
+    zz = check_finite_array(z, "z")
+    if zz.ndim == 0:
+        zz = zz.reshape(1)
+    d = zz.shape[-1]
+    mu = _vec(mean, "mean", d)
+    if mu.shape != (d,):
+        raise ValueError(f"mean must have shape ({d},) like z's last axis")
+    L = covariance_factor(cov, noise_var=noise_var)
+    if L.shape != (d, d):
+        raise ValueError(f"cov must have shape ({d}, {d}), got {L.shape}")
+    n = check_int(n, "n", minimum=2)
+    w = solve_triangular(L, (zz - mu).reshape(-1, d).T, lower=True)
+    return (np.sum(w * w, axis=0) / n).reshape(zz.shape[:-1])
 
 
 def misspecified_scores(z_targ, z_true, mean, var, n: int) -> dict[str, np.ndarray]:
