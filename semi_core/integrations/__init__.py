@@ -5,6 +5,9 @@
 - :mod:`semi_core.integrations.training`: :class:`~semi_core.integrations.training.TrainingLoop`
   and :func:`~semi_core.integrations.training.audit_training` audit the user's own DP-SGD
   training function (their model, data, loss, optimizer and step) white-box.
+- :mod:`semi_core.integrations.one_run_training`: the same training function trained once with
+  ``m`` canaries (:class:`~semi_core.integrations.one_run_training.OneRunLoop`,
+  :func:`~semi_core.integrations.one_run_training.audit_one_run`).
 - :mod:`semi_core.integrations.checkpoints`: the checkpoints a user saved
   (``semi-core audit-checkpoints``).
 
@@ -17,7 +20,8 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {"audit_opacus": "opacus", "OpacusAuditReport": "opacus",
-            "TrainingLoop": "training", "audit_training": "training"}
+            "TrainingLoop": "training", "audit_training": "training",
+            "OneRunLoop": "one_run_training", "audit_one_run": "one_run_training"}
 
 __all__ = sorted(_EXPORTS)
 
