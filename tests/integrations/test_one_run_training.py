@@ -311,3 +311,31 @@ def test_memory_estimated_and_refused_before_training(monkeypatch):
     with pytest.raises(ResourceLimitError, match="one-run audit of 100 canaries"):
         audit_one_run(loop)
     assert calls == []
+
+
+def test_sampler_design_errors():
+    x, y, cx, cy = _poisson_problem()
+    torch.manual_seed(0)
+    model = nn.Linear(F_REAL + M_POISSON, 3).double()
+    kw = dict(reference=(x[:64], y[:64]), steps=2, lr=1.0, batch_size=20, noise_multiplier=1.0,
+              max_grad_norm=CLIP, canary="input", canary_records=(cx, cy))
+
+    def no_dataset(model, run):
+        for _ in range(run.steps):
+            run.record(model)
+
+    with pytest.raises(ValueError, match="taus applies to fixed-step designs"):
+        OneRunLoop(no_dataset, model, sample_rate=0.1, taus=1, **kw)
+    with pytest.raises(ValueError, match="sample_rate must"):
+        OneRunLoop(no_dataset, model, sample_rate=1.5, **kw)
+    loop = OneRunLoop(no_dataset, model, sample_rate=0.1, **kw)
+    with pytest.raises(ValueError, match="never called run.dataset"):
+        audit_one_run(loop)
+
+    def wrong_call(model, run):
+        run.dataset(x, y)
+
+    with pytest.raises(ValueError, match="run.dataset is for designs with sample_rate"):
+        audit_one_run(OneRunLoop(wrong_call, model, **{**kw, "batch_size": 100}))
+    with pytest.raises(ValueError, match="canary_records x rows have shape"):
+        OneRunLoop(no_dataset, model, **{**kw, "canary_records": (cx[:, :5], cy)})
