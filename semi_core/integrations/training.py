@@ -409,6 +409,27 @@ def _without_hooks(module: nn.Module) -> nn.Module:
     return module
 
 
+class _CanarySampler:
+    """The user's Poisson batch sampler over ``N + 1`` records, the last one the canary: its
+    index is taken out of each batch and whether it was drawn is queued in ``flags`` (so the
+    canary goes through the user's own sampler, at the rate it really samples with)."""
+
+    def __init__(self, inner, flags: list):
+        self.inner = copy.copy(inner)
+        self.canary_index = int(inner.num_samples)
+        self.inner.num_samples = self.canary_index + 1
+        self.flags = flags
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+    def __iter__(self):
+        for idx in self.inner:
+            idx = list(idx)
+            self.flags.append(self.canary_index in idx)
+            yield [i for i in idx if i != self.canary_index]
+
+
 class _Done(Exception):
     """The run has its ``steps`` updates: stop the user's epoch function."""
 
@@ -442,9 +463,17 @@ class _OpacusTrain:
         history = list(getattr(self.accountant, "history", []))
         clip, step = opt.clip_and_accumulate, opt.step
         t = [0]
+        flags: list[bool] | None = None
+        inner = getattr(loader, "batch_sampler", None)
+        if run._loop.sampler == "poisson" and hasattr(inner, "num_samples"):
+            flags = []
+            # DataLoader forbids setting batch_sampler after construction; the copy is ours
+            object.__setattr__(loader, "batch_sampler", _CanarySampler(inner, flags))
 
         def clip_and_accumulate():
             t[0] += 1
+            if flags is not None:   # the user's sampler drew (or not) the canary's index
+                run.included[t[0] - 1] = run._member and flags[t[0] - 1]
             run.canary_gradients(t[0], model)       # before Opacus clips
             return clip()
 
@@ -622,7 +651,8 @@ class TrainingLoop(MechanismBase):
                     privacy_engine=None, *, target_epsilon: float | None = None,
                     target_delta: float | None = None, epochs: int = 1,
                     steps: int | None = None, reference=None, n_reference: int = 128,
-                    loss: str = "cross_entropy", **kwargs) -> TrainingLoop:
+                    loss: str = "cross_entropy", sample_rate: float | None = None,
+                    **kwargs) -> TrainingLoop:
         r"""A :class:`TrainingLoop` from what an Opacus user has: their epoch function, and the
         model, optimizer and data loader ``make_private`` returned.
 
@@ -633,8 +663,10 @@ class TrainingLoop(MechanismBase):
         Opacus clips them, and every ``step`` records the parameters. The noise multiplier,
         clipping norm, expected batch size and learning rate are read from the
         ``DPOptimizer``; the sampler from the loader (Opacus' ``DPDataLoader``: Poisson at its
-        ``sample_rate``; else fixed or shuffled batches). Accountant histories touched by the
-        audit's runs are restored after each run.
+        ``sample_rate``; else fixed or shuffled batches). Under Poisson sampling the canary
+        goes through the user's own sampler (drawn as record ``N + 1``), so a loader that
+        samples at another rate than the one accounted is caught. Accountant histories
+        touched by the audit's runs are restored after each run.
 
         Parameters
         ----------
@@ -659,6 +691,10 @@ class TrainingLoop(MechanismBase):
             report; pass records of your own to hold some back).
         n_reference : int
         loss : {"cross_entropy", "mse"}
+        sample_rate : float, optional
+            The Poisson rate the user's privacy accounting assumes (default: the loader's
+            ``sample_rate``); the audited relation's :math:`\varepsilon` and the statistics
+            use it, the canary the loader's real sampling.
         **kwargs
             Passed to :class:`TrainingLoop` (``canary="dirac"`` only, ``scale``,
             ``coordinate``).
@@ -680,8 +716,7 @@ class TrainingLoop(MechanismBase):
         if kwargs.get("canary", "dirac") != "dirac":
             raise ValueError("from_opacus inserts a Dirac canary through the optimizer; for an "
                              "input canary write train(model, run) with run.canary_batch")
-        for k in ("lr", "batch_size", "noise_multiplier", "max_grad_norm", "sampler",
-                  "sample_rate", "steps"):
+        for k in ("lr", "batch_size", "noise_multiplier", "max_grad_norm", "sampler"):
             if k in kwargs:
                 raise ValueError(f"{k} is read from the Opacus objects; do not pass it")
         inner = getattr(model, "_module", model)
@@ -703,7 +738,15 @@ class TrainingLoop(MechanismBase):
                                                                  None)
         n_data = len(data_loader.dataset)
         if q is not None:
-            sampler, sample_rate = "poisson", float(q)
+            sampler = "poisson"
+            if sample_rate is None:
+                sample_rate = float(q)
+            elif not math.isclose(float(sample_rate), float(q), rel_tol=1e-9):
+                notes.append(f"the accounting's sample rate {float(sample_rate):.4g} is not the "
+                             f"loader's {float(q):.4g}: the canary goes through the loader, the "
+                             "relation's epsilon uses the accounting's rate")
+        elif sample_rate is not None:
+            raise ValueError("sample_rate applies to a Poisson loader (Opacus' DPDataLoader)")
         else:
             bs = data_loader.batch_size
             sampler = "fixed" if (data_loader.drop_last or n_data % bs == 0) else "shuffle"

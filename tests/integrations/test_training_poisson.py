@@ -3,6 +3,7 @@ Carlo), the loop end to end with variable batch sizes, the relation's accountant
 hand-over and the measured memory estimate."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -206,9 +207,10 @@ def _opacus_objects(poisson=True, n=64, batch=16):
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    pe = opacus.PrivacyEngine()
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=batch)
-    with pytest.warns(UserWarning):
+    with warnings.catch_warnings():   # Opacus' secure-RNG notice (once per process)
+        warnings.simplefilter("ignore", UserWarning)
+        pe = opacus.PrivacyEngine()
         model, opt, loader = pe.make_private_with_epsilon(
             module=model, optimizer=opt, data_loader=loader, target_epsilon=4.0,
             target_delta=1e-5, epochs=5, max_grad_norm=1.0, poisson_sampling=poisson)
@@ -279,3 +281,55 @@ def test_memory_estimate_within_a_factor_of_the_measured_peak():
     est = estimate_play(loop, 32, chunk_size=32)
     peak = _peak_growth(lambda: play(loop, 32, seed=0, tau=2, chunk_size=32))
     assert peak / 3 < est.peak_bytes < 3 * peak + 50e6, (est.peak_bytes, peak)
+
+
+def _opacus_poisson(sigma, n=64, batch=32):
+    opacus = pytest.importorskip("opacus")
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(n, 6, generator=g)
+    x[:, -1] = 0
+    y = (x[:, 0] > 0).long()
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=batch)
+    with warnings.catch_warnings():   # Opacus' secure-RNG notice (once per process)
+        warnings.simplefilter("ignore", UserWarning)
+        pe = opacus.PrivacyEngine()
+        return (*pe.make_private(module=model, optimizer=opt, data_loader=loader,
+                                 noise_multiplier=sigma, max_grad_norm=1.0), pe)
+
+
+def test_the_canary_goes_through_the_users_sampler():
+    """The loader samples at q = 0.5 while the accounting says 0.02: with almost no noise the
+    standardised update at the isolated coordinate is the number of canary copies, so the
+    inclusion rate is read off: 0.5 (80 Bernoulli draws; 5 SE), not 0.02."""
+    model, opt, loader, pe = _opacus_poisson(sigma=1e-3)
+    loop = TrainingLoop.from_opacus(epoch, model, opt, loader, pe, n_reference=16,
+                                    sample_rate=0.02)
+    assert loop.sample_rate == 0.02 and "not the loader's 0.5" in " ".join(loop.notes)
+    rel = loop.release(np.ones(40, bool), np.ones(40, int), np.random.default_rng(0))
+    s, _, _ = loop._dirac_parts(rel)
+    k = np.round(s)
+    np.testing.assert_allclose(s, k, atol=0.05)
+    assert set(np.unique(k)) <= {0.0, 1.0}
+    assert abs(k.mean() - 0.5) < 5 * math.sqrt(0.25 / k.size)
+    rel0 = loop.release(np.zeros(10, bool), np.ones(10, int), np.random.default_rng(1))
+    assert np.abs(loop._dirac_parts(rel0)[0]).max() < 0.05       # no canary in non-members
+
+
+@pytest.mark.slow
+def test_misreported_sample_rate_is_caught():
+    """sigma = 1, the loader samples at 0.5, the accounting claims 0.02 (relation epsilon
+    0.52 at delta 1e-5 over 2 steps): 2000 runs (about 16 CPU-s) certify more (band and cp on
+    semi-sum); the same runs with the true rate declared (relation epsilon 4.85) are not
+    refuted."""
+    model, opt, loader, pe = _opacus_poisson(sigma=1.0)
+    bad = TrainingLoop.from_opacus(epoch, model, opt, loader, pe, n_reference=16,
+                                   sample_rate=0.02)
+    with pytest.warns(UserWarning, match="leaks more than it claims"):
+        rep = audit_training(bad, 2000, seed=0, methods=["band", "cp"], chunk_size=50)
+    assert {"semi-sum/band", "semi-sum/cp"} <= set(rep["refuted"])
+    good = TrainingLoop.from_opacus(epoch, model, opt, loader, pe, n_reference=16)
+    rep = audit_training(good, 2000, seed=0, methods=["band", "cp"], chunk_size=50)
+    assert rep["refuted"] == []
