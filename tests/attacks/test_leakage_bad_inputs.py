@@ -153,10 +153,13 @@ def test_cli_user_data_law(tmp_path, capsys):
     assert main(["leakage", "--data-file", str(f), "--n", "100", "--json"]) == 0
     obj = json.loads(capsys.readouterr().out)
     assert obj["d"] == 40 and obj["law"]["family"] == "custom" and obj["test"] == "approx"
-    # m* from the population's column moments (product approximation, seed §3)
-    mu, v = X.mean(0), X.var(0)
+    # m* from the population's mean and full covariance (the sample's columns are correlated)
+    from semi_core.stats.leakage import mahalanobis_score
+
+    mu, C = X.mean(0), np.cov(X.T, bias=True)
     row = X[np.random.default_rng(np.random.SeedSequence([0, 1306])).integers(300, size=1)[0]]
-    assert obj["m_star"] == pytest.approx(np.sum((row - mu) ** 2 / v) / 100)
+    assert obj["covariance"] == "full"
+    assert obj["m_star"] == pytest.approx(float(mahalanobis_score(row, mu, C, 100)))
     np.save(f, np.c_[X, np.ones(300)])
     assert main(["leakage", "--data-file", str(f), "--json"]) == 2
     assert "constant columns [40]" in json.loads(capsys.readouterr().out)["error"]
