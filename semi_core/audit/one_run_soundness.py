@@ -55,17 +55,11 @@ from semi_core._validation import check_delta, check_failure_prob, check_int
 from semi_core.audit.bounds import assumption_of, audit_batch
 from semi_core.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
 
-__all__ = ["MECHANISMS", "ONE_RUN_VARIANTS", "epsilon_true", "canary_scores",
-           "one_run_overclaims"]
+__all__ = ["MECHANISMS", "epsilon_true", "canary_scores", "one_run_overclaims"]
 
 #: name -> eps0 of the per-canary mechanism.
 MECHANISMS = {"bernoulli-null": 0.0, "rr-1": 1.0, "rr-4": 4.0, "laplace-1": 1.0,
               "geometric-2": 2.0, "rr-1+u": 1.0, "rr-4+u": 4.0, "geometric-2+u": 2.0}
-#: (label, method, options) of the one-run certifying variants checked.
-ONE_RUN_VARIANTS = (("one-run", "one-run", {}),
-                    ("one-run-fdp (default)", "one-run-fdp", {}),
-                    ("one-run-fdp (eps-delta)", "one-run-fdp", {"tradeoff": "eps-delta"}),
-                    ("one-run-fdp (gdp)", "one-run-fdp", {"tradeoff": "gdp"}))
 
 
 def _check_mechanism(name: str) -> float:
