@@ -302,7 +302,16 @@ class OneRunLoop:
 
     def epsilon(self, delta: float) -> float:
         r"""The accountant's :math:`\varepsilon(\delta)` of the relation one canary plays
-        (module docstring, *Ground truth*)."""
+        (module docstring, *Ground truth*).
+
+        Parameters
+        ----------
+        delta : float
+
+        Returns
+        -------
+        float
+        """
         if self.noise_multiplier == 0:
             raise ValueError("noise_multiplier = 0: plain SGD is not differentially private")
         if self.sample_rate is None:
@@ -384,7 +393,18 @@ class OneRunRun:
 
     def dataset(self, x, y):
         """The user's data with the included input canaries appended (``sample_rate`` designs):
-        sample every step's batch from it with the loop's own sampler."""
+        sample every step's batch from it with the loop's own sampler.
+
+        Parameters
+        ----------
+        x, y : Tensor or ndarray
+            The user's records and labels (rows first).
+
+        Returns
+        -------
+        (x', y')
+            Of the same kind, device and dtype, the included canaries' rows appended.
+        """
         loop = self._loop
         if loop.sample_rate is None:
             raise ValueError("run.dataset is for designs with sample_rate (canaries through "
@@ -401,7 +421,20 @@ class OneRunRun:
 
     def canary_batch(self, step: int, x, y):
         """Batch ``step`` with the included input canaries of that step in their slots (copies;
-        a no-op for Dirac canaries and for ``sample_rate`` designs)."""
+        a no-op for Dirac canaries and for ``sample_rate`` designs).
+
+        Parameters
+        ----------
+        step : int
+            ``1..steps``.
+        x, y : Tensor or ndarray
+            The step's batch (``batch_size`` rows in fixed-step designs).
+
+        Returns
+        -------
+        (x, y)
+            The batch, canaries in place (the inputs are not changed).
+        """
         step = self._step(step, "canary_batch")
         self._rows(len(x), "the batch", step)
         loop = self._loop
@@ -432,7 +465,19 @@ class OneRunRun:
         slots (:math:`\pm Me_{j_c}`; call before clipping). Accepts what
         :meth:`~semi_core.integrations.training.Run.canary_gradients` accepts: flat ``(n, d)``,
         ``{name: (n, ...)}``, a sequence in parameter order, or a module with Opacus'
-        ``grad_sample`` (changed in place). A no-op for input canaries."""
+        ``grad_sample`` (changed in place). A no-op for input canaries.
+
+        Parameters
+        ----------
+        step : int
+            ``1..steps``.
+        grads : Tensor, mapping, sequence or nn.Module
+            The step's per-sample gradients, ``batch_size`` rows.
+
+        Returns
+        -------
+        The same kind of object (a modified copy; the module itself for a module).
+        """
         step = self._step(step, "canary_gradients")
         loop = self._loop
         fm = loop.fm
@@ -511,7 +556,13 @@ class OneRunRun:
 
     def record(self, state) -> None:
         """Record the parameters after the current step (once per step): the model (wrapped
-        or not), its state dict, or a flat vector; kept in float64 on the loop's device."""
+        or not), its state dict, or a flat vector; kept in float64 on the loop's device (only
+        the latest state: the white-box scores of a step's canaries are computed here).
+
+        Parameters
+        ----------
+        state : nn.Module, mapping or flat vector
+        """
         fm = self._loop.fm
         if isinstance(state, nn.Module):
             named = {_strip(k): p for k, p in state.named_parameters()}
@@ -714,6 +765,17 @@ def estimate_bytes(loop: OneRunLoop) -> float:
     .. math::
 
         B \approx n_{\mathrm{ref}}d\,(2b+8) + k_{\max}d\,(2b+16) + 24d + 8m\cdot 4
+
+    (:math:`b`: bytes per element of the model's dtype; :math:`k_{\max}` the batch size).
+
+    Parameters
+    ----------
+    loop : OneRunLoop
+
+    Returns
+    -------
+    float
+        Bytes.
     """
     d, b = loop.fm.d, torch.empty((), dtype=loop.fm.dtype).element_size()
     k = loop.batch_size if loop.sample_rate is None else 0

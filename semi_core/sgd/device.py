@@ -28,7 +28,16 @@ STATS_DTYPE = torch.float64
 
 
 def model_device(model: nn.Module) -> torch.device:
-    """Device of ``model``'s first parameter (first buffer if none; CPU if neither)."""
+    """Device of ``model``'s first parameter (first buffer if none; CPU if neither).
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+
+    Returns
+    -------
+    torch.device
+    """
     for t in model.parameters():
         return t.device
     for t in model.buffers():
