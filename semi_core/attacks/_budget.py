@@ -14,8 +14,8 @@ the exact one would accept). Each attack is charged what its path allocates
       ``eigh`` (the symmetrised copy, the eigenvectors and LAPACK's workspace: about
       :math:`4d^2` beyond the kept Hessian);
     - ``hessian="cg"``: the CG state (a handful of ``k x d`` arrays) and the batched HVP
-      (forward-over-reverse on the ``n`` training records for each of the ``k`` right-hand
-      sides): no :math:`d^2` term;
+      (forward-over-reverse on the ``n`` training records, ``r`` = :func:`hvp_rows` of the
+      ``k`` right-hand sides per call): no :math:`d^2` term;
 * LOSS: nothing beyond the losses; LiRA / RMIA: the confidences of every model on the scored
   records (``M x k``, RMIA ``M x N``) and their batched forward pass;
 * L-attack / LiRA-L: the leave-one-out models' weights and training.
@@ -24,7 +24,7 @@ the exact one would accept). Each attack is charged what its path allocates
 
     \text{bytes}=8\Big[c_{\rm store}Md+\tfrac{MN}{8}+B_{\rm train}+\sum_{a}B_a\Big],\qquad
     B_{\rm exact}=(t+4)d^2+c_{\rm hess}\,d\,\min(n,512)\,A,\qquad
-    B_{\rm cg}=c_{\rm cg}kd+c_{\rm hvp}\,k\,n\,A
+    B_{\rm cg}=c_{\rm cg}kd+c_{\rm hvp}\,\min(k,r)\,n\,A
 
 with :math:`A` the activations per record (input, hidden and output widths) and :math:`t` the
 target models. The constants were checked against measured peak resident memory
@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["BUNDLED_SHAPES", "model_shape", "attack_budget", "HESSIAN_ATTACKS"]
+__all__ = ["BUNDLED_SHAPES", "model_shape", "attack_budget", "HESSIAN_ATTACKS", "hvp_rows"]
 
 #: ``(records, features, classes)`` of the bundled attack datasets (scikit-learn's copies).
 BUNDLED_SHAPES = {"digits-odd": (1797, 64, 2), "digits": (1797, 64, 10),
@@ -64,6 +64,28 @@ _STEP_SECONDS, _STEP_SECONDS_PER_FLOP, _SECONDS_PER_FLOP = 5e-6, 5e-9, 2e-9
 _CG_ITERATIONS = 200
 
 
+#: Bytes of the batched HVP's activations per call (the CG matvec is applied in row chunks).
+HVP_BYTES = 256e6
+
+
+def hvp_rows(n_train, act) -> int:
+    """Right-hand sides per batched HVP call: its activations (``rows x n x A`` floats, times
+    the measured multiple) stay within :data:`HVP_BYTES`.
+
+    Parameters
+    ----------
+    n_train, act : int or float
+        Training records of the target model and activations per record.
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
+    per_row = 8.0 * _C_HVP * max(_f(n_train), 1.0) * max(_f(act), 1.0)
+    return max(1, int(min(HVP_BYTES / per_row, 2.0**31)))
+
+
 def _f(v) -> float:
     try:
         return float(v)
@@ -87,7 +109,7 @@ def model_shape(model: str, features: int, classes: int, hidden=16) -> tuple[int
     tuple of int
     """
     if model == "logreg-mse":
-        return features + 1, features + _C_ACT * 2
+        return features + 1, features + _C_ACT * 1
     if model == "logreg":
         return (features + 1) * classes, features + _C_ACT * classes
     widths = tuple(hidden) if isinstance(hidden, tuple | list) else (hidden,)
@@ -143,7 +165,7 @@ def attack_budget(attacks, *, hessian: str, n_models, n_records, n_targets, d, a
         parts["exact"] = 8.0 * ((t + 4) * d * d + _C_HESS * d * h * A)
         seconds += t * _SECONDS_PER_FLOP * (n * d * d + 4 * d ** 3 / 3)
     if "cg" in modes:
-        parts["cg"] = 8.0 * (_C_CG * k * d + _C_HVP * k * n * A)
+        parts["cg"] = 8.0 * (_C_CG * k * d + _C_HVP * min(k, hvp_rows(n, A)) * n * A)
         seconds += t * _SECONDS_PER_FLOP * _CG_ITERATIONS * 6 * k * n * A
     if any(a in _LIRA for a in attacks):
         parts["lira"] = 8.0 * M * k * (1 + _C_FWD * A)

@@ -40,7 +40,7 @@ import torch
 from semi_core._rng import as_seed_sequence, child_seed
 from semi_core._table import ResultDisplay, Table
 from semi_core._validation import check_int, check_positive, check_probability, check_work
-from semi_core.attacks._budget import attack_budget, model_shape
+from semi_core.attacks._budget import _C_ACT, attack_budget, hvp_rows, model_shape
 from semi_core.audit.roc import roc_metrics
 from semi_core.game.backends import Executor
 from semi_core.game.play import PoolView, play_pool
@@ -262,6 +262,28 @@ def _check_resources(cfg: AttackConfig, N: int, fm, attacks, n_features: int,
 _GRAD_CHUNK = 256
 
 
+class _RowChunks:
+    """``V -> matvec(V)`` applied to ``rows`` rows at a time (bounds the batched HVP's
+    activations, :func:`semi_core.attacks._budget.hvp_rows`; each row's product is its own)."""
+
+    def __init__(self, matvec, rows: int):
+        self.matvec, self.rows = matvec, int(rows)
+
+    def __call__(self, V):
+        if V.ndim == 1 or V.shape[0] <= self.rows:
+            return self.matvec(V)
+        return torch.cat([self.matvec(V[a:a + self.rows])
+                          for a in range(0, V.shape[0], self.rows)])
+
+
+def model_shape_of(fm) -> tuple[int, int]:
+    """``(d, A)`` of a built model (:func:`semi_core.attacks._budget.model_shape`): features,
+    hidden widths and outputs read from its ``Linear`` layers."""
+    lin = [m for m in fm.module.modules() if isinstance(m, torch.nn.Linear)]
+    widths = tuple(m.out_features for m in lin)
+    return int(fm.d), lin[0].in_features + _C_ACT * sum(widths)
+
+
 class _Scaled:
     """``V -> scale * matvec(V)``."""
 
@@ -377,7 +399,9 @@ class WhiteBox:
                                self.mech.y[self.train_idx])
             if self.loss_scale != 1.0:
                 hvp = _Scaled(hvp, self.loss_scale)
-            return CGInverse(hvp, damping=eps, tol=self.cg_tol)
+            _, act = model_shape_of(self.fm)
+            return CGInverse(_RowChunks(hvp, hvp_rows(self.n, act)), damping=eps,
+                             tol=self.cg_tol)
         raise ValueError(f"method must be 'exact' or 'cg', got {method!r}")
 
     def iha_terms(self, inv, *, loo_fraction: float = 1.0, rng=None) -> dict[str, np.ndarray]:
