@@ -66,6 +66,7 @@ __all__ = [
     "SCORE_SUFFIXES",
     "MAX_CSV_BYTES",
     "CSV_CHUNK_BYTES",
+    "MAX_LINE_BYTES",
     "MEMBER_TRUE",
     "MEMBER_FALSE",
 ]
@@ -306,6 +307,8 @@ def atomic_output_dir(path, *, name: str = "output", last: tuple[str, ...] = ()
 MAX_CSV_BYTES = 2 * 2**30
 #: Bytes parsed at a time by :func:`read_scores_csv` (the memory of one chunk).
 CSV_CHUNK_BYTES = 8 * 2**20
+#: Longest data line read (bytes): beyond it the file is refused, not buffered block by block.
+MAX_LINE_BYTES = 64 * 2**20
 #: Accepted spellings of the ``member`` column (case- and space-insensitive).
 MEMBER_TRUE = frozenset({"1", "true", "t", "yes", "y", "member", "in"})
 MEMBER_FALSE = frozenset({"0", "false", "f", "no", "n", "nonmember", "non-member", "out"})
@@ -403,6 +406,9 @@ def _chunks(stream, first: bytes, name: str) -> Iterator[bytes]:
             buf = rest + block
             cut = buf.rfind(b"\n")
             if cut < 0:
+                if len(buf) > MAX_LINE_BYTES:  # else every block would copy the line again
+                    raise ValueError(f"{name}: a line longer than {MAX_LINE_BYTES >> 20} MiB; "
+                                     "a score file has no such line")
                 rest = buf
                 continue
             yield buf[:cut + 1]

@@ -68,6 +68,19 @@ def test_one_long_unquoted_field_does_not_widen_every_cell(tmp_path):
     assert peak < 32 * 2**20, peak
 
 
+def test_a_line_longer_than_the_limit_is_refused_not_rebuffered(monkeypatch):
+    """A data line without an end is refused once it passes MAX_LINE_BYTES: each further block
+    would copy the whole line again (quadratic work)."""
+    monkeypatch.setattr(_io, "MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr(_io, "CSV_CHUNK_BYTES", 100)
+    raw = b"score,member\n1,1\n" + b"2" * 200_000 + b",0\n"
+    with pytest.raises(ValueError, match="a line longer than"):
+        _io._read_stream(io.BytesIO(raw), "--scores")
+    ok = b"score,member\n1,1\n" + b"2" * 500 + b",0\n"
+    mem, non = _io._read_stream(io.BytesIO(ok), "--scores")
+    assert mem.tolist() == [1.0] and non.size == 1
+
+
 def test_cell_bound_of_the_fast_path():
     # rows x columns x longest field x 4: 3 lines (2 newlines + the tail), 2 columns, "12345"
     assert _io._cell_bytes(b"1,12345\n0,1\n", 2) == 3 * 2 * 5 * 4
