@@ -35,6 +35,8 @@ like losses read as "higher = member".
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from semi_core._io import MAX_CSV_BYTES, read_scores_csv, read_scores_file
@@ -285,9 +287,9 @@ def _notes(source: dict, res, higher_is: str) -> list[str]:
                          "padding (the two columns have unequal lengths)")
     if res.direction == "tnr/fnr" and res.epsilon_lower_bound > 0:
         notes.append("the bound comes from the test's other tail: the ratio (TNR - delta) / FNR "
-                     "(Lemma 2.1's second inequality), i.e. the scores at or below the "
-                     "threshold point to non-members; TPR and FPR near 1 are FNR and TNR "
-                     "near 0")
+                     "(Lemma 2.1's second inequality): scores on the non-member side of the "
+                     "threshold are much rarer among members than among non-members; TPR and "
+                     "FPR near 1 are FNR and TNR near 0")
     if source.get("ml_privacy_meter") and not res.assumption.startswith("one-run"):
         notes.append(f"{source['scores']} looks like an ML Privacy Meter attack result (arrays "
                      "'scores', 'memberships'): the records of one target model, i.e. one "
@@ -295,7 +297,9 @@ def _notes(source: dict, res, higher_is: str) -> list[str]:
                      "independent games (one training run per score); use --method one-run "
                      "(valid when each record was included independently with probability "
                      "1/2) or read this bound as heuristic")
-    names = [source.get(k) or "" for k in ("member_col", "nonmember_col", "score_col")]
+    names = [Path(str(source.get(k) or "")).name
+             for k in ("member_col", "nonmember_col", "score_col", "member_scores",
+                       "nonmember_scores")]
     if higher_is == "member" and any("loss" in str(n).lower() for n in names):
         notes.append("the scores are named like losses; losses are lower for members: pass "
                      "--lower-is-member if so (read here as higher = member)")

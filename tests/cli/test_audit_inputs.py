@@ -210,3 +210,15 @@ def test_losses_read_as_higher_is_member_are_flagged(tmp_path, capsys):
                              "--nonmember-col", "loss_test", "--delta", DELTA,
                              "--lower-is-member"])
     assert not any("--lower-is-member" in n for n in got["notes"])
+
+
+def test_loss_files_read_as_higher_is_member_are_flagged(tmp_path, capsys):
+    a, b = _losses(8)
+    np.save(tmp_path / "loss_train.npy", a)
+    np.save(tmp_path / "loss_test.npy", b)
+    argv = ["audit", "--member-scores", str(tmp_path / "loss_train.npy"), "--nonmember-scores",
+            str(tmp_path / "loss_test.npy"), "--delta", DELTA]
+    rc, got = _json(capsys, argv)
+    assert rc == 0 and any("--lower-is-member" in n for n in got["notes"])
+    rc, out, _ = _run(capsys, argv)
+    assert "note: the scores are named like losses" in out
