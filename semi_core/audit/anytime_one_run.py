@@ -176,7 +176,7 @@ class AnytimeOneRun(ResultDisplay):
         rule; ignored with ``threshold``.
     threshold : (low, high), optional
         Fixed thresholds (``low < high``): guess "in" at ``score >= high``, "out" at
-        ``score <= low``.
+        ``score <= low``, on the oriented score (``-score`` when ``higher_is_member=False``).
     warmup : int
         Canaries not guessed at the start of the quantile rule (>= 1).
     refit_every : int
