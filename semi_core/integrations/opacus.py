@@ -655,10 +655,18 @@ class OpacusAuditReport(ResultDisplay):
     _repr_fields = ("epsilon_claimed", "epsilon_true", "claim_refuted", "claim_refuted_gdp")
 
     def summary(self) -> Table:
-        """One row per test and method: ``test, method, epsilon_lower_bound, refutes`` (the
-        bound exceeds the claim), under a title with the claim, the true epsilon where known,
-        the accountants and the two verdicts."""
+        """One row per test and method: ``test, method, epsilon_lower_bound,
+        largest_certifiable`` (the largest bound these games could give: a 0 beside a small
+        ceiling means "too few runs", not "private"), ``refutes`` (the bound exceeds the
+        claim), under a title with the claim, the true epsilon where known, the accountants
+        and the two verdicts."""
+        def ceiling(t, m):
+            v = (self.bounds.get(t) or {}).get(m) or {}
+            v = v.get("epsilon_max_certifiable") if isinstance(v, dict) else None
+            return None if v is None else float(v)
+
         rows = [{"test": t, "method": m, "epsilon_lower_bound": float(e),
+                 "largest_certifiable": ceiling(t, m),
                  "refutes": bool(e > self.epsilon_claimed)}
                 for t, per in self.epsilon_lower_bound.items() for m, e in per.items()]
         acc = ", ".join(f"{k} {v:.4g}" for k, v in self.epsilon_accountant.items()

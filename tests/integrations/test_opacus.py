@@ -177,6 +177,9 @@ def test_report_fields_and_warnings(problem):
     assert len(rows) == sum(len(v) for v in rep.epsilon_lower_bound.values())
     assert {r["test"] for r in rows} == set(rep.epsilon_lower_bound)
     assert all(r["refutes"] == (r["epsilon_lower_bound"] > rep.epsilon_claimed) for r in rows)
+    # "private" and "too few runs" told apart: the ceiling of each bound at these 20 games
+    assert all(r["largest_certifiable"] is not None and r["largest_certifiable"] > 0
+               for r in rows)
     assert "rdp" in str(tab) and "<table" in rep._repr_html_()
     json.dumps(rep.to_dict(), default=float)  # still the JSON payload
     d = rep.to_dict()
