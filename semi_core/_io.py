@@ -458,10 +458,13 @@ def _cell_bytes(chunk: bytes, ncols: int) -> int:
     """Upper bound on the bytes of ``np.loadtxt``'s string cells for ``chunk``: rows x columns
     x longest field (split at commas and newlines) x 4 (UCS-4)."""
     b = np.frombuffer(chunk, dtype=np.uint8)
+    ends = np.flatnonzero(b == ord("\n"))
+    rows = ends.size + 1
+    line = int(np.diff(ends, prepend=-1, append=b.size).max()) - 1
+    if rows * ncols * line * 4 <= _FAST_CELL_FACTOR * len(chunk):
+        return rows * ncols * line * 4  # no field is longer than its line: cheap and enough
     cuts = np.flatnonzero((b == ord(",")) | (b == ord("\n")))
-    bounds = np.concatenate(([-1], cuts, [b.size]))
-    longest = int(np.diff(bounds).max()) - 1  # the separators are not in the fields
-    rows = int(np.count_nonzero(b == ord("\n"))) + 1
+    longest = int(np.diff(cuts, prepend=-1, append=b.size).max()) - 1  # separators excluded
     return rows * ncols * longest * 4
 
 

@@ -82,8 +82,12 @@ def test_a_line_longer_than_the_limit_is_refused_not_rebuffered(monkeypatch):
 
 
 def test_cell_bound_of_the_fast_path():
-    # rows x columns x longest field x 4: 3 lines (2 newlines + the tail), 2 columns, "12345"
-    assert _io._cell_bytes(b"1,12345\n0,1\n", 2) == 3 * 2 * 5 * 4
+    # rows x columns x longest line x 4 when that is small enough: 3 lines (2 newlines + the
+    # tail), 2 columns, "1,12345"
+    assert _io._cell_bytes(b"1,12345\n0,1\n", 2) == 3 * 2 * 7 * 4
+    # else the longest field: 12 rows, 3 columns, 1000 characters
+    chunk = b"1,1," + b"x" * 1000 + b"\n" + b"0,0,a\n" * 10
+    assert _io._cell_bytes(chunk, 3) == 12 * 3 * 1000 * 4
 
 
 # -- CR-only line ends ---------------------------------------------------------------------------
