@@ -110,7 +110,7 @@ from semi_core.audit.one_run import (
     check_inclusion_balance,
     guess_family,
     one_run_counts,
-    one_run_epsilon,
+    one_run_epsilon_batch,
 )
 from semi_core.audit.one_run_fdp import batch_one_run_fdp
 from semi_core.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
@@ -556,21 +556,20 @@ def _batch_one_run(member, nonmember, delta, xi, guesses):
     balance_p = check_inclusion_balance(n1, n0)
     family = guess_family(m) if guesses is None else check_guesses(guesses, m)
     level = xi / len(family)
-    rows = {k: [] for k in ("eps", "threshold", "r", "v", "tp", "fp")}
-    for i in range(member.shape[0]):
-        best = None
-        for kp, km in family:
-            r, v, cut = one_run_counts(member[i], nonmember[i], kp, km)
-            e = one_run_epsilon(m, r, v, delta=delta, failure_prob=level)
-            if best is None or e > best[0]:
-                best = (e, cut, r, v)
-        e, cut, r, v = best
-        rows["eps"].append(e)
-        rows["threshold"].append(cut)
-        rows["r"].append(r)
-        rows["v"].append(v)
-        rows["tp"].append(int((member[i] >= cut).sum()) if math.isfinite(cut) else 0)
-        rows["fp"].append(int((nonmember[i] >= cut).sum()) if math.isfinite(cut) else 0)
+    B = member.shape[0]
+    cnt = np.array([[one_run_counts(member[i], nonmember[i], kp, km) for kp, km in family]
+                    for i in range(B)], dtype=float)  # (B, F, 3)
+    r = cnt[..., 0].astype(np.int64)
+    v = cnt[..., 1].astype(np.int64)
+    eps = one_run_epsilon_batch(m, r, v, delta=delta, failure_prob=level)
+    best = np.argmax(eps, axis=1)  # the first best guess pair, as a scan keeping strict gains
+    idx = np.arange(B)
+    cut = cnt[idx, best, 2]
+    fin = np.isfinite(cut)
+    c = np.where(fin, cut, 0.0)[:, None]
+    rows = {"eps": eps[idx, best], "threshold": cut, "r": r[idx, best], "v": v[idx, best],
+            "tp": np.where(fin, (member >= c).sum(axis=1), 0),
+            "fp": np.where(fin, (nonmember >= c).sum(axis=1), 0)}
     out = {k: np.asarray(val) for k, val in rows.items()}
     nan = np.full(member.shape[0], math.nan)
     out.update(crit=out["eps"], alpha_hat=out["fp"] / n0, beta_hat=1.0 - out["tp"] / n1,

@@ -70,6 +70,7 @@ __all__ = [
     "GUESS_FRACTIONS",
     "one_run_p_value",
     "one_run_epsilon",
+    "one_run_epsilon_batch",
     "one_run_counts",
     "one_run_gdp_mu",
     "guess_family",
@@ -251,6 +252,102 @@ def one_run_epsilon(m: int, r: int, v: int, *, delta: float, failure_prob: float
         else:
             hi = mid
     return lo
+
+
+#: Largest (rows x guesses) block of binomial terms evaluated at once by the batch bound.
+_BATCH_TERMS = 4_000_000
+
+
+def _p_values(m: int, r: np.ndarray, v: np.ndarray, eps: np.ndarray, delta: float) -> np.ndarray:
+    """:func:`_p_value` for arrays ``r, v, eps`` (same shape, ``v >= 1``), element by element
+    the same floating-point operations (the same sums in the same order)."""
+    from scipy.stats import binom  # lazy: scipy.stats is slow to import (CLI start-up)
+
+    q = expit(eps)
+    beta = binom.sf(v - 1, r, q)
+    if delta == 0.0:
+        return np.minimum(1.0, beta)
+    i = np.arange(1, int(v.max()) + 1)
+    cum = np.cumsum(binom.pmf(v[:, None] - i[None, :], r[:, None], q[:, None]), axis=1)
+    alpha = np.max(np.where(i[None, :] <= v[:, None], cum / i[None, :], -np.inf), axis=1)
+    return np.minimum(1.0, beta + 2.0 * m * delta * alpha)
+
+
+def one_run_epsilon_batch(m: int, r, v, *, delta: float, failure_prob) -> np.ndarray:
+    r""":func:`one_run_epsilon` for arrays of counts (the same bisection, element by element:
+    the results are those of the scalar function, bit for bit).
+
+    .. math::
+
+        \underline\varepsilon_k=\sup\{\varepsilon\ge0:\ p(m,r_k,v_k,\varepsilon,\delta)\le\xi_k\}
+
+    Parameters
+    ----------
+    m : int
+        Canaries, ``>= 1``.
+    r, v : array_like of int
+        Guesses and correct guesses, ``0 <= v <= r <= m`` (broadcast together).
+    delta : float
+        In ``[0, 1)``.
+    failure_prob : float or array_like
+        :math:`\xi\in(0,0.5]` (broadcast with ``r, v``).
+
+    Returns
+    -------
+    ndarray
+        :math:`\underline\varepsilon\ge0`, the broadcast shape.
+    """
+    m = check_int(m, "m", minimum=1)
+    delta = check_delta(delta)
+    r, v, xi = np.broadcast_arrays(np.asarray(r), np.asarray(v), np.asarray(failure_prob,
+                                                                              dtype=float))
+    if (not np.issubdtype(r.dtype, np.integer) or not np.issubdtype(v.dtype, np.integer)
+            or (v < 0).any() or (v > r).any() or (r > m).any()):
+        raise ValueError(f"need integers 0 <= v <= r <= m (correct <= guesses <= canaries), "
+                         f"got v={v!r}, r={r!r}, m={m}")
+    for x in np.unique(xi):
+        check_failure_prob(float(x))
+    shape = r.shape
+    r, v, xi = r.ravel().astype(np.int64), v.ravel().astype(np.int64), xi.ravel()
+    out = np.zeros(r.size)
+    # chunks bound the (rows x v) block of binomial terms
+    step = max(1, _BATCH_TERMS // max(1, int(v.max(initial=1))))
+    for a in range(0, r.size, step):
+        sl = slice(a, a + step)
+        out[sl] = _epsilon_rows(m, r[sl], v[sl], xi[sl], delta)
+    return out.reshape(shape)
+
+
+def _epsilon_rows(m, r, v, xi, delta):
+    """The bisection of :func:`one_run_epsilon` on arrays (``active``: still moving)."""
+    out = np.zeros(r.size)
+    idx = np.flatnonzero(v > 0)  # v = 0: p-value 1 > xi, bound 0
+    if idx.size:
+        idx = idx[_p_values(m, r[idx], v[idx], np.zeros(idx.size), delta) <= xi[idx]]
+    if idx.size == 0:
+        return out
+    r, v, xi = r[idx], v[idx], xi[idx]
+    lo, hi = np.zeros(idx.size), np.ones(idx.size)
+    done = np.zeros(idx.size, bool)  # returned from the doubling (p-value never reaches xi)
+    grow = np.ones(idx.size, bool)
+    while grow.any():
+        g = np.flatnonzero(grow)
+        ok = _p_values(m, r[g], v[g], hi[g], delta) <= xi[g]
+        gk = g[ok]
+        lo[gk], hi[gk] = hi[gk], 2.0 * hi[gk]
+        done[gk[hi[gk] > 1e4]] = True
+        grow[g[~ok]] = False
+        grow[done] = False
+    live = ~done & (hi - lo > 1e-10 * np.maximum(1.0, hi))
+    while live.any():
+        g = np.flatnonzero(live)
+        mid = 0.5 * (lo[g] + hi[g])
+        ok = _p_values(m, r[g], v[g], mid, delta) <= xi[g]
+        lo[g[ok]] = mid[ok]
+        hi[g[~ok]] = mid[~ok]
+        live[g] = hi[g] - lo[g] > 1e-10 * np.maximum(1.0, hi[g])
+    out[idx] = lo
+    return out
 
 
 def guess_family(m: int) -> list[tuple[int, int]]:

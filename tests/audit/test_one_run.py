@@ -156,3 +156,37 @@ def test_noisy_mean_game_one_run_against_many_run():
     e2 = many["semi-star"]["epsilon_lower_bound"]
     assert 0 < e1 < truth and 0 < e2 < truth
     assert 0.5 < e1 / e2 < 2.0
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5, 1e-2])
+def test_batch_bound_is_the_scalar_bound_bit_for_bit(delta):
+    # the vectorised bisection (one_run_epsilon_batch) makes the scalar one's floating-point
+    # steps element by element: equal, not merely close; and the one-run engine of
+    # audit_batch is the scan over the guess family with the scalar bound
+    from semi_core.audit.bounds import audit_batch
+    from semi_core.audit.one_run import one_run_epsilon_batch
+
+    rng = np.random.default_rng(4)
+    m = 300
+    r = rng.integers(0, m + 1, 200)
+    v = np.minimum(r, (rng.random(200) ** 0.3 * (r + 1)).astype(int))
+    xi = rng.choice([0.05, 0.05 / 7, 0.2], 200)
+    got = one_run_epsilon_batch(m, r, v, delta=delta, failure_prob=xi)
+    want = [one_run_epsilon(m, int(a), int(b), delta=delta, failure_prob=float(x))
+            for a, b, x in zip(r, v, xi, strict=True)]
+    assert np.array_equal(got, want) and (got > 0).sum() > 50
+    s = rng.random((6, 120)) < 0.5
+    x = rng.normal(size=(6, 120)) + 1.5 * s
+    keep = s.sum(axis=1) == s[0].sum()
+    mem = np.stack([x[i][s[i]] for i in np.flatnonzero(keep)])
+    non = np.stack([x[i][~s[i]] for i in np.flatnonzero(keep)])
+    e = audit_batch(mem, non, delta=delta, method="one-run")
+    fam = guess_family(120)
+    for i in range(mem.shape[0]):
+        scan = max(one_run_epsilon(120, *one_run_counts(mem[i], non[i], kp, km)[:2],
+                                   delta=delta, failure_prob=0.05 / len(fam)) for kp, km in fam)
+        assert e[i] == scan
+    with pytest.raises(ValueError, match="v <= r"):
+        one_run_epsilon_batch(10, [5], [6], delta=0.0, failure_prob=0.05)
+    with pytest.raises(ValueError, match="failure_prob"):
+        one_run_epsilon_batch(10, [5], [3], delta=0.0, failure_prob=0.7)
