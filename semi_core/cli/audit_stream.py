@@ -100,7 +100,7 @@ def read_stream(path, *, score_col: str = "score", label_col: str = "member",
     scores : ndarray of float
     member : ndarray of bool
     """
-    from semi_core._io import labels_to_bool
+    from semi_core._io import _BROKEN, _csv_error, labels_to_bool
 
     p = Path(path)
     if not p.is_file():
@@ -115,8 +115,11 @@ def read_stream(path, *, score_col: str = "score", label_col: str = "member",
                     raise ValueError(f"{name}: {path} has no array {missing[0]!r} (arrays: "
                                      f"{z.files})")
                 s, m = np.asarray(z[score_col]), np.asarray(z[label_col])
-        except (OSError, EOFError) as exc:
-            raise ValueError(f"{name}: {path} is not a readable .npz archive ({exc})") from None
+        except MemoryError:
+            raise
+        except _BROKEN as exc:  # the score readers' rule: a damaged archive is a user error
+            raise ValueError(f"{name}: {path} is not a readable .npz archive "
+                             f"({type(exc).__name__}: {exc}); is the file complete?") from None
         if s.ndim != 1 or s.dtype.kind not in "iuf":
             raise ValueError(f"{name}: array {score_col!r} must be 1-D real numbers")
         mem = labels_to_bool(m, f"{name}: array {label_col!r}")
@@ -129,7 +132,11 @@ def read_stream(path, *, score_col: str = "score", label_col: str = "member",
         text = raw[:end + 1].decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ValueError(f"{name}: {path} is not UTF-8 text ({exc})") from None
-    rows = list(csv.reader(io.StringIO(text)))
+    reader = csv.reader(io.StringIO(text))
+    try:
+        rows = list(reader)
+    except csv.Error as exc:  # e.g. a field over the csv module's limit
+        raise _csv_error(name, reader.line_num, exc) from None
     if not rows:
         return np.empty(0), np.empty(0, dtype=bool)
     i_s = _column(rows[0], score_col, name)

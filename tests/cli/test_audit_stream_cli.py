@@ -116,3 +116,19 @@ def test_json_error_is_one_object(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert "error" in json.loads(proc.stdout)
+
+
+def test_damaged_files_are_user_errors(tmp_path, stream):
+    """A truncated archive and a field over the csv module's limit are errors naming the file
+    and line (the score readers' rule), not internal errors of the zip or csv modules."""
+    s, m = stream
+    full = tmp_path / "c.npz"
+    np.savez(full, score=s, member=m)
+    cut = tmp_path / "cut.npz"
+    cut.write_bytes(full.read_bytes()[: full.stat().st_size // 2])
+    with pytest.raises(ValueError, match="not a readable .npz"):
+        audit_stream.read_stream(cut)
+    wide = tmp_path / "wide.csv"
+    wide.write_text("score,member,note\n0.5,1,x\n0.1,0,\"" + "y" * 200_000 + "\"\n")
+    with pytest.raises(ValueError, match="line 3: a field longer than"):
+        audit_stream.read_stream(wide)
