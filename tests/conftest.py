@@ -44,12 +44,16 @@ class _StopSignals:
 
     def __init__(self):
         self.r = self.w = -1
+        self.started = False
 
     def start(self) -> None:
         import os
         import signal
         import threading
 
+        if self.started:
+            return
+        self.started = True
         if threading.current_thread() is not threading.main_thread():
             return
         r, w = os.pipe()
@@ -106,6 +110,7 @@ def pytest_sessionstart(session):
 def _guard_interrupts(when: str):
     import signal
 
+    _STOP.start()  # once (also when this conftest was not loaded at session start)
     _STOP.drain()
     try:
         return (yield)
