@@ -170,6 +170,13 @@ def handler(args) -> Result:
     for test, v in rep.epsilon_lower_bound.items():
         lines.append(f"{test:<18}{f(v['band'], 8)}{f(v['dkw'], 8)}{f(v['cp'], 8)}{f(v['gdp'], 8)}"
                      f"{f(v['gdp_gaussian'], 11)}")
+    first = next(iter(rep.bounds.values()), {})
+    ceil = {m: first[m].get("epsilon_max_certifiable") for m in ("band", "dkw", "cp", "gdp")
+            if isinstance(first.get(m), dict)}
+    if ceil:   # tells "private" from "too few games" when the bounds are 0
+        lines.append(f"{'largest certif.':<18}" + "".join(
+            f(ceil[m], 8) if ceil.get(m) is not None else f"{'-':>8}"
+            for m in ("band", "dkw", "cp", "gdp")))
     lines.append(f"claim refuted: {rep.claim_refuted} (nonparametric), "
                  f"{rep.claim_refuted_gdp} (GDP route)")
     lines += [f"warning: {w}" for w in rep.warnings]
