@@ -53,6 +53,40 @@ def _load(path: Path) -> dict:
     return res
 
 
+def recentre(res: dict) -> dict:
+    r"""Recorded percentile intervals -> the centred normal intervals the code now computes.
+
+    For results recorded before the intervals were centred (the full run of
+    ``fig3_dpsgd_audit_results.json``): the bootstrap standard error is read back from each
+    recorded percentile interval's width, :math:`\widehat{sd} = (hi - lo) / (2 z_{0.975})`
+    (exact when the replicates are normal, an approximation otherwise), and every interval
+    becomes :math:`\hat\theta \pm z\,\widehat{sd}` intersected with the statistic's range;
+    the ranking is redone from the recentred gap intervals
+    (:func:`semi_core.sgd.experiments.fig3_ranking`). Modifies and returns ``res``.
+    """
+    from semi_core.sgd.experiments import fig3_ranking
+
+    def centred(est, iv, lo_range=-math.inf, hi_range=math.inf):
+        half = (iv[1] - iv[0]) / 2
+        return [max(est - half, lo_range), min(est + half, hi_range)]
+
+    for row in res["rows"]:
+        if "bootstrap" not in row:
+            continue
+        for s in row["attacks"].values():
+            s["eps_lb_mean_interval"] = centred(s["eps_lb_mean"], s["eps_lb_mean_interval"], 0.0)
+            s["auc_mean_interval"] = centred(s["auc_mean"], s["auc_mean_interval"], 0.0, 1.0)
+            s["tpr_mean_interval"] = {f: centred(s["tpr_at_fpr_mean"][f], iv, 0.0, 1.0)
+                                      for f, iv in s["tpr_mean_interval"].items()}
+        att = row["attacks"]
+        row["bootstrap"]["diff"] = {
+            k: centred(att[k.split(">")[0]]["eps_lb_mean"] - att[k.split(">")[1]]["eps_lb_mean"],
+                       iv) for k, iv in row["bootstrap"]["diff"].items()}
+        row["bootstrap"]["interval"] = "normal-se-from-recorded-percentile-width"
+        row["ranking"] = fig3_ranking(row)
+    return res
+
+
 def _write(res: dict, out: Path, md: list, *, figures: bool = True) -> None:
     from semi_core.report.dpsgd_section import plot_fig3, plot_roc
     from semi_core.sgd.experiments import LABELS, fig3_markdown
@@ -88,6 +122,8 @@ def main(argv=None) -> list:
     parser.add_argument("--quick", action="store_true", help=f"the report's quick sizes {QUICK}")
     parser.add_argument("--from-json", nargs="+", default=None,
                         help="redraw figures and tables from saved fig3_*.json files")
+    parser.add_argument("--recentre", action="store_true",
+                        help="with --from-json: recentre recorded percentile intervals")
     parser.add_argument("--no-figures", action="store_true", help="JSON and tables only")
     parser.add_argument("--out", default="results/fig3")
     args = parser.parse_args(argv)
@@ -98,6 +134,8 @@ def main(argv=None) -> list:
     if args.from_json:
         for p in args.from_json:
             res = _load(Path(p))
+            if args.recentre:
+                res = recentre(res)
             _write(res, out, md)
             results.append(res)
     else:
