@@ -50,13 +50,34 @@ The statistics assume the update :math:`\theta_t=\theta_{t-1}-\frac{\eta}{n}(\su
 a bug) only changes their power: the certified bounds are computed from the scores alone and stay
 valid (the ``gdp`` method states the Gaussian assumption it adds).
 
-**Ground truth.** The canary is in one step; replacing one record moves the clipped sum by at
-most :math:`2C` under noise :math:`\sigma_{DP}C`: :math:`\mu=2/\sigma_{DP}`-GDP, replace-one,
-no subsampling (:func:`semi_core.sgd.accounting.dpsgd_epsilon`; cross-checked with
-``dp_accounting``'s PLD accountant). :meth:`TrainingLoop.epsilon` declares it, so
-:func:`semi_core.testing.check_mechanism` fails a loop whose releases certify more, and
-:func:`audit_training` reports the certified :math:`\underline\varepsilon` beside the claimed
-:math:`\varepsilon` and the accountant's.
+**Samplers** (``sampler=``). ``"fixed"``: every batch has ``batch_size`` rows; ``"shuffle"``:
+1 to ``batch_size`` rows (a shuffled loader with a short last batch); in both the canary
+replaces one slot of batch :math:`\tau` (replace-one). ``"poisson"`` (Opacus' default): each
+record is in each batch with probability :math:`q` (``sample_rate``), batches have any size and
+``batch_size`` is the expected size :math:`qN` the loop divides by; the canary is in the data
+set of a member run and each step holds it with probability :math:`q`, independently
+(add/remove; the Crafter's coin, or the user's own sampler with
+:meth:`TrainingLoop.from_opacus`). The per-step log-LR is then the mixture
+:math:`\log(1-q+q\,\mathrm{LR}_t)` (:func:`semi_core.sgd.lr.poisson_dirac_log_lr`; for an
+input canary the replace-one step LR in the mixture, an approximation), SeMI* does not apply
+(no known step) and the trajectory's log-LR :math:`\sum_t\log\mathrm{LR}_t` is scored as
+``semi-sum``; the Final Observation test is the binomial mixture
+(:func:`semi_core.sgd.lr.poisson_dirac_final_log_lr`). The natural sum at the Dirac coordinate
+has variance :math:`n(v+(1-q)m^2)` (a Poisson number of records of mean :math:`n`).
+
+**Hand-over.** :meth:`TrainingLoop.from_opacus` takes what an Opacus user has -- their epoch
+function unchanged, and the model, optimizer and data loader ``make_private`` returned, the
+``PrivacyEngine`` and the :math:`(\varepsilon,\delta)` they chose -- and reads the rest.
+
+**Ground truth** (``fixed``/``shuffle``). The canary is in one step; replacing one record
+moves the clipped sum by at most :math:`2C` under noise :math:`\sigma_{DP}C`:
+:math:`\mu=2/\sigma_{DP}`-GDP, replace-one, no subsampling
+(:func:`semi_core.sgd.accounting.dpsgd_epsilon`; cross-checked with ``dp_accounting``'s PLD
+accountant). ``poisson``: the PLD of ``T`` Poisson-sampled Gaussian steps, add/remove
+(:func:`semi_core.sgd.accounting.relation_epsilon`). :meth:`TrainingLoop.epsilon` declares
+it, so :func:`semi_core.testing.check_mechanism` fails a loop whose releases certify more,
+and :func:`audit_training` checks the certified :math:`\underline\varepsilon` against it,
+with the user's claimed or headline :math:`\varepsilon` beside.
 
 **Randomness.** Run ``r`` of a release call gets its own seed from the runner's generator; the
 loop draws from ``run.generator`` (``torch.Generator``) or ``run.rng`` (NumPy). Loops that use
