@@ -147,6 +147,19 @@ print(json.dumps({"rc": [rc, rc2], "power": power, "stats": "scipy.stats" in sys
     assert not res["stats"]
 
 
+def test_epsilon_imports_no_scipy_optimizer():
+    """``epsilon`` solves its one root with ``gdp_epsilon``'s own bracketed solver: SciPy's
+    optimiser (about half of the command's import time) is never loaded."""
+    res = _child(r"""
+rc, out, err = run(["epsilon", "--gdp-mu", "1", "--delta", "1e-5", "--json"])
+print(json.dumps({"rc": rc, "out": out,
+                  "loaded": sorted(m for m in sys.modules if m.startswith("scipy.optimize"))}))
+""")
+    assert res["rc"] == 0
+    assert abs(json.loads(res["out"])["epsilon"] - 4.377) < 1e-3
+    assert res["loaded"] == [], f"epsilon imported {res['loaded']}"
+
+
 def test_command_table_matches_the_modules():
     """Every command module has its row (else it is imported at every start-up), and the table's
     one-line help is the help its module registers."""
