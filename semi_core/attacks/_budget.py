@@ -24,7 +24,7 @@ the exact one would accept). Each attack is charged what its path allocates
 
     \text{bytes}=8\Big[c_{\rm store}Md+\tfrac{MN}{8}+B_{\rm train}+\sum_{a}B_a\Big],\qquad
     B_{\rm exact}=(t+4)d^2+c_{\rm hess}\,d\,\min(n,512)\,A,\qquad
-    B_{\rm cg}=c_{\rm cg}kd+c_{\rm hvp}\,\min(k,r)\,n\,A
+    B_{\rm cg}=c_{\rm cg}kd+2c_{\rm hvp}\,\min(k,r)\,n\,A
 
 with :math:`A` the activations per record (input, hidden and output widths) and :math:`t` the
 target models. The constants were checked against measured peak resident memory
@@ -54,7 +54,7 @@ _TRAIN_CHUNK = 64
 #: Multiples of the array sizes that the measured peaks need (copies, autograd temporaries),
 #: fitted on the upper side of peak-RSS measurements (digits MLP d = 2410 / 4810 and a
 #: Purchase-100-shaped MLP d = 22532; docs in ``tests/attacks/test_attack_budget.py``).
-_C_ACT, _C_STORE, _C_TRAIN_ACT, _C_HESS, _C_CG, _C_HVP, _C_FWD = 4.0, 2.0, 2.0, 0.7, 10.0, 1.5, 1.0
+_C_ACT, _C_STORE, _C_TRAIN_ACT, _C_HESS, _C_CG, _C_HVP, _C_FWD = 4.0, 2.0, 2.0, 0.75, 12.0, 1.5, 1.0
 #: Bytes every run needs beyond its arrays (allocator pools, autograd and LAPACK workspaces).
 _OVERHEAD = 100e6
 #: Seconds: one SGD step of one model (fixed + per sample x parameter), one flop of the
@@ -165,7 +165,8 @@ def attack_budget(attacks, *, hessian: str, n_models, n_records, n_targets, d, a
         parts["exact"] = 8.0 * ((t + 4) * d * d + _C_HESS * d * h * A)
         seconds += t * _SECONDS_PER_FLOP * (n * d * d + 4 * d ** 3 / 3)
     if "cg" in modes:
-        parts["cg"] = 8.0 * (_C_CG * k * d + _C_HVP * min(k, hvp_rows(n, A)) * n * A)
+        # the HVP chunk twice: its activations and the allocator's cached blocks of the last
+        parts["cg"] = 8.0 * (_C_CG * k * d + 2 * _C_HVP * min(k, hvp_rows(n, A)) * n * A)
         seconds += t * _SECONDS_PER_FLOP * _CG_ITERATIONS * 6 * k * n * A
     if any(a in _LIRA for a in attacks):
         parts["lira"] = 8.0 * M * k * (1 + _C_FWD * A)

@@ -1,18 +1,19 @@
 """The attack experiment's resource estimate charges what each attack's path allocates.
 
-Measured peak resident memory above the imports, ``run_attacks`` with 5 models, 1 epoch, 500
-targets on digits (10 classes, N = 1797) and a Purchase-100-shaped file (600 binary features,
-100 classes, N = 1200), single thread:
+Measured peak resident memory above the imports and the loaded pool, ``run_attacks`` with 5
+models, 1 epoch on digits (10 classes, N = 1797) and a Purchase-100-shaped file (600 binary
+features, 100 classes, N = 1200), single thread, damping 2:
 
-=====================================  ======  ===========  ========
-path                                   d       estimate MB  peak MB
-=====================================  ======  ===========  ========
-IHA exact, MLP 32                      2410    1.96e3       1892
-IHA CG, MLP 64                         4810    2.27e3       1898
-LOSS, MLP 64                           4810    102          60
-LiRA + RMIA (16 models), MLP 64        4810    184          84
-IHA CG, Purchase MLP 32, 50 targets    22532   704          489
-=====================================  ======  ===========  ========
+=========================================  ======  ===========  ========
+path                                       d       estimate MB  peak MB
+=========================================  ======  ===========  ========
+IHA exact, MLP 32, 500 targets             2410    2071         1897
+IHA CG, MLP 32, 500 targets                2410    747          569
+LOSS, MLP 64, 500 targets                  4810    102          70
+LiRA + RMIA (16 models), MLP 64            4810    184          84
+IHA CG, Purchase MLP 32, 500 targets       22532   1874         1281
+IHA CG, Purchase MLP 32, 50 targets        22532   819          489
+=========================================  ======  ===========  ========
 
 (``test_measured_peak_within_the_estimate`` repeats the first rows, marked slow.)
 """
@@ -125,6 +126,8 @@ d, act = model_shape("mlp", 64, 10, cfg.hidden)
 N = 1797
 nb, _, _ = attack_budget(attacks, hessian=cfg.hessian, n_models=5, n_records=N, n_targets=500,
                          d=d, act=act, steps=cfg.sgd.steps(N / 2), batch_size=32)
+from semi_core.sgd.data import load_bundled
+load_bundled("digits")            # scikit-learn and the pool: before the baseline
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 run_attacks(cfg, attacks, seed=0)
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
