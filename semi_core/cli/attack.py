@@ -214,7 +214,7 @@ def _check_budget(args, targets, attacks, loo_targets: int, loo_models: int) -> 
     d, act = model_shape(args.model, F, K, args.hidden_widths)
     epochs = _EPOCHS[args.model] if args.epochs is None else float(args.epochs)
     bs = 32   # default_sgd's batch size
-    steps = max(1.0, math.ceil(epochs * max(N / 2, 1.0) / bs))
+    steps = max(1.0, math.floor(epochs * max(N / 2, 1.0) / bs))   # at most the library's
     nbytes, seconds, _ = attack_budget(
         attacks, hessian=args.hessian, n_models=args.models, n_records=N, n_targets=k, d=d,
         act=act, target_models=args.target_models, steps=steps, batch_size=bs,
