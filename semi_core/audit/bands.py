@@ -184,15 +184,19 @@ def simulate_min_crossing_level(n: int, grid: np.ndarray, bands: np.ndarray, rep
     tail = float(n + 1 - (grid[-1] + 1))
     neg = -bands  # non-decreasing along levels: searchsorted needs ascending rows
     out = np.empty(reps, dtype=np.int64)
+    neg_v = np.empty((G, min(chunk, reps)))
     for s in range(0, reps, chunk):
         r = min(chunk, reps - s)
-        gam = np.cumsum(rng.standard_gamma(inc, size=(r, G)), axis=1)
+        gam = rng.standard_gamma(inc, size=(r, G))
+        np.cumsum(gam, axis=1, out=gam)  # in place: one (r, G) array, not three
         total = gam[:, -1] + rng.standard_gamma(tail, size=r)
-        V = gam / total[:, None]
+        # -V, grid point by grid point in contiguous rows (x/(-y) == -(x/y) exactly in IEEE)
+        w = np.divide(gam.T, -total, out=neg_v[:, :r])
+        del gam
         first = np.full(r, L, dtype=np.int64)
         for j in range(G):
             # levels l with b[j, l] >= V stay uncrossed: they are the first ones
-            np.minimum(first, np.searchsorted(neg[j], -V[:, j], side="right"), out=first)
+            np.minimum(first, np.searchsorted(neg[j], w[j], side="right"), out=first)
         out[s:s + r] = first
     return out
 
