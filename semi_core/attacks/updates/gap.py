@@ -62,7 +62,8 @@ from semi_core.stats.update_combination import back_front_scores, combine, pair_
 
 __all__ = ["UpdateMeanGame", "SufficientEmpiricalMean", "UpdateTests", "MultiUpdateTests",
            "update_game_mechanism", "gen_chi2_terms", "heuristic_cdf", "closed_form_tpr",
-           "play_update_game", "gap_table", "multi_update_game", "fig8_sweep"]
+           "play_update_game", "gap_table", "multi_update_game", "fig8_sweep",
+           "balanced_median_accuracy"]
 
 TESTS = ("optimal", "final", "b3-linear", "score-diff", "score-ratio")
 
@@ -354,6 +355,50 @@ def multi_update_game(*, n0: int = 200, n_up: int = 10, k: int = 5, d: int = 20,
             "seconds": res.metadata["seconds"], "result": res}
 
 
+def balanced_median_accuracy(scores, member) -> dict[str, float | int]:
+    r"""Accuracy of the median (Batch) threshold on a balanced pool, as the seed's protocol has.
+
+    The runner draws membership at random (:math:`B\sim\mathrm{Bernoulli}(1/2)`), while the
+    median rule assumes half the pool are members: with :math:`n_1 \ne n_0` even perfectly
+    separated scores are misclassified (Fig. 8 at :math:`n_1 = 2`: 0.9956 instead of 1). The
+    pool is balanced first: the first :math:`k = \min(n_1, n_0)` members and non-members in
+    game order (rounds are i.i.d., so this is a random balanced subsample), then the threshold
+    is the pool's median (:func:`~semi_core.stats.update_combination.batch_threshold`,
+    ``fraction_in = 0.5``) and
+
+    .. math::
+
+        \mathrm{acc} = \tfrac12\big(\mathrm{TPR} + 1 - \mathrm{FPR}\big),\qquad
+        \mathrm{se} = \sqrt{\mathrm{acc}(1-\mathrm{acc})/(2k)}.
+
+    Parameters
+    ----------
+    scores : array of shape (n,)
+        Higher = member.
+    member : bool array of shape (n,)
+
+    Returns
+    -------
+    dict
+        ``accuracy``, ``se``, ``pool`` (:math:`2k`), ``threshold``.
+    """
+    from semi_core.stats.update_combination import batch_threshold
+
+    s = np.asarray(scores, dtype=float).ravel()
+    m = np.asarray(member, dtype=bool).ravel()
+    if s.shape != m.shape:
+        raise ValueError(f"scores and member must have the same length, got {s.size} and {m.size}")
+    i1, i0 = np.flatnonzero(m), np.flatnonzero(~m)
+    k = min(i1.size, i0.size)
+    if k == 0:
+        raise ValueError("member must hold both members and non-members")
+    i1, i0 = i1[:k], i0[:k]
+    thr = batch_threshold(np.r_[s[i1], s[i0]], 0.5)
+    acc = 0.5 * (np.mean(s[i1] > thr) + np.mean(s[i0] <= thr))
+    return {"accuracy": float(acc), "se": float(np.sqrt(acc * (1 - acc) / (2 * k))),
+            "pool": int(2 * k), "threshold": float(thr)}
+
+
 def fig8_sweep(n1s=(2, 5, 10, 20, 50, 100, 200), *, n0: int = 200, d: int = 250,
                sigma: float = 0.1, distance: float | None = None, rounds: int = 20000,
                seed=0, executor=None) -> dict:
@@ -368,7 +413,8 @@ def fig8_sweep(n1s=(2, 5, 10, 20, 50, 100, 200), *, n0: int = 200, d: int = 250,
     SE over ``rounds`` games. The seed draws the target from the data law
     (:math:`\|x-\mu\| \approx \sigma\sqrt d`); here it is fixed at that typical distance
     (``distance``, default :math:`\sigma\sqrt d`). ScoreDiff / ScoreRatio are given at their
-    median threshold (the seed's Batch rule) beside them.
+    median threshold (the seed's Batch rule) beside them, on the balanced pool the rule
+    assumes (:func:`balanced_median_accuracy`).
     """
     dist = sigma * np.sqrt(d) if distance is None else distance
     rows = []
@@ -379,10 +425,13 @@ def fig8_sweep(n1s=(2, 5, 10, 20, 50, 100, 200), *, n0: int = 200, d: int = 250,
         row = {"n1": int(n1)}
         for t in ("final", "optimal", "score-diff", "score-ratio"):
             s = res.stats[t]
-            thr = 0.0 if t in ("final", "optimal") else float(np.median(s))
-            acc = 0.5 * (np.mean(s[res.member] > thr) + np.mean(s[~res.member] <= thr))
-            row[t] = {"accuracy": float(acc),
-                      "se": float(np.sqrt(acc * (1 - acc) / s.size))}
+            if t in ("final", "optimal"):  # log-LRs: the balanced-prior decision is s > 0
+                acc = 0.5 * (np.mean(s[res.member] > 0.0) + np.mean(s[~res.member] <= 0.0))
+                row[t] = {"accuracy": float(acc),
+                          "se": float(np.sqrt(acc * (1 - acc) / s.size))}
+            else:
+                bal = balanced_median_accuracy(s, res.member)
+                row[t] = {"accuracy": bal["accuracy"], "se": bal["se"], "pool": bal["pool"]}
         rows.append(row)
     return {"n0": n0, "d": d, "sigma": sigma, "distance": float(dist), "rounds": rounds,
             "rows": rows}
