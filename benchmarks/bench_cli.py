@@ -8,9 +8,10 @@ Each line is a fresh ``python -c`` process (what a user's shell starts), timed b
 * ``import numpy, scipy.special``: the floor the issue sets for commands that need neither torch
   nor SymPy (a six-line SciPy script).
 
-Then the band audit of 10^4 scores per side, cold (first call in a process: the band
-calibration is looked up in the shipped table) vs warm (second call); 9,999 per side is off the
-table and simulates, as every size did before.
+Then the band audit, cold (first call in a process) vs warm (second call): 10^4 scores per
+side (the band calibration is looked up in the shipped table) and the off-table sizes 9,999,
+12,345 and 1,234,567 per side (simulated once per process). ``semi-core audit`` is timed at
+10^4 and at 12,345 per class (off the table).
 
 ``python -m benchmarks.bench_cli --before /tmp/before`` also times the same lines with another
 checkout first on ``sys.path`` (the code before a change), in the same run.
@@ -125,8 +126,10 @@ def _cold_warm(path: str, n: int, repeat: int, script: str = _COLD_WARM) -> tupl
     return best[0], best[1]
 
 
-def cold_warm_rows(before: str | None, repeat: int) -> list[dict]:
-    """Cold vs warm band audit (10^4 scores per side: a shipped calibration; 9,999: simulated).
+def cold_warm_rows(before: str | None, repeat: int, sizes=(10_000, 9_999, 12_345, 1_234_567)
+                   ) -> list[dict]:
+    """Cold vs warm band audit (10^4 scores per side: a shipped calibration; the others are off
+    the table).
 
     The floor: the NumPy operations of one audit alone (validate, sort both classes, search
     410 thresholds, log ratios), first vs second call in a fresh process: what any NumPy code
@@ -140,7 +143,7 @@ def cold_warm_rows(before: str | None, repeat: int) -> list[dict]:
                  "cold_over_warm": cold / warm})
     print(f"{'10000':<12} {'NumPy':<7} {cold:>8.4f} {warm:>8.4f} {cold / warm:>10.1f}")
     versions = [("now", str(ROOT))] + ([("before", before)] if before else [])
-    for n in (10_000, 9_999):
+    for n in sizes:
         for version, path in versions:
             cold, warm = _cold_warm(path, n, repeat)
             rows.append({"line": f"band audit n={n}", "code": version, "cold_s": cold,
@@ -152,7 +155,7 @@ def cold_warm_rows(before: str | None, repeat: int) -> list[dict]:
 def main(quick: bool = False, before: str | None = None) -> list[dict]:
     repeat = 2 if quick else 5
     print(f"\n## CLI start-up (fresh process each, best of {repeat}; CPU = user + sys)")
-    print(f"{'line':<32} {'code':<7} {'CPU s':>7} {'wall s':>7} {'MiB':>6} "
+    print(f"{'line':<36} {'code':<7} {'CPU s':>7} {'wall s':>7} {'MiB':>6} "
           f"{'x pass':>7} {'x np+sp':>8}")
     import tempfile
 
@@ -165,8 +168,15 @@ def main(quick: bool = False, before: str | None = None) -> list[dict]:
         fh.write("score,member\n")
         for member, mu in ((1, 1.0), (0, 0.0)):
             fh.writelines(f"{float(x)!r},{member}\n" for x in rng.normal(mu, 1.0, 10_000))
+    csv2 = os.path.join(tmp, "scores_12345.csv")
+    with open(csv2, "w") as fh:  # 12,345 per class: off the shipped table
+        fh.write("score,member\n")
+        for member, mu in ((1, 1.0), (0, 0.0)):
+            fh.writelines(f"{float(x)!r},{member}\n" for x in rng.normal(mu, 1.0, 12_345))
     lines = LINES + [("semi-core audit (10^4 per class)", _CLI.format(
-        argv=["audit", "--scores", csv, "--delta", "1e-5", "--json"]))]
+        argv=["audit", "--scores", csv, "--delta", "1e-5", "--json"])),
+        ("semi-core audit (12,345 per class)", _CLI.format(
+            argv=["audit", "--scores", csv2, "--delta", "1e-5", "--json"]))]
     floors = [(label, code) for label, code in lines if not label.startswith("semi-core")]
     cli = [(label, code) for label, code in lines if label.startswith("semi-core")]
     jobs = [("-", str(ROOT), floors), ("now", str(ROOT), cli)]
@@ -181,9 +191,10 @@ def main(quick: bool = False, before: str | None = None) -> list[dict]:
             row = {"line": label, "code": version, "cpu_s": cpu, "wall_s": wall, "rss_mib": rss,
                    "x_floor": cpu / floor, "x_numpy_scipy": cpu / np_sp}
             rows.append(row)
-            print(f"{label:<32} {version:<7} {cpu:>7.3f} {wall:>7.3f} {rss:>6.0f} "
+            print(f"{label:<36} {version:<7} {cpu:>7.3f} {wall:>7.3f} {rss:>6.0f} "
                   f"{row['x_floor']:>7.1f} {row['x_numpy_scipy']:>8.2f}")
-    rows += cold_warm_rows(before, 2 if quick else 3)
+    rows += cold_warm_rows(before, 2 if quick else 3,
+                           (10_000, 12_345) if quick else (10_000, 9_999, 12_345, 1_234_567))
     return rows
 
 
