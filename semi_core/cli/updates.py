@@ -6,8 +6,9 @@ Example::
         --score loss --combiner diff --threshold-rule batch --trials 20 --seed 0 --json
 
 Your data: ``--data-file FILE`` replaces the bundled digits: a ``.csv`` / ``.txt`` of comma-separated
-numbers, one record per line, the label in column ``--label-column`` (default 0, Purchase-100
-style); an ``.npz`` with arrays ``X`` (N, p) and ``y`` (N,); or a directory holding an IDX pair
+numbers, one record per line (a first line of column names is a header), the label in column
+``--label-column`` (an index, default 0, Purchase-100 style, or a header name); an ``.npz``
+with arrays ``X`` (N, p) and ``y`` (N,); or a directory holding an IDX pair
 ``train-images-idx3-ubyte`` / ``train-labels-idx1-ubyte`` (``.gz`` allowed, MNIST /
 Fashion-MNIST layout, pixels scaled to [0, 1]). Features are used as given (the learning rates
 are tuned for features in [0, 1]); labels are mapped to 0..K-1. Nothing is downloaded.
@@ -34,6 +35,7 @@ privacy left to audit) or when ``sigma_dp * clip > 1e6``. Needs the torch extra.
 
 from __future__ import annotations
 
+import argparse
 import math
 
 from semi_core.cli._common import Result
@@ -60,6 +62,16 @@ def _unit(text: str) -> float:
     return v
 
 
+def _column(text: str) -> int | str:
+    """--label-column: an integer index, or else a column name from the file's header."""
+    try:
+        return int(text)
+    except ValueError:
+        if not text.strip():
+            raise argparse.ArgumentTypeError("an index or a header name, got ''") from None
+        return text
+
+
 def register(subparsers) -> None:
     """Add the ``updates`` subcommand."""
     p = subparsers.add_parser(
@@ -74,9 +86,9 @@ def register(subparsers) -> None:
                    help="your data instead: .csv/.txt (label column --label-column), .npz "
                         "(X, y) or a directory with an IDX pair train-images-idx3-ubyte / "
                         "train-labels-idx1-ubyte")
-    p.add_argument("--label-column", type=int, default=None,
-                   help="--data-file .csv/.txt: the label's column (default 0; negative counts "
-                        "from the end)")
+    p.add_argument("--label-column", type=_column, default=None,
+                   help="--data-file .csv/.txt: the label's column, an index (default 0; "
+                        "negative counts from the end) or a name from the file's header line")
     p.add_argument("--model", default="logreg", choices=["logreg", "mlp"])
     p.add_argument("--update", default="sgd-new", choices=["sgd-new", "sgd-full"])
     p.add_argument("--k", type=positive_int, default=1, help="number of updates (1..50)")
@@ -160,7 +172,9 @@ def handler(args) -> Result:
     executor = executor_from_args(args)
     torch.set_num_threads(1)
     cfg = UpdateConfig(dataset="file" if args.data is not None else args.dataset,
-                       data=args.data, label_column=args.label_column or 0, model=args.model,
+                       data=args.data,
+                       label_column=0 if args.label_column is None else args.label_column,
+                       model=args.model,
                        update=args.update, k=args.k,
                        n_up=args.n_up, n0=args.n0, trials=args.trials, n_ref=args.n_ref,
                        shift_alpha=args.shift_alpha, shift=args.shift,

@@ -207,13 +207,34 @@ def _check_xy(x: np.ndarray, y: np.ndarray, where: str) -> tuple[np.ndarray, np.
     return x.astype(np.float64), yf.astype(np.int64)
 
 
-def load_tabular(path, *, label_column: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def _is_number(v: str) -> bool:
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return True
+
+
+def load_tabular(path, *, label_column: int | str = 0) -> tuple[np.ndarray, np.ndarray]:
     """Tabular data from a local file (Purchase-100 style): ``X`` (N, F) float64, ``y`` (N,) int64.
 
     ``.csv`` / ``.txt``: comma-separated numbers, one record per line, the label in column
     ``label_column`` (Purchase-100's ``dataset_purchase`` has the class first; labels 1..100 are
-    kept as given). ``.npz``: arrays ``X`` and ``y`` (or ``features`` and ``labels``), read with
+    kept as given). A first line of column names (no field a number) is a header: then
+    ``label_column`` may also be a name from it. A first line mixing names and numbers is an
+    error. ``.npz``: arrays ``X`` and ``y`` (or ``features`` and ``labels``), read with
     ``allow_pickle=False``.
+
+    Parameters
+    ----------
+    path : str or Path
+    label_column : int or str
+        Index of the label's column (negative counts from the end), or its name in the header.
+
+    Returns
+    -------
+    X : ndarray of shape (N, F)
+    y : ndarray of shape (N,)
 
     Raises
     ------
@@ -236,14 +257,18 @@ def load_tabular(path, *, label_column: int = 0) -> tuple[np.ndarray, np.ndarray
         raise ValueError(f"{p}: an .npz needs arrays 'X' and 'y' (or 'features' and 'labels'), "
                          f"found {sorted(keys)}")
     if suffix in (".csv", ".txt"):
-        rows = []
+        rows, header = [], None
         with open(p) as fh:
             for k, line in enumerate(fh, start=1):
                 if not line.strip():
                     continue
+                fields = line.strip().split(",")
                 try:
-                    rows.append([float(v) for v in line.strip().split(",")])
+                    rows.append([float(v) for v in fields])
                 except ValueError:
+                    if header is None and not rows and not any(_is_number(v) for v in fields):
+                        header = [v.strip().strip('"').strip("'") for v in fields]
+                        continue
                     raise ValueError(f"{p}: line {k} is not comma-separated numbers") from None
         if not rows:
             raise ValueError(f"{p}: no records")
@@ -251,6 +276,17 @@ def load_tabular(path, *, label_column: int = 0) -> tuple[np.ndarray, np.ndarray
         if len(width) != 1:
             raise ValueError(f"{p}: rows have different numbers of columns {sorted(width)}")
         arr = np.asarray(rows)
+        if header is not None and len(header) != arr.shape[1]:
+            raise ValueError(f"{p}: the header names {len(header)} columns, the rows have "
+                             f"{arr.shape[1]}")
+        if isinstance(label_column, str):
+            if header is None:
+                raise ValueError(f"label_column {label_column!r} is a name but {p} has no "
+                                 "header line; give the column's index")
+            if label_column not in header:
+                raise ValueError(f"label_column {label_column!r} is not a column of {p}; "
+                                 f"its header names {header}")
+            label_column = header.index(label_column)
         label_column = check_int(label_column, "label_column", minimum=-arr.shape[1],
                                  maximum=arr.shape[1] - 1)
         y = arr[:, label_column]

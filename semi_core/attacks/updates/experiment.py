@@ -113,7 +113,7 @@ class UpdateConfig:
     shift_alpha: float = 0.0
     shift: str = "subpopulation"
     data: str | None = None
-    label_column: int = 0
+    label_column: int | str = 0
     clip: float | None = None
     sigma_dp: float = 0.0
     seed: int = 0
@@ -124,9 +124,10 @@ class UpdateConfig:
         if (self.dataset == "file") != (self.data is not None):
             raise ValueError("data (a file or IDX directory) is needed exactly with dataset "
                              f"'file', got dataset {self.dataset!r} and data {self.data!r}")
-        if not isinstance(self.label_column, int | np.integer) or \
+        if not isinstance(self.label_column, int | np.integer | str) or \
                 isinstance(self.label_column, bool):
-            raise ValueError(f"label_column must be an integer, got {self.label_column!r}")
+            raise ValueError("label_column must be an integer or a header name, got "
+                             f"{self.label_column!r}")
         if self.model not in MODELS:
             raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
         if self.update not in UPDATES:
@@ -214,14 +215,15 @@ class UpdateRun(ResultDisplay):
 # data
 # --------------------------------------------------------------------------------------------
 
-def load_update_data(path, *, label_column: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def load_update_data(path, *, label_column: int | str = 0) -> tuple[np.ndarray, np.ndarray]:
     """The user's data for the update experiment: ``X`` (N, p) float64, ``y`` (N,) in 0..K-1.
 
     Read with the project's loaders (nothing is downloaded, nothing unpickled): a directory
     holds an IDX pair ``train-images-idx3-ubyte`` / ``train-labels-idx1-ubyte`` (``.gz`` allowed;
     MNIST / Fashion-MNIST layout, pixels scaled to [0, 1]:
     :func:`semi_core.sgd.data.load_fashion_mnist`); a ``.csv`` / ``.txt`` (comma-separated
-    numbers, the label in column ``label_column``, Purchase-100 style) or an ``.npz`` with
+    numbers, the label in column ``label_column``, an index or, with a header line of column
+    names, a name; Purchase-100 style) or an ``.npz`` with
     ``X`` and ``y`` (:func:`semi_core.sgd.data.load_tabular`). Features are used as given (the
     default learning rates are tuned for features in [0, 1], like digits); labels are mapped to
     ``0..K-1`` in sorted order.
