@@ -276,7 +276,7 @@ class _RowChunks:
                           for a in range(0, V.shape[0], self.rows)])
 
 
-def model_shape_of(fm) -> tuple[int, int]:
+def _model_shape_of(fm) -> tuple[int, int]:
     """``(d, A)`` of a built model (:func:`semi_core.attacks._budget.model_shape`): features,
     hidden widths and outputs read from its ``Linear`` layers."""
     lin = [m for m in fm.module.modules() if isinstance(m, torch.nn.Linear)]
@@ -399,7 +399,7 @@ class WhiteBox:
                                self.mech.y[self.train_idx])
             if self.loss_scale != 1.0:
                 hvp = _Scaled(hvp, self.loss_scale)
-            _, act = model_shape_of(self.fm)
+            _, act = _model_shape_of(self.fm)
             return CGInverse(_RowChunks(hvp, hvp_rows(self.n, act)), damping=eps,
                              tol=self.cg_tol)
         raise ValueError(f"method must be 'exact' or 'cg', got {method!r}")
