@@ -266,10 +266,6 @@ def _average(args, law, dname, executor) -> Result:
 
 def handler(args) -> Result:
     """Closed forms (and optionally a simulation) for one target, or a ranking of records."""
-    from semi_core.audit.ground_truth import gdp_epsilon
-    from semi_core.mechanisms.per_datum import PerDatumMean
-    from semi_core.stats import leakage as L
-
     if args.dataset is not None:
         # the ranking is the noiseless full-data score m* of each record: refuse, never ignore,
         # the options of the single-target game
@@ -327,6 +323,11 @@ def handler(args) -> Result:
                    seconds=_SECONDS_PER_ROUND_COORD * args.simulate * args.d,
                    hint="use fewer games (--simulate) or a smaller --d, or a Dask cluster "
                         "(--workers/--scheduler)")
+    # argument-level refusals above; the closed forms import SymPy and SciPy
+    from semi_core.audit.ground_truth import gdp_epsilon
+    from semi_core.mechanisms.per_datum import PerDatumMean
+    from semi_core.stats import leakage as L
+
     executor = executor_from_args(args)
     law, dname, cov = _law(args)
     args.d = law.d

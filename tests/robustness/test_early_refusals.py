@@ -51,8 +51,9 @@ def _run(argv):
     (["audit-dpsgd", "--tau", "all", "--rounds", "100000000000"], "resource", "audit-dpsgd"),
     (["attack", "--models", "10000000"], "resource", "attack experiment"),
     (["attack", "--attacks", "iha,nope"], "invalid_argument", "--attacks must be drawn"),
+    (["leakage", "--simulate", "1000000000000"], "resource", "leakage --simulate"),
 ])
-def test_refused_before_torch(argv, kind, match):
+def test_refused_before_heavy_imports(argv, kind, match):
     rc, out, attempts = _run([*argv, "--json"])
     assert rc == 2 and out["kind"] == kind and match in out["error"]
     assert attempts == []
