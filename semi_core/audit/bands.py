@@ -106,6 +106,13 @@ __all__ = [
     "BAND_DENSE",
     "BAND_RATIO",
     "BAND_REPS",
+    "poisson_grid",
+    "simulate_poisson_calibration",
+    "poisson_band_values",
+    "poisson_band",
+    "POISSON_K",
+    "POISSON_MIN_N",
+    "POISSON_SPLIT",
 ]
 
 #: Every count up to this is in the grid.
@@ -338,12 +345,150 @@ def _calibrate_cached(n: int, q: float, reps: int) -> BandCalibration:
     key = table_key(n, q, reps)
     hit = BAND_TABLE.get(key)
     if hit is None:
+        embedded = poisson_band(n, q)
+        if embedded is not None:
+            return embedded
         return _calibration(n, q, reps, count_grid(n), *simulate_calibration(n, q, reps))
     shipped = shipped_band(key)
     if shipped is None:  # the values file is missing: compute them (the same numbers)
         return _calibration(n, q, reps, count_grid(n), *hit)
     grid, values, level = shipped
     return _calibration(n, q, reps, grid, *hit, values=values, level=level)
+
+
+# ---------------------------------------------------------------------------------------------
+# Off-table sizes: the band from one calibration of the Gamma process, shipped for every N.
+# ---------------------------------------------------------------------------------------------
+
+#: Shares of ``q`` in the Poisson-embedded band: the upper crossing of the partial sums (low
+#: counts), the lower crossing of the reverse sums (high counts), and the two tails of the total.
+POISSON_SPLIT = (0.45, 0.45, 0.05, 0.05)
+#: Smallest ``N`` given the embedded band (below, the normalisation costs more than the
+#: simulation saves: its relative width is about :math:`3/\sqrt N`).
+POISSON_MIN_N = 2_000
+#: Truncation counts of the shipped calibrations (``K >= (N - 1) / 2 + 1`` is used).
+POISSON_K = (5_000, 50_000, 500_000, 5_000_000)
+
+
+def poisson_grid(k: int) -> np.ndarray:
+    r"""Counts :math:`\mathcal S_K`: the lower half of :func:`count_grid` for :math:`N=2K+1` (every
+    count up to ``BAND_DENSE``, then 3 % growth, ending at ``K``). The lower half of every
+    :math:`\mathcal G(N)` with :math:`(N-1)/2<K` is in :math:`\mathcal S_K\cup\{(N-1)/2\}`."""
+    g = count_grid(2 * int(k) + 1)
+    return g[g <= k]
+
+
+def _gamma_quantiles(s: np.ndarray, levels, upper: bool) -> np.ndarray:
+    from scipy.special import gammainccinv, gammaincinv
+
+    a = (np.asarray(s, dtype=float) + 1.0)[:, None]
+    x = np.atleast_1d(np.asarray(levels, dtype=float))[None, :]
+    return gammainccinv(a, x) if upper else gammaincinv(a, x)
+
+
+def simulate_poisson_calibration(k: int, q: float, reps: int = BAND_REPS) -> tuple:
+    r"""Calibrate the two Gamma-process bands of :func:`poisson_band` for truncation ``k``.
+
+    :math:`\Gamma_j=E_1+\dots+E_j` (i.i.d. Exp(1)), grid :math:`\mathcal S_K`
+    (:func:`poisson_grid`). Event :math:`A=\{\Gamma_{s+1}\le a_s\ \forall s\}` with
+    :math:`a_s=\Gamma^{-1}(1-x;s+1)` (upper quantile), :math:`A'=\{\Gamma_{s+1}\ge a'_s\
+    \forall s\}` with :math:`a'_s=\Gamma^{-1}(x';s+1)`. Each level is chosen as in
+    :func:`simulate_calibration` (64 candidates, largest with
+    :math:`\mathrm{CP}_{\mathrm{upper}}(c_\ell,R,\eta)\le p-\eta`, :math:`\eta=p/10`) for its
+    share :math:`p` of ``q`` (:data:`POISSON_SPLIT`); no :math:`N` enters. Seeded by
+    ``(k, q, reps)``.
+
+    Returns
+    -------
+    tuple
+        ``(x_upper, x_lower)``: the two local levels (the Bonferroni level
+        :math:`p/|\mathcal S_K|` where no candidate passes).
+    """
+    from semi_core.stats.binomial import clopper_pearson_upper
+
+    grid = poisson_grid(k)
+    G = grid.size
+    inc = np.diff(np.concatenate([[0], grid + 1])).astype(float)
+    rng = np.random.default_rng(np.random.SeedSequence([16, int(k), int(round(q * 1e12)), reps]))
+    out = []
+    shares = POISSON_SPLIT[:2]
+    levels = [_levels(p * q, G) for p in shares]
+    neg_up = -_gamma_quantiles(grid, levels[0], upper=True)  # (G, L): ascending along L
+    low = _gamma_quantiles(grid, levels[1], upper=False)     # (G, L): ascending along L
+    first_up = np.empty(reps, dtype=np.int64)
+    first_lo = np.empty(reps, dtype=np.int64)
+    for s0 in range(0, reps, 4096):
+        r = min(4096, reps - s0)
+        gam = np.cumsum(rng.standard_gamma(inc, size=(r, G)), axis=1).T.copy()  # (G, r)
+        fu = np.full(r, _N_LEVELS, dtype=np.int64)
+        fl = np.full(r, _N_LEVELS, dtype=np.int64)
+        for j in range(G):
+            # upper: level l uncrossed iff a_s(x_l) >= Gamma; lower: iff a'_s(x_l) <= Gamma
+            np.minimum(fu, np.searchsorted(neg_up[j], -gam[j], side="right"), out=fu)
+            np.minimum(fl, np.searchsorted(low[j], gam[j], side="right"), out=fl)
+        first_up[s0:s0 + r] = fu
+        first_lo[s0:s0 + r] = fl
+    for first, p, lev in ((first_up, shares[0], levels[0]), (first_lo, shares[1], levels[1])):
+        pq = p * q
+        crossings = np.cumsum(np.bincount(first, minlength=_N_LEVELS + 1))[:_N_LEVELS]
+        ok = np.nonzero(clopper_pearson_upper(crossings, reps, pq / 10.0) <= pq - pq / 10.0)[0]
+        out.append(float(lev[ok[-1]]) if ok.size else pq / G)
+    return tuple(out)
+
+
+def poisson_band_values(n: int, q: float, k: int, x_upper: float, x_lower: float,
+                        grid: np.ndarray | None = None) -> np.ndarray:
+    r"""Band values at :math:`\mathcal G(N)` from the Gamma-process calibration of truncation
+    ``k`` (valid at level ``q`` when ``x_upper``, ``x_lower`` are calibrated for ``(k, q)``).
+
+    Rényi: :math:`V_{(j)}=\Gamma_j/\Gamma_{N+1}`. With :math:`D=\Gamma^{-1}(p_3;N+1)`,
+    :math:`U=\Gamma^{-1}(1-p_4;N+1)`, on :math:`A\cap A'\cap\{D\le\Gamma_{N+1}\le U\}`
+    (probability :math:`\ge 1-q` by the union bound; :math:`A'` for the reverse sums
+    :math:`\Gamma_{N+1}-\Gamma_{N-h}`, which are Gamma partial sums too):
+
+    .. math::
+
+        V_{(g+1)}\le \frac{a_{\lceil g\rceil_{\mathcal S}}}{D},\qquad
+        V_{(N-h)}\le 1-\frac{a'_{\lfloor h\rfloor_{\mathcal S}}}{U},
+
+    (:math:`\Gamma` increasing), and :math:`V_{(g+1)}\le V_{(g'+1)}` for :math:`g\le g'`, so
+    :math:`b_g` is the smallest of these bounds over :math:`g'\ge g` (capped at 1).
+    """
+    from scipy.special import gammainccinv, gammaincinv
+
+    grid = count_grid(n) if grid is None else grid
+    s = poisson_grid(k)
+    a = _gamma_quantiles(s, x_upper, upper=True)[:, 0]
+    a_low = _gamma_quantiles(s, x_lower, upper=False)[:, 0]
+    d = float(gammaincinv(n + 1.0, POISSON_SPLIT[2] * q))
+    u = float(gammainccinv(n + 1.0, POISSON_SPLIT[3] * q))
+    b = np.ones(grid.size)
+    lo = grid <= k
+    b[lo] = a[np.searchsorted(s, grid[lo], side="left")] / d
+    h = n - 1 - grid
+    hi = h <= k
+    b[hi] = np.minimum(b[hi], 1.0 - a_low[np.searchsorted(s, h[hi], side="right") - 1] / u)
+    b = np.minimum(np.minimum.accumulate(b[::-1])[::-1], 1.0)
+    return b
+
+
+def poisson_band(n: int, q: float) -> BandCalibration | None:
+    """The Poisson-embedded band for ``n`` scores at level ``q`` from the shipped Gamma-process
+    calibration (:data:`semi_core.audit._band_poisson.POISSON_TABLE`); None when ``n`` is below
+    :data:`POISSON_MIN_N`, beyond the largest truncation or ``q`` is not shipped."""
+    from semi_core.audit._band_poisson import POISSON_TABLE
+
+    if n < POISSON_MIN_N:
+        return None
+    half = (n - 1) // 2
+    k = next((kk for kk in POISSON_K if kk >= half + 1), None)
+    levels = None if k is None else POISSON_TABLE.get((k, int(round(q * 1e12)), BAND_REPS))
+    if levels is None:
+        return None
+    grid = count_grid(n)
+    values = poisson_band_values(n, q, k, *levels, grid=grid)
+    return BandCalibration(n, q, grid, values, float(levels[0]), math.nan, q * 0.09,
+                           BAND_REPS, "poisson-embedding")
 
 
 def calibrate_band(n: int, failure_prob: float, *, reps: int = BAND_REPS) -> BandCalibration:

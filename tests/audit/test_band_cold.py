@@ -1,0 +1,113 @@
+"""Off-table band sizes: the Poisson-embedded band (no simulation at audit time) is valid.
+
+The band's failure probability is checked against the exact law of the uniform order
+statistics: exactly (``band_crossing_probability``) at small N, by exact simulation of the grid
+order statistics (Rényi) at large N, where the tolerance is 4 binomial standard errors of the
+simulated crossing rate. The checker is shown to catch a band that is not conservative.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from semi_core.audit import bands
+from semi_core.audit._band_poisson import POISSON_TABLE
+from semi_core.audit.bands import (
+    BAND_REPS,
+    POISSON_K,
+    band_crossing_probability,
+    calibrate_band,
+    count_grid,
+    poisson_band,
+    poisson_band_values,
+    simulate_min_crossing_level,
+    simulate_poisson_calibration,
+)
+
+REPS = 20_000
+
+
+def _levels(k, q):
+    return POISSON_TABLE[(k, int(round(q * 1e12)), BAND_REPS)]
+
+
+def _simulated_crossings(n, grid, values, seed):
+    """Crossings of the band in REPS exact draws of (V_(g+1))_g (Rényi, any N)."""
+    first = simulate_min_crossing_level(n, grid, np.asarray(values)[:, None], REPS,
+                                        np.random.default_rng(seed))
+    return int(np.count_nonzero(first == 0))
+
+
+def _assert_within(crossings, q):
+    # valid band: P(crossing) <= q; allowed: q R + 4 binomial standard errors
+    assert crossings <= q * REPS + 4 * math.sqrt(q * (1 - q) * REPS), (crossings, q * REPS)
+
+
+@pytest.mark.parametrize("n", [2_000, 12_345, 1_234_567, 9_999_999])
+@pytest.mark.parametrize("q", [0.005, 0.025, 0.05])
+def test_off_table_band_is_valid_by_exact_simulation(n, q):
+    cal = poisson_band(n, q)
+    assert cal is not None and cal.source == "poisson-embedding"
+    assert np.array_equal(cal.grid, count_grid(n))
+    assert np.all(np.diff(cal.values) >= 0) and np.all(cal.values <= 1)
+    _assert_within(_simulated_crossings(n, cal.grid, cal.values, [35, n, int(q * 1e4)]), q)
+
+
+@pytest.mark.parametrize("n", [3, 30, 101])
+def test_embedding_is_valid_exactly_at_small_n(n):
+    """The construction holds at any N (the size threshold is a tightness choice): the exact
+    crossing probability at small N, where the total's allowance is widest."""
+    for q in (0.025, 0.05):
+        grid = count_grid(n)
+        vals = poisson_band_values(n, q, POISSON_K[0], *_levels(POISSON_K[0], q), grid=grid)
+        assert band_crossing_probability(n, grid, vals) <= q
+
+
+def test_the_checker_catches_a_band_that_is_not_conservative():
+    """Local levels too large (100 times the calibrated ones at N = 101, where the total's
+    allowance is wide; 20 times at 12,345): the same checks fail, exactly and simulated."""
+    q = 0.025
+    xu, xl = _levels(POISSON_K[0], q)
+    grid = count_grid(101)
+    bad = poisson_band_values(101, q, POISSON_K[0], 100 * xu, 100 * xl, grid=grid)
+    assert band_crossing_probability(101, grid, bad) > q
+    n = 12_345
+    grid = count_grid(n)
+    bad = poisson_band_values(n, q, POISSON_K[1], 20 * xu, 20 * xl, grid=grid)
+    with pytest.raises(AssertionError):
+        _assert_within(_simulated_crossings(n, grid, bad, 7), q)
+
+
+def test_shipped_entry_equals_a_fresh_calibration():
+    k, q = POISSON_K[0], 0.025
+    assert simulate_poisson_calibration(k, q, BAND_REPS) == _levels(k, q)
+
+
+def test_table_covers_the_ladder():
+    for k in POISSON_K:
+        for q in (0.005, 0.025, 0.05):
+            xu, xl = _levels(k, q)
+            assert 0 < xu <= 0.45 * q and 0 < xl <= 0.45 * q
+
+
+def test_off_table_calibration_does_not_simulate(monkeypatch):
+    """An off-table size above the threshold reads the shipped Gamma-process levels; below it
+    (or on the table) the band is what it was."""
+    def boom(*a, **k):
+        raise AssertionError("simulated")
+
+    bands._calibrate_cached.cache_clear()
+    monkeypatch.setattr(bands, "simulate_calibration", boom)
+    try:
+        assert calibrate_band(12_345, 0.025).source == "poisson-embedding"
+        assert calibrate_band(10_000, 0.025).source == "simulation"  # shipped table
+        with pytest.raises(AssertionError, match="simulated"):
+            calibrate_band(1_999, 0.025)
+        # beyond the largest truncation or at an unshipped level: the simulation, as before
+        assert poisson_band(2 * POISSON_K[-1] + 10, 0.025) is None
+        assert poisson_band(12_345, 0.03) is None
+    finally:
+        bands._calibrate_cached.cache_clear()
