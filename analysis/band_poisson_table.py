@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from semi_core.audit.bands import BAND_REPS, POISSON_K, simulate_poisson_calibration
+import numpy as np
+
+from semi_core.audit.bands import (
+    BAND_REPS,
+    POISSON_K,
+    POISSON_VALUES_FILE,
+    poisson_quantiles,
+    simulate_poisson_calibration,
+)
 
 LEVELS = (0.005, 0.025, 0.05)
 OUT = Path(__file__).resolve().parent.parent / "semi_core" / "audit" / "_band_poisson.py"
@@ -22,6 +30,8 @@ _HEADER = '''"""Gamma-process band calibrations for off-table sizes (generated b
 
 ``POISSON_TABLE[(k, round(q * 1e12), reps)] = (x_upper, x_lower)``: the local levels of
 :func:`semi_core.audit.bands.simulate_poisson_calibration` for truncation ``k`` and level ``q``.
+``POISSON_BLOCKS[key] = (offset, G)``: where ``S_K, a, a'`` of the entry lie in
+``_band_poisson.f8`` (:func:`semi_core.audit.bands.poisson_quantiles`).
 """
 
 POISSON_TABLE: dict[tuple[int, int, int], tuple[float, float]] = {
@@ -29,13 +39,20 @@ POISSON_TABLE: dict[tuple[int, int, int], tuple[float, float]] = {
 
 
 def main() -> int:
-    lines = []
+    lines, blocks, index, off = [], [], [], 0
     for k in POISSON_K:
         for q in LEVELS:
+            key = f"({k}, {int(round(q * 1e12))}, {BAND_REPS})"
             xu, xl = simulate_poisson_calibration(k, q, BAND_REPS)
-            lines.append(f"    ({k}, {int(round(q * 1e12))}, {BAND_REPS}): ({xu!r}, {xl!r}),")
+            lines.append(f"    {key}: ({xu!r}, {xl!r}),")
             print(lines[-1], flush=True)
-    OUT.write_text(_HEADER + "\n".join(lines) + "\n}\n")
+            block = poisson_quantiles(k, xu, xl)
+            index.append(f"    {key}: ({off}, {block.size // 3}),")
+            blocks.append(block)
+            off += block.size
+    np.concatenate(blocks).astype("<f8").tofile(POISSON_VALUES_FILE)
+    OUT.write_text(_HEADER + "\n".join(lines) + "\n}\n\nPOISSON_BLOCKS: dict[tuple[int, int, int], "
+                   "tuple[int, int]] = {\n" + "\n".join(index) + "\n}\n")
     return 0
 
 

@@ -469,7 +469,8 @@ def simulate_poisson_calibration(k: int, q: float, reps: int = BAND_REPS) -> tup
 
 
 def poisson_band_values(n: int, q: float, k: int, x_upper: float, x_lower: float,
-                        grid: np.ndarray | None = None) -> np.ndarray:
+                        grid: np.ndarray | None = None, quantiles: tuple | None = None
+                        ) -> np.ndarray:
     r"""Band values at :math:`\mathcal G(N)` from the Gamma-process calibration of truncation
     ``k`` (valid at level ``q`` when ``x_upper``, ``x_lower`` are calibrated for ``(k, q)``).
 
@@ -489,9 +490,12 @@ def poisson_band_values(n: int, q: float, k: int, x_upper: float, x_lower: float
     from scipy.special import gammainccinv, gammaincinv
 
     grid = count_grid(n) if grid is None else grid
-    s = poisson_grid(k)
-    a = _gamma_quantiles(s, x_upper, upper=True)[:, 0]
-    a_low = _gamma_quantiles(s, x_lower, upper=False)[:, 0]
+    if quantiles is None:
+        s = poisson_grid(k)
+        a = _gamma_quantiles(s, x_upper, upper=True)[:, 0]
+        a_low = _gamma_quantiles(s, x_lower, upper=False)[:, 0]
+    else:  # shipped: (S_K, a, a') as poisson_quantiles gives them
+        s, a, a_low = quantiles
     d = float(gammaincinv(n + 1.0, POISSON_SPLIT[2] * q))
     u = float(gammainccinv(n + 1.0, POISSON_SPLIT[3] * q))
     b = np.ones(grid.size)
@@ -502,6 +506,39 @@ def poisson_band_values(n: int, q: float, k: int, x_upper: float, x_lower: float
     b[hi] = np.minimum(b[hi], 1.0 - a_low[np.searchsorted(s, h[hi], side="right") - 1] / u)
     b = np.minimum(np.minimum.accumulate(b[::-1])[::-1], 1.0)
     return b
+
+
+def poisson_quantiles(k: int, x_upper: float, x_lower: float) -> np.ndarray:
+    """``S_K, a, a'`` of truncation ``k`` at local levels ``x_upper``, ``x_lower``, as one float64
+    array (what ``_band_poisson.f8`` ships per calibration; see :func:`poisson_band_values`)."""
+    s = poisson_grid(k)
+    return np.concatenate([s.astype(float), _gamma_quantiles(s, x_upper, upper=True)[:, 0],
+                           _gamma_quantiles(s, x_lower, upper=False)[:, 0]])
+
+
+#: Shipped ``S_K, a, a'`` of every Gamma-process calibration (``analysis/band_poisson_table.py``):
+#: raw little-endian float64 blocks at the offsets of ``POISSON_BLOCKS``.
+POISSON_VALUES_FILE = Path(__file__).with_name("_band_poisson.f8")
+
+
+def _shipped_poisson_quantiles(key) -> tuple | None:
+    from semi_core.audit._band_poisson import POISSON_BLOCKS
+
+    block_of = POISSON_BLOCKS.get(key)
+    if block_of is None:
+        return None
+    off, G = block_of
+    try:
+        with open(POISSON_VALUES_FILE, "rb") as fh:
+            fh.seek(8 * off)
+            raw = fh.read(24 * G)
+    except FileNotFoundError:
+        return None
+    block = np.frombuffer(raw, dtype=_F8)
+    if block.size != 3 * G:
+        raise ValueError(f"{POISSON_VALUES_FILE} is truncated: regenerate it with "
+                         "analysis/band_poisson_table.py")
+    return block[:G].astype(np.int64), block[G:2 * G], block[2 * G:]
 
 
 def poisson_band(n: int, q: float) -> BandCalibration | None:
@@ -518,7 +555,8 @@ def poisson_band(n: int, q: float) -> BandCalibration | None:
     if levels is None:
         return None
     grid = count_grid(n)
-    values = poisson_band_values(n, q, k, *levels, grid=grid)
+    values = poisson_band_values(n, q, k, *levels, grid=grid, quantiles=_shipped_poisson_quantiles(
+        (k, int(round(q * 1e12)), BAND_REPS)))
     return BandCalibration(n, q, grid, values, float(levels[0]), math.nan, q * 0.09,
                            BAND_REPS, "poisson-embedding")
 

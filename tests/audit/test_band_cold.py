@@ -111,3 +111,23 @@ def test_off_table_calibration_does_not_simulate(monkeypatch):
         assert poisson_band(12_345, 0.03) is None
     finally:
         bands._calibrate_cached.cache_clear()
+
+
+def test_shipped_quantiles_are_the_computed_ones(monkeypatch, tmp_path):
+    """``_band_poisson.f8`` holds S_K and the Gamma quantiles at the shipped levels (equal to
+    this host's to 16 ulps: special functions differ in the last place between hosts); without
+    the file the same band is computed."""
+    from semi_core.audit._band_poisson import POISSON_BLOCKS
+
+    assert POISSON_BLOCKS.keys() == POISSON_TABLE.keys()
+    for key, (xu, xl) in POISSON_TABLE.items():
+        s, a, a_low = bands._shipped_poisson_quantiles(key)
+        fresh = bands.poisson_quantiles(key[0], xu, xl)
+        G = s.size
+        assert np.array_equal(s, bands.poisson_grid(key[0]))
+        for got, want in ((a, fresh[G:2 * G]), (a_low, fresh[2 * G:])):
+            assert np.all(np.abs(got - want) <= 16 * np.spacing(want))
+    shipped = poisson_band(12_345, 0.025).values
+    monkeypatch.setattr(bands, "POISSON_VALUES_FILE", tmp_path / "absent.f8")
+    computed = poisson_band(12_345, 0.025).values
+    assert np.all(np.abs(shipped - computed) <= 64 * np.spacing(computed))
