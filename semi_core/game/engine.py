@@ -581,8 +581,10 @@ def simulate_streaming(mech, rounds: int, seed=0, *, fprs=(0.1, 0.01, 0.001), bi
                           unif_pmf=unif_pmf)
     _check_finite_setup(params)
     _check_budget(params, rounds, chunk_size, threads, max_variates, keep_scores=False)
+    # collected scores: up to collect_limit per (statistic, FPR level), three levels per FPR
+    # (f and f -+ h, for the s.e.), plus the sorted copy of one of them
     check_memory(8.0 * (2 * len(STAT_NAMES) * (bins + 2) + 4) * (4 * threads + 2)
-                 + 8.0 * 2 * collect_limit * len(f) * len(STAT_NAMES),
+                 + 8.0 * collect_limit * (3 * len(f) * len(STAT_NAMES) + 1),
                  "the histograms and collected scores", hint="use fewer bins or a smaller "
                  "collect_limit")
     root = as_seed_sequence(seed)

@@ -160,3 +160,14 @@ def test_streaming_keeps_a_bounded_number_of_chunk_histograms(monkeypatch):
     # 4 tasks per thread submitted + the one being folded + the first, kept by the
     # accumulator of a histogram pass; without the fix the count reaches the 120 chunks
     assert max(counts) <= 4 * 2 + 2, max(counts)
+
+
+def test_collected_scores_are_charged_for_every_fpr_level(monkeypatch):
+    """The collecting pass may keep ``collect_limit`` scores for each statistic and each of the
+    three FPR levels of a target (f and f -+ h): 8 * 1e7 * (3 * 3 * 4 + 1) B = 2.96 GB here,
+    refused under a 2.5 GB limit (counting one level per target, 1.92 GB, passed)."""
+    monkeypatch.setenv("SEMI_CORE_MAX_MEMORY", "2500000000")
+    mech = EmpiricalMean.isotropic(10, 4)
+    with pytest.raises(ResourceLimitError, match="collected scores"):
+        simulate_streaming(mech, 1000, 0, mode="sufficient", collect_limit=10_000_000,
+                           fprs=FPRS)
