@@ -554,9 +554,15 @@ def poisson_band(n: int, q: float) -> BandCalibration | None:
     levels = None if k is None else POISSON_TABLE.get((k, int(round(q * 1e12)), BAND_REPS))
     if levels is None:
         return None
-    grid = count_grid(n)
-    values = poisson_band_values(n, q, k, *levels, grid=grid, quantiles=_shipped_poisson_quantiles(
-        (k, int(round(q * 1e12)), BAND_REPS)))
+    shipped = _shipped_poisson_quantiles((k, int(round(q * 1e12)), BAND_REPS))
+    if shipped is None:
+        grid = count_grid(n)
+    else:  # count_grid(n) from S_K (no Python loop): its lower half is S_K below half, and half
+        lo = shipped[0][: int(np.searchsorted(shipped[0], half, side="left"))]
+        lo = np.append(lo, half)
+        hi = n - 1 - lo[::-1]
+        grid = np.concatenate([lo, hi[1:] if hi[0] == lo[-1] else hi])
+    values = poisson_band_values(n, q, k, *levels, grid=grid, quantiles=shipped)
     return BandCalibration(n, q, grid, values, float(levels[0]), math.nan, q * 0.09,
                            BAND_REPS, "poisson-embedding")
 

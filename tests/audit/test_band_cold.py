@@ -131,3 +131,14 @@ def test_shipped_quantiles_are_the_computed_ones(monkeypatch, tmp_path):
     monkeypatch.setattr(bands, "POISSON_VALUES_FILE", tmp_path / "absent.f8")
     computed = poisson_band(12_345, 0.025).values
     assert np.all(np.abs(shipped - computed) <= 64 * np.spacing(computed))
+
+
+def test_grid_read_from_the_shipped_counts_is_count_grid():
+    """The off-table grid is built from S_K (no loop): equal to count_grid at every size tried,
+    odd and even, at each truncation's ends."""
+    sizes = list(range(2_000, 2_064)) + [9_999, 10_000, 10_001, 99_999, 100_001, 999_999,
+                                         1_000_001, 10_000_000]
+    for n in sizes:
+        cal = poisson_band(n, 0.05)
+        assert cal is not None and np.array_equal(cal.grid, count_grid(n)), n
+    assert poisson_band(10_000_001, 0.05) is None  # (N-1)/2 beyond the largest truncation
