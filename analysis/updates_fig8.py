@@ -1,6 +1,6 @@
 """Fig. 8 of ``combining_mi_updates`` (App. C): mean estimation, Neyman-Pearson attack with and
-without the update (and ScoreDiff / ScoreRatio at the median) against n1, at n0 = 200, d = 250,
-mu = 0, sigma = 0.1.
+without the update (and ScoreDiff / ScoreRatio at the median of a balanced pool) against n1, at
+n0 = 200, d = 250, mu = 0, sigma = 0.1.
 
 Usage::
 
