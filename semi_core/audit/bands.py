@@ -117,6 +117,7 @@ import numpy as np
 from scipy.special import betaincinv
 
 from semi_core._validation import check_failure_prob, check_int
+from semi_core.audit._band_poisson import POISSON_BLOCKS, POISSON_TABLE
 from semi_core.audit._band_table import BAND_BLOCKS, BAND_TABLE
 from semi_core.stats.ranking import count_at_or_below
 
@@ -522,8 +523,6 @@ POISSON_VALUES_FILE = Path(__file__).with_name("_band_poisson.f8")
 
 
 def _shipped_poisson_quantiles(key) -> tuple | None:
-    from semi_core.audit._band_poisson import POISSON_BLOCKS
-
     block_of = POISSON_BLOCKS.get(key)
     if block_of is None:
         return None
@@ -545,8 +544,6 @@ def poisson_band(n: int, q: float) -> BandCalibration | None:
     """The Poisson-embedded band for ``n`` scores at level ``q`` from the shipped Gamma-process
     calibration (:data:`semi_core.audit._band_poisson.POISSON_TABLE`); None when ``n`` is below
     :data:`POISSON_MIN_N`, beyond the largest truncation or ``q`` is not shipped."""
-    from semi_core.audit._band_poisson import POISSON_TABLE
-
     if n < POISSON_MIN_N:
         return None
     half = (n - 1) // 2
