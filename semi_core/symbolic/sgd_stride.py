@@ -20,7 +20,7 @@ eigen-direction of :math:`\Sigma_g` (eigenvalue :math:`\lambda_j`, components
 The laws are derived from the affine form of the ``k`` steps (:func:`gap_laws`, symbolic
 ``k``); :func:`gap_laws_explicit` sums ``k`` separate steps for a given integer ``k`` and the
 tests prove both equal. At ``k = 1`` the coordinate log-LR is
-``dp_sgd_log_lr_coord`` of :mod:`.sgd`. The numeric twin is
+``dp_sgd_log_lr_coord`` of :mod:`semi_core.symbolic.sgd`. The numeric twin is
 :mod:`semi_core.sgd.stride_lr`.
 """
 
