@@ -71,7 +71,12 @@ def gdp_log_delta(eps, mu: float) -> np.ndarray:
     shape = eps.shape
     eps = np.atleast_1d(eps)
     a = log_ndtr(-eps / mu + mu / 2)
-    b = eps + log_ndtr(-eps / mu - mu / 2)
+    # b = eps + log Phi(-x2) with x2 = eps/mu + mu/2 > 0. Written directly, eps and
+    # log Phi(-x2) ~ -x2^2/2 cancel for large mu (mu = 4e8: both ~1e17, b - a rounds above
+    # 0); with e^eps phi(x2) = phi(x1) and Phi(-x) = exp(-x^2/2) erfcx(x/sqrt2)/2 it is
+    # b = -x1^2/2 - log 2 + log erfcx(x2/sqrt2), free of cancellation (x1 = x2 - mu).
+    x2 = eps / mu + mu / 2
+    b = -0.5 * (x2 - mu) ** 2 - np.log(2.0) + np.log(erfcx(x2 / np.sqrt(2)))
     with np.errstate(divide="ignore", invalid="ignore"):
         out = a + np.log(-np.expm1(b - a))
         # Tail (eps/mu > mu/2): a and b are huge and nearly equal, so b - a cancels. Use

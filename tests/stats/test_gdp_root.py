@@ -53,3 +53,28 @@ def test_decreasing_root_refuses_a_bad_bracket():
     with pytest.raises(ArithmeticError, match="NaN"):
         decreasing_root(lambda x: np.where(np.asarray(x) > 0.5, np.nan, 1.0)
                         if np.ndim(x) else (1.0 if x < 0.5 else -1.0), 0.0, 1.0)
+
+
+@pytest.mark.parametrize("mu", [1e3, 1e5, 432119006.1152043, 1e9])
+def test_profile_is_finite_for_huge_mu(mu):
+    """Near eps = mu^2/2 the direct b = eps + log Phi(-x2) cancels two numbers of size mu^2/2
+    (an audit's GDP fit on separated scores gave mu = 4.3e8 and a NaN); the erfcx form does not.
+    Checked against mpmath at 50 digits where delta is representable."""
+    import mpmath
+
+    from semi_core.stats.gdp import gdp_epsilon, gdp_log_delta
+
+    eps = np.concatenate([[0.0], np.geomspace(1e-6, 2 * mu * mu, 300)])
+    out = gdp_log_delta(eps, mu)
+    assert not np.isnan(out).any()
+    assert np.all(np.diff(out) <= 1e-9 * np.abs(out[1:]) + 1e-300)  # delta(eps) decreases
+    mpmath.mp.dps = 50
+    for e in (0.25 * mu * mu, 0.5 * mu * mu - mu, 0.5 * mu * mu):
+        m = mpmath.mpf(mu)
+        x1, x2 = mpmath.mpf(e) / m - m / 2, mpmath.mpf(e) / m + m / 2
+        ref = mpmath.log(mpmath.ncdf(-x1) - mpmath.exp(e) * mpmath.ncdf(-x2))
+        # eps ~ mu^2 carries its own rounding (ulp ~ 1e-16 mu^2), which moves x1 = eps/mu - mu/2
+        # by ~1e-16 mu: the value is determined only to that (times a slope of order 1 here)
+        tol = 1e-9 + 1e-14 * mu
+        assert float(gdp_log_delta(e, mu)) == pytest.approx(float(ref), rel=tol, abs=tol)
+    assert np.isfinite(gdp_epsilon(mu, 1e-5))
