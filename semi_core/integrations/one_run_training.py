@@ -82,7 +82,6 @@ computed in the model's dtype at the recorded parameters rounded to it, then pro
 from __future__ import annotations
 
 import copy
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -95,7 +94,6 @@ from torch import nn
 from semi_core._rng import child_seed
 from semi_core._table import ResultDisplay, Table
 from semi_core._validation import (
-    check_batch_size,
     check_delta,
     check_failure_prob,
     check_int,
@@ -112,7 +110,7 @@ from semi_core.sgd.grads import FunctionalModel, clip_rows
 from semi_core.sgd.one_run import _check_design
 
 from .checkpoints import as_records
-from .training import _seeded_global_rng, _strip
+from .training import _seeded_global_rng, _strip, check_dpsgd_arguments
 
 __all__ = ["OneRunLoop", "OneRunRun", "OneRunTrainingResult", "audit_one_run",
            "poisson_epsilon", "estimate_bytes", "TRADEOFFS"]
@@ -217,17 +215,9 @@ class OneRunLoop:
         self.device = resolve_device(device, model)
         self.train, self.model, self.canary = train, model, canary
         self.fm = FunctionalModel(copy.deepcopy(model), loss=loss)
-        self.T = check_int(steps, "steps", minimum=1)
-        self.lr = check_positive(lr, "lr")
-        self.batch_size = check_batch_size(batch_size, "batch_size")
-        if not (isinstance(noise_multiplier, int | float) and math.isfinite(noise_multiplier)
-                and noise_multiplier >= 0):
-            raise ValueError(f"noise_multiplier must be a finite number >= 0, got "
-                             f"{noise_multiplier!r}")
-        self.noise_multiplier = float(noise_multiplier)
-        self.max_grad_norm = check_positive(max_grad_norm, "max_grad_norm")
-        self.shrinkage = check_probability(shrinkage, "shrinkage", low_open=False,
-                                           high_open=False)
+        (self.T, self.lr, self.batch_size, self.noise_multiplier, self.max_grad_norm,
+         self.shrinkage) = check_dpsgd_arguments(steps, lr, batch_size, noise_multiplier,
+                                                 max_grad_norm, shrinkage)
         self.ridge = float(ridge)
         self.scale = check_positive(scale, "scale")
         if self.scale < 1:

@@ -194,6 +194,40 @@ def _peak_growth(fn: Callable[[], Any]) -> float:
         return float(max(0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale - before))
 
 
+def check_dpsgd_arguments(steps, lr, batch_size, noise_multiplier, max_grad_norm, shrinkage
+                          ) -> tuple[int, float, int, float, float, float]:
+    """The DP-SGD settings a user loop declares, validated (one home for both user-loop paths).
+
+    Parameters
+    ----------
+    steps : int
+        Training steps ``T >= 1``.
+    lr : float
+        Learning rate, ``> 0``.
+    batch_size : int
+        (Expected) batch size the loop divides by, ``>= 1``.
+    noise_multiplier : float
+        :math:`\\sigma \\ge 0`, finite.
+    max_grad_norm : float
+        Clipping norm :math:`C > 0`.
+    shrinkage : float
+        Covariance shrinkage of the reference statistics, in ``[0, 1]``.
+
+    Returns
+    -------
+    tuple
+        ``(steps, lr, batch_size, noise_multiplier, max_grad_norm, shrinkage)`` as int/float.
+    """
+    if not (isinstance(noise_multiplier, int | float) and math.isfinite(noise_multiplier)
+            and noise_multiplier >= 0):
+        raise ValueError(f"noise_multiplier must be a finite number >= 0, got "
+                         f"{noise_multiplier!r}")
+    return (check_int(steps, "steps", minimum=1), check_positive(lr, "lr"),
+            check_batch_size(batch_size, "batch_size"), float(noise_multiplier),
+            check_positive(max_grad_norm, "max_grad_norm"),
+            check_probability(shrinkage, "shrinkage", low_open=False, high_open=False))
+
+
 def _strip(name: str) -> str:
     """Parameter name without wrapper prefixes (Opacus' ``GradSampleModule``: ``_module.``)."""
     while name.startswith("_module."):
@@ -625,17 +659,9 @@ class TrainingLoop(MechanismBase):
         # the statistics swap parameters into their own copy (torch.func.functional_call):
         # the user's model, deep-copied for every run, is never touched
         self.fm = FunctionalModel(copy.deepcopy(model), loss=loss)
-        self.T = check_int(steps, "steps", minimum=1)
-        self.lr = check_positive(lr, "lr")
-        self.batch_size = check_batch_size(batch_size, "batch_size")
-        if not (isinstance(noise_multiplier, int | float) and math.isfinite(noise_multiplier)
-                and noise_multiplier >= 0):
-            raise ValueError(f"noise_multiplier must be a finite number >= 0, got "
-                             f"{noise_multiplier!r}")
-        self.noise_multiplier = float(noise_multiplier)
-        self.max_grad_norm = check_positive(max_grad_norm, "max_grad_norm")
-        self.shrinkage = check_probability(shrinkage, "shrinkage", low_open=False,
-                                           high_open=False)
+        (self.T, self.lr, self.batch_size, self.noise_multiplier, self.max_grad_norm,
+         self.shrinkage) = check_dpsgd_arguments(steps, lr, batch_size, noise_multiplier,
+                                                 max_grad_norm, shrinkage)
         self.ridge = float(ridge)
         self.canary = canary
         self.theta0 = self.fm.theta().to(torch.float64)
