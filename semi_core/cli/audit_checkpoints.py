@@ -95,6 +95,9 @@ def register(subparsers) -> None:
                    help="checkpoints are K training steps apart and the numbers in the file "
                         "names only order them (timestamps); default: the numbers are the "
                         "training steps (any stride)")
+    p.add_argument("--device", default=None, metavar="DEVICE",
+                   help="where the statistics run: cpu, cuda, cuda:K, mps (default cpu, where "
+                        "the model factory builds the model; checked before any file is read)")
     p.add_argument("--plot", metavar="FILE.png", default=None,
                    help="plot the per-step log-LR trajectories (checked before any work)")
     add_delta(p, default=1e-5)
@@ -217,6 +220,13 @@ def handler(args) -> Result:
     from semi_core.sgd.data import load_tabular
 
     _check_values(args)  # every number before any file is read
+    device = None
+    if args.device is not None:  # before any file is read
+        from semi_core.sgd.device import resolve_device
+        try:
+            device = resolve_device(args.device, name="--device")
+        except (TypeError, ValueError) as exc:
+            raise UsageError(str(exc)) from None
     plot = check_output_path(args.plot, "--plot", suffix=".png") if args.plot else None
     dirs, member, taus = _labelled(args)
     if member is not None and taus is None and args.tau is None:
@@ -237,6 +247,8 @@ def handler(args) -> Result:
             raise UsageError(f"--target must hold exactly one record, got {tx.shape[0]}")
         target = (tx[0], ty[0])
     model = load_model(args.model)
+    if args.device is not None:
+        model = model.to(device)   # the factory's fresh instance: the CLI's own copy
     if not dirs:
         raise UsageError("no run directory was given (--run-dirs, --runs-root, --runs-file)")
     steps, file_steps = _saved_steps(dirs[0], args.every)
@@ -245,7 +257,7 @@ def handler(args) -> Result:
                               batch_size=args.batch_size, steps=steps,
                               noise_multiplier=args.noise_multiplier,
                               max_grad_norm=args.max_grad_norm, loss=args.loss,
-                              file_steps=file_steps)
+                              file_steps=file_steps, device=device)
     except ValueError as exc:  # name the flag the checks refer to
         msg = str(exc)
         flags = {"reference:": "--reference", "loss:": "--loss", "model:": "--model",

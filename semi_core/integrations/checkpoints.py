@@ -78,6 +78,7 @@ from semi_core.audit.bounds import DEFAULT_METHOD
 from semi_core.audit.games import audit_game_result
 from semi_core.game.play import play_recorded
 from semi_core.sgd.batched import batched_dpsgd_log_lr, dense_reference_stats
+from semi_core.sgd.device import STATS_DTYPE, resolve_device
 from semi_core.sgd.grads import FunctionalModel, clip_rows
 from semi_core.sgd.stride_lr import streamed_moments, stride_log_lr_dense, stride_log_lr_lowrank
 from semi_core.stats.update_combination import BASELINES
@@ -303,29 +304,51 @@ def step_log_lrs(fm: FunctionalModel, traj: torch.Tensor, ref_x, ref_y, tgt_x, t
     (:mod:`semi_core.integrations.training`); saved checkpoints use
     :meth:`CheckpointRuns.log_lr_steps` (any stride, memory linear in the reference set).
 
+    Device and dtype: computed on ``traj``'s device (the records must be there too). The
+    gradients are evaluated in the model's dtype (``fm.dtype``) at the recorded parameters;
+    the update :math:`\theta_t-\theta_{t-1}`, the clipped gradients and the covariance
+    solve are float64 (:data:`~semi_core.sgd.device.STATS_DTYPE`) when ``traj`` is float64
+    (give float64 trajectories for a float32 model: a difference of nearby float32 values
+    loses the digits the LR divides by).
+
+    Parameters
+    ----------
+    fm : FunctionalModel
+    traj : Tensor (k, T+1, d)
+        :math:`\theta_0..\theta_T` of ``k`` runs.
+    ref_x, ref_y, tgt_x, tgt_y : Tensor
+        Reference records and the target (:func:`as_records`), on ``traj``'s device.
+    lr, batch_size, noise_multiplier, max_grad_norm, shrinkage, ridge : float
+        :math:`\eta`, :math:`n`, :math:`\sigma_{DP}`, :math:`C` and the covariance's
+        shrinkage and ridge.
+
     Returns
     -------
     ndarray (k, T)
     """
     R, T1 = traj.shape[0], traj.shape[1]
-    out = torch.empty(R, T1 - 1, dtype=traj.dtype)
+    out = torch.empty(R, T1 - 1, dtype=traj.dtype, device=traj.device)
     C = max_grad_norm
     with torch.no_grad():
         for t in range(1, T1):
             prev = traj[:, t - 1]
-            ref = clip_rows(fm.per_sample_grads_batched(prev, ref_x, ref_y, shared=True), C)
-            tgt = clip_rows(fm.per_sample_grads_batched(prev, tgt_x, tgt_y, shared=True)[:, 0], C)
+            at = prev.to(fm.dtype)
+            ref = clip_rows(fm.per_sample_grads_batched(at, ref_x, ref_y, shared=True),
+                            C).to(traj.dtype)
+            tgt = clip_rows(fm.per_sample_grads_batched(at, tgt_x, tgt_y, shared=True)[:, 0],
+                            C).to(traj.dtype)
             out[:, t - 1] = batched_dpsgd_log_lr(
                 traj[:, t] - prev, ref, tgt, eta=lr, n=batch_size, sigma_dp=noise_multiplier,
                 clip=C, shrinkage=shrinkage, ridge=ridge)
-    return out.numpy()
+    return out.cpu().numpy()
 
 
 def trajectory_losses(fm: FunctionalModel, traj: torch.Tensor, tgt_x, tgt_y) -> np.ndarray:
     """The target's loss at every state of trajectories ``(k, T+1, d)``: ``(k, T+1)``."""
     k, T1, d = traj.shape
     with torch.no_grad():
-        return fm.losses_batched(traj.reshape(k * T1, d), tgt_x, tgt_y).reshape(k, T1).numpy()
+        return fm.losses_batched(traj.reshape(k * T1, d), tgt_x,
+                                 tgt_y).reshape(k, T1).cpu().numpy()
 
 
 def trajectory_log_losses(fm: FunctionalModel, traj: torch.Tensor, tgt_x, tgt_y) -> np.ndarray:
@@ -362,7 +385,7 @@ def trajectory_log_losses(fm: FunctionalModel, traj: torch.Tensor, tgt_x, tgt_y)
         else:
             r = (z.reshape(-1) - tgt_y.reshape(())).abs()
             logl = 2 * torch.log(r) - math.log(2.0)
-    return logl.reshape(k, T1).numpy()
+    return logl.reshape(k, T1).cpu().numpy()
 
 
 def _log_ratio(log_a: np.ndarray, log_b: np.ndarray) -> np.ndarray:
@@ -441,6 +464,14 @@ class CheckpointRuns:
     form : {"auto", "dense", "lowrank"}
         Reference statistics: dense ``d x d`` streamed moments, low-rank ``m x m`` Gram
         matrices, or the smaller of the two (``"auto"``).
+    device : None, str or torch.device
+        Where the statistics run; default the model's device (the model must already be
+        there; ``meta`` or a device absent on this machine is refused before any file is read,
+        :func:`~semi_core.sgd.device.resolve_device`). The checkpoint files are read on the
+        host; the float64 copy of the model, the records and the trajectories being scored
+        live on ``device``; every statistic (gradients, moments, the covariance solves, the
+        target's log-loss) is float64 (:data:`~semi_core.sgd.device.STATS_DTYPE`) whatever
+        the model's dtype, and only the scores come back to the host.
     """
 
     model: nn.Module
@@ -457,9 +488,13 @@ class CheckpointRuns:
     every: int = 1
     file_steps: str = "name"
     form: str = "auto"
+    device: Any = None
     fm: FunctionalModel = field(init=False, repr=False)
 
     def __post_init__(self):
+        if not isinstance(self.model, nn.Module):
+            raise TypeError(f"model must be a torch.nn.Module, got {type(self.model).__name__}")
+        self.device = resolve_device(self.device, self.model)
         self.model_dtype = str(next(self.model.parameters()).dtype).replace("torch.", "")
         self.fm = FunctionalModel(_float_model(self.model), loss=self.loss)
         self.lr = check_positive(self.lr, "lr")
@@ -490,8 +525,8 @@ class CheckpointRuns:
             raise ValueError("steps must hold at least one saved step after step 0")
         self.saved_steps = np.asarray(saved, dtype=np.int64)
         self.gaps = np.diff(self.saved_steps)
-        self.ref_x, self.ref_y, self.tgt_x, self.tgt_y = as_records(
-            self.fm, self.reference, self.target)
+        self.ref_x, self.ref_y, self.tgt_x, self.tgt_y = (
+            r.to(self.device) for r in as_records(self.fm, self.reference, self.target))
         self.theta0 = self.fm.theta()
         self._probe()
 
@@ -595,7 +630,7 @@ class CheckpointRuns:
         out = np.empty((self.T + 1, fm.d), dtype=np.float64)
         first = 0
         if not has0:
-            out[0] = self.theta0.numpy()
+            out[0] = self.theta0.cpu().numpy()
             first = 1
         buffers = set(fm.frozen)
         for t, f in enumerate(paths, start=first):
@@ -658,7 +693,7 @@ class CheckpointRuns:
     def log_lr_steps(self, releases) -> np.ndarray:
         r"""Per-gap DP-SGD log-LRs ``(k, T)`` of trajectories ``(k, T+1, d)`` (module
         docstring; the per-step statistic where a gap is one step)."""
-        traj = torch.as_tensor(np.asarray(releases, dtype=np.float64))
+        traj = torch.as_tensor(np.asarray(releases, dtype=np.float64), device=self.device)
         if traj.ndim != 3 or traj.shape[1:] != (self.T + 1, self.fm.d):
             raise ValueError(f"releases must have shape (k, {self.T + 1}, {self.fm.d}), got "
                              f"{tuple(traj.shape)}")
@@ -674,7 +709,7 @@ class CheckpointRuns:
         fm, C = self.fm, self.max_grad_norm
         kw = dict(eta=self.lr, n=self.batch_size, sigma_dp=self.noise_multiplier, clip=C,
                   shrinkage=self.shrinkage)
-        out = torch.empty(traj.shape[0], self.T, dtype=torch.float64)
+        out = torch.empty(traj.shape[0], self.T, dtype=STATS_DTYPE, device=traj.device)
         with torch.no_grad():
             for j in range(self.T):
                 prev, k = traj[:, j], int(self.gaps[j])
@@ -694,7 +729,7 @@ class CheckpointRuns:
                     st = dense_reference_stats(grads(0, m), shrinkage=self.shrinkage,
                                                ridge=self.ridge)
                     out[:, j] = stride_log_lr_lowrank(upd, tgt, st, k=k, **kw)
-        return out.numpy()
+        return out.cpu().numpy()
 
     def target_losses(self, releases) -> np.ndarray:
         r"""The target's loss along each trajectory, ``(k, T+1)``."""
@@ -703,7 +738,7 @@ class CheckpointRuns:
     def target_log_losses(self, releases) -> np.ndarray:
         r"""The logarithm of the target's loss along each trajectory, ``(k, T+1)``
         (:func:`trajectory_log_losses`)."""
-        traj = torch.as_tensor(np.asarray(releases, dtype=np.float64))
+        traj = torch.as_tensor(np.asarray(releases, dtype=np.float64), device=self.device)
         return trajectory_log_losses(self.fm, traj, self.tgt_x, self.tgt_y)
 
     def params(self) -> dict[str, Any]:
@@ -722,6 +757,7 @@ class CheckpointRuns:
                 "noise_multiplier": float(self.noise_multiplier),
                 "max_grad_norm": self.max_grad_norm, "loss": self.loss,
                 "model_dtype": self.model_dtype, "statistics_dtype": "float64",
+                "device": str(self.device),
                 "n_reference": int(self.ref_x.shape[0]), "shrinkage": self.shrinkage,
                 "reference_form": pl["form"]}
 

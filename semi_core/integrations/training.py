@@ -84,7 +84,19 @@ loop draws from ``run.generator`` (``torch.Generator``) or ``run.rng`` (NumPy). 
 torch's, NumPy's or Python's *global* random state (``torch.randn`` without a generator,
 ``DataLoader(shuffle=True)``, dropout) are seeded from the run's seed too and the global state is
 restored afterwards, under a lock (threads then take turns inside user code): the same seed gives
-the same releases on every executor.
+the same releases on every executor. On a CUDA device the CUDA generators are seeded and restored
+as well, so a loop that draws on the GPU (``torch.randn(..., device="cuda")``) repeats too.
+
+**Device and dtype** (:mod:`semi_core.sgd.device`). ``device`` (default: the model's device;
+``meta`` or a device absent here is refused before any training, naming ``device``) holds the
+statistics' copy of the model, the reference and canary records, ``run.generator`` and the
+trajectories the statistics read; the user's model is never moved. Training runs in the
+model's dtype. The releases (the game's outcomes) are float64 NumPy arrays on the host, and the
+statistics are float64 (:data:`~semi_core.sgd.device.STATS_DTYPE`) where the derivation needs
+it: the parameter differences :math:`\theta_t-\theta_{t-1}` of the standardised update
+:math:`s_t`, the reference-gradient moments :math:`m_{t,j}, v_{t,j}`, :math:`a_t`,
+:math:`\varsigma_t^2` and the input canary's two-covariance LR (gradients are evaluated in the
+model's dtype at the recorded parameters and widened to float64 before any moment or solve).
 """
 
 from __future__ import annotations
@@ -109,6 +121,7 @@ from semi_core.audit.games import audit_game_result
 from semi_core.game.play import play
 from semi_core.mechanisms.base import GroundTruthUnknown, MechanismBase
 from semi_core.sgd.accounting import dpsgd_epsilon, relation_epsilon
+from semi_core.sgd.device import STATS_DTYPE, resolve_device
 from semi_core.sgd.dirac import dirac_coordinates, dirac_log_lr
 from semi_core.sgd.grads import FunctionalModel, clip_rows
 from semi_core.sgd.lr import (
@@ -132,12 +145,21 @@ SAMPLERS = ("fixed", "shuffle", "poisson")
 _LOCK = threading.RLock()
 
 
+def _cuda_devices(device: torch.device | None) -> list[int]:
+    """The CUDA device indices whose generators a run on ``device`` forks (all visible GPUs:
+    ``torch.manual_seed`` seeds every one of them); none off CUDA."""
+    if device is None or device.type != "cuda":
+        return []
+    return list(range(torch.cuda.device_count()))
+
+
 @contextlib.contextmanager
-def _seeded_global_rng(seed: int):
-    """Seed torch's, NumPy's and Python's global generators from ``seed`` and restore them."""
+def _seeded_global_rng(seed: int, device: torch.device | None = None):
+    """Seed torch's, NumPy's and Python's global generators from ``seed`` and restore them;
+    on a CUDA ``device`` the CUDA generators are forked (seeded and restored) too."""
     with _LOCK:
         np_state, py_state = np.random.get_state(), random.getstate()
-        with torch.random.fork_rng(devices=[]):
+        with torch.random.fork_rng(devices=_cuda_devices(device)):
             torch.manual_seed(seed)
             np.random.seed(seed % 2**32)
             random.seed(seed)
@@ -245,7 +267,8 @@ class Run:
     seed : int
         This run's seed (the global generators are seeded from it during ``train``).
     generator : torch.Generator
-        For batches and noise (``torch.randn(..., generator=run.generator)``).
+        For batches and noise (``torch.randn(..., generator=run.generator)``), on the loop's
+        device (a CUDA generator for ``device="cuda"``: draw with ``device=`` the same).
     rng : numpy.random.Generator
         The same run's NumPy stream (independent of ``generator``).
     """
@@ -268,7 +291,7 @@ class Run:
             self.included &= loop.canary == "dirac" or self._member
         self._called: set[int] = set()
         self.rng = np.random.Generator(np.random.PCG64(s_np))
-        self.generator = torch.Generator().manual_seed(int(s_torch.generate_state(1, np.uint64)[0]
+        self.generator = torch.Generator(device=loop.device).manual_seed(int(s_torch.generate_state(1, np.uint64)[0]
                                                            >> np.uint64(1)))
         self._states: list[np.ndarray] = []
         self._inserted = False
@@ -328,8 +351,8 @@ class Run:
         x = x.clone() if isinstance(x, torch.Tensor) else np.array(x, copy=True)
         y = y.clone() if isinstance(y, torch.Tensor) else np.array(y, copy=True)
         if isinstance(x, torch.Tensor):
-            x[slot] = torch.as_tensor(cx, dtype=x.dtype).reshape(x.shape[1:])
-            y[slot] = torch.as_tensor(cy, dtype=y.dtype).reshape(y.shape[1:])
+            x[slot] = torch.as_tensor(cx, dtype=x.dtype, device=x.device).reshape(x.shape[1:])
+            y[slot] = torch.as_tensor(cy, dtype=y.dtype, device=y.device).reshape(y.shape[1:])
         else:
             x[slot] = np.asarray(cx).reshape(x.shape[1:])
             y[slot] = np.asarray(cy).reshape(y.shape[1:])
@@ -453,7 +476,7 @@ class Run:
         missing = [k for k, v in zip(fm.names, vec, strict=False) if v is None]
         if missing:
             raise ValueError(f"record: the state lacks the trainable parameters {missing[:5]}")
-        arr = torch.cat([torch.as_tensor(v).detach().reshape(-1).to(torch.float64).cpu()
+        arr = torch.cat([torch.as_tensor(v).detach().reshape(-1).to("cpu", STATS_DTYPE)
                          for v in vec]).numpy()
         if arr.shape != (fm.d,):
             raise ValueError(f"record: the state has {arr.size} parameters, the model {fm.d}")
@@ -623,13 +646,20 @@ class TrainingLoop(MechanismBase):
         step holds it with probability :math:`q` (add/remove; ``tau`` is not used).
     sample_rate : float, optional
         :math:`q\in(0,1]` of ``sampler="poisson"`` (required there, refused elsewhere).
+    device : None, str or torch.device
+        Where the statistics and ``run.generator`` live; default the model's device. The model
+        must already be there (it is never moved); ``meta`` or a device absent on this machine
+        is refused before any training (:func:`~semi_core.sgd.device.resolve_device`).
+        Training runs in the model's dtype, the statistics in float64 (module docstring,
+        "Device and dtype").
     """
 
     def __init__(self, train: Callable, model: nn.Module, *, reference, steps: int, lr: float,
                  batch_size: int, noise_multiplier: float, max_grad_norm: float,
                  canary: str = "dirac", canary_record=None, coordinate: int | None = None,
                  scale: float = 4.0, loss: str = "cross_entropy", shrinkage: float = 0.1,
-                 ridge: float = 1e-4, sampler: str = "fixed", sample_rate: float | None = None):
+                 ridge: float = 1e-4, sampler: str = "fixed", sample_rate: float | None = None,
+                 device=None):
         if not callable(train):
             raise TypeError(f"train must be callable train(model, run), got "
                             f"{type(train).__name__}")
@@ -655,6 +685,7 @@ class TrainingLoop(MechanismBase):
         self._fixed_bytes = 0.0
         if not isinstance(model, nn.Module):
             raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        self.device = resolve_device(device, model)
         self.model = model
         # the statistics swap parameters into their own copy (torch.func.functional_call):
         # the user's model, deep-copied for every run, is never touched
@@ -664,7 +695,7 @@ class TrainingLoop(MechanismBase):
                                                  max_grad_norm, shrinkage)
         self.ridge = float(ridge)
         self.canary = canary
-        self.theta0 = self.fm.theta().to(torch.float64)
+        self.theta0 = self.fm.theta().to(STATS_DTYPE)
         if canary == "input":
             if canary_record is None:
                 raise ValueError("canary='input' needs canary_record=(x, y), the canary record")
@@ -673,8 +704,9 @@ class TrainingLoop(MechanismBase):
             raise ValueError("canary_record applies to canary='input' only")
         else:
             self.canary_record = None
-        self.ref_x, self.ref_y, self.tgt_x, self.tgt_y = as_records(
-            self.fm, reference, self.canary_record)
+        self.ref_x, self.ref_y, self.tgt_x, self.tgt_y = (
+            None if r is None else r.to(self.device)
+            for r in as_records(self.fm, reference, self.canary_record))
         self.scale = check_positive(scale, "scale")
         if self.scale < 1:
             raise ValueError(f"scale must be >= 1 (the canary's gradient norm scale*C must reach "
@@ -683,12 +715,12 @@ class TrainingLoop(MechanismBase):
             ref0 = clip_rows(self.fm.per_sample_grads(self.fm.theta(), self.ref_x, self.ref_y),
                              self.max_grad_norm)
         if coordinate is None:
-            coords, moments = dirac_coordinates(ref0, 1)
+            coords, moments = dirac_coordinates(ref0.to(STATS_DTYPE), 1)
             self.coordinate, self.coordinate_moment = int(coords[0]), float(moments[0])
         else:
             self.coordinate = check_int(coordinate, "coordinate", minimum=0,
                                         maximum=self.fm.d - 1)
-            self.coordinate_moment = float((ref0[:, self.coordinate].double() ** 2).mean())
+            self.coordinate_moment = float((ref0[:, self.coordinate].to(STATS_DTYPE) ** 2).mean())
         if canary == "dirac" and self.noise_multiplier == 0 and self.coordinate_moment == 0:
             raise ValueError("noise_multiplier = 0 with an isolated Dirac coordinate makes the "
                              "canary visible with certainty (infinite log-LR); give "
@@ -869,7 +901,7 @@ class TrainingLoop(MechanismBase):
         run = Run(self, member=member, tau=tau, seed=seed)
         model = copy.deepcopy(self.model)
         name = getattr(self.train, "__qualname__", type(self.train).__name__)
-        with _seeded_global_rng(seed):
+        with _seeded_global_rng(seed, self.device):
             out = self.train(model, run)
         if out is not None:
             if run._states:
@@ -878,7 +910,7 @@ class TrainingLoop(MechanismBase):
             if len(seq) == self.T + 1:  # theta_0 included: it must be the given model's
                 run.record(seq[0])
                 first = run._states.pop()
-                if not np.array_equal(first, self.theta0.numpy()):
+                if not np.array_equal(first, self.theta0.cpu().numpy()):
                     raise ValueError(f"{name} returned a first state that is not the model's "
                                      "theta_0: every run must start from the model given")
                 seq = seq[1:]
@@ -913,19 +945,21 @@ class TrainingLoop(MechanismBase):
             out[r] = self._one_run(bool(member[r]), int(taus[r]), int(seeds[r]))
         return out
 
-    def trajectories(self, releases) -> torch.Tensor:
-        r""":math:`\theta_0..\theta_T`, ``(R, T+1, d)``, from releases ``(R, T, d)``."""
+    def trajectories(self, releases, dtype: torch.dtype | None = None) -> torch.Tensor:
+        r""":math:`\theta_0..\theta_T`, ``(R, T+1, d)``, from releases ``(R, T, d)``, on the
+        loop's device in ``dtype`` (default the model's; the statistics take float64)."""
         rel = np.asarray(releases, dtype=np.float64)
         if rel.ndim != 3 or rel.shape[1:] != (self.T, self.fm.d):
             raise ValueError(f"releases must have shape (R, {self.T}, {self.fm.d}), got "
                              f"{rel.shape}")
-        t = torch.as_tensor(rel, dtype=self.fm.dtype)
-        th0 = self.theta0.to(self.fm.dtype).reshape(1, 1, -1).expand(t.shape[0], 1, -1)
+        dt = self.fm.dtype if dtype is None else dtype
+        t = torch.as_tensor(rel, dtype=dt, device=self.device)
+        th0 = self.theta0.to(self.device, dt).reshape(1, 1, -1).expand(t.shape[0], 1, -1)
         return torch.cat([th0, t], dim=1)
 
     def _dirac_parts(self, releases):
         """Standardised updates ``s``, means ``a`` and variances ``var`` per step, ``(R, T)``."""
-        traj = self.trajectories(releases)
+        traj = self.trajectories(releases, STATS_DTYPE)   # differences of theta in float64
         C, n, j = self.max_grad_norm, self.batch_size, self.coordinate
         R = traj.shape[0]
         # natural records in the step: n - 1 beside the canary's slot (fixed/shuffle), or
@@ -936,14 +970,15 @@ class TrainingLoop(MechanismBase):
         with _LOCK, torch.no_grad():
             for t in range(1, self.T + 1):
                 prev = traj[:, t - 1]
-                ref = clip_rows(self.fm.per_sample_grads_batched(prev, self.ref_x, self.ref_y,
-                                                                 shared=True), C)[..., j]
-                s[:, t - 1] = (-(n / (self.lr * C)) * (traj[:, t, j] - prev[:, j])).numpy()
+                ref = clip_rows(self.fm.per_sample_grads_batched(
+                    prev.to(self.fm.dtype), self.ref_x, self.ref_y, shared=True),
+                    C)[..., j].to(STATS_DTYPE)
+                s[:, t - 1] = (-(n / (self.lr * C)) * (traj[:, t, j] - prev[:, j])).cpu().numpy()
                 m, v = ref.mean(-1), ref.var(-1)
                 if q is not None:
                     v = v + (1.0 - q) * m ** 2
-                a[:, t - 1] = (n_nat * m / C).numpy()
-                var[:, t - 1] = (self.noise_multiplier ** 2 + n_nat * v / C ** 2).numpy()
+                a[:, t - 1] = (n_nat * m / C).cpu().numpy()
+                var[:, t - 1] = (self.noise_multiplier ** 2 + n_nat * v / C ** 2).cpu().numpy()
         if np.any(var <= 0):
             raise ValueError("the Dirac log-LR is infinite: noise_multiplier = 0 and no "
                              "reference gradient moves the canary coordinate")
@@ -962,7 +997,8 @@ class TrainingLoop(MechanismBase):
 
     def _input_step_log_lrs(self, releases) -> np.ndarray:
         with _LOCK:
-            return step_log_lrs(self.fm, self.trajectories(releases), self.ref_x, self.ref_y,
+            return step_log_lrs(self.fm, self.trajectories(releases, STATS_DTYPE), self.ref_x,
+                                self.ref_y,
                                 self.tgt_x, self.tgt_y, lr=self.lr, batch_size=self.batch_size,
                                 noise_multiplier=self.noise_multiplier,
                                 max_grad_norm=self.max_grad_norm, shrinkage=self.shrinkage,

@@ -207,9 +207,9 @@ def stride_log_lr_dense(updates: torch.Tensor, target_grads: torch.Tensor,
     x0 = updates / eta + k * mean
     x1 = x0 + (target_grads - mean) / n
     lam = float(shrinkage)
-    eye = torch.eye(d, dtype=updates.dtype)
+    eye = torch.eye(d, dtype=updates.dtype, device=updates.device)
     cov = moments.cov.expand(G, -1, -1)
-    out = torch.zeros(G, dtype=updates.dtype)
+    out = torch.zeros(G, dtype=updates.dtype, device=updates.device)
     for a, x, sign in ((a0, x0, 1.0), (a1, x1, -1.0)):
         A = (a * (1 - lam)) * cov + (a * level + noise).reshape(-1, 1, 1) * eye
         chol, info = torch.linalg.cholesky_ex(A)
