@@ -243,8 +243,14 @@ def _check_labels(y: torch.Tensor, name: str) -> None:
                              "cross_entropy; got a fractional or non-finite label")
 
 
+def _host(a):
+    """``a`` as NumPy-convertible host data (tensors on any device are copied to the CPU)."""
+    return a.detach().cpu() if isinstance(a, torch.Tensor) else a
+
+
 def as_records(fm: FunctionalModel, reference, target):
-    """Reference records ``(m, ...)`` and the target ``(1, ...)`` as tensors of the model's dtype.
+    """Reference records ``(m, ...)`` and the target ``(1, ...)`` as CPU tensors of the model's
+    dtype (records given as tensors may be on any device; callers move the result to theirs).
 
     Labels become ``long`` for cross-entropy (refused when they are bool, fractional or not
     finite: nothing is truncated). Raises when ``m < 2``, the labels do not match the records,
@@ -263,7 +269,7 @@ def as_records(fm: FunctionalModel, reference, target):
     """
     dt = fm.dtype
     ylong = fm.loss_name == "cross_entropy"
-    rx, ry = reference
+    rx, ry = (_host(a) for a in reference)
     ref_x = torch.as_tensor(np.asarray(rx), dtype=dt)
     ry = torch.as_tensor(np.asarray(ry))
     if ylong:
@@ -274,7 +280,7 @@ def as_records(fm: FunctionalModel, reference, target):
                          f"{tuple(ref_x.shape)} and {tuple(ref_y.shape)}")
     if target is None:
         return ref_x, ref_y, None, None
-    tx, ty = target
+    tx, ty = (_host(a) for a in target)
     tgt_x = torch.as_tensor(np.asarray(tx), dtype=dt)
     per = int(np.prod(ref_x.shape[1:], dtype=np.int64))
     if tgt_x.numel() != per:

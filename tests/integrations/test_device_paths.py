@@ -43,10 +43,10 @@ def _one_torch_thread():
     torch.set_num_threads(before)
 
 
-def _loop(model=None, train=user_train, **kw):
+def _loop(model=None, train=user_train, reference=(X[:64], Y[:64]), **kw):
     kw = {"canary": "dirac", "noise_multiplier": SIGMA, **kw}
     return TrainingLoop(train, make_model() if model is None else model,
-                        reference=(X[:64], Y[:64]), steps=STEPS, lr=LR, batch_size=BATCH,
+                        reference=reference, steps=STEPS, lr=LR, batch_size=BATCH,
                         max_grad_norm=CLIP, **kw)
 
 
@@ -147,7 +147,7 @@ def test_cuda_loop_repeats_and_restores_the_cuda_generator():
             opt.step()
             run.record(model)
 
-    loop = _loop(model=model, train=cuda_train, canary="input",
+    loop = _loop(model=model, train=cuda_train, canary="input", reference=(gpu_x[:64], gpu_y[:64]),
                  canary_record=(np.r_[np.zeros(5), 4.0], 2))
     assert loop.device.type == "cuda" and loop.ref_x.is_cuda
     before = torch.cuda.get_rng_state()
