@@ -91,7 +91,7 @@ def test_float32_model_trains_in_float32_with_float64_statistics(monkeypatch):
     """The standardised update s_t = -(n / (eta C)) (theta_t - theta_{t-1})_j and the moments
     a_t = (n-1) m / C, var_t = sigma^2 + (n-1) v / C^2 recomputed in NumPy float64 from the
     float64 releases and the float32 gradients at the recorded parameters: they agree to 1e-12
-    relative (float32 arithmetic would differ by ~1e-7)."""
+    relative (the former float32 arithmetic put var_t off by 2e-8 here)."""
     dtypes = []
 
     def train(model, run):
