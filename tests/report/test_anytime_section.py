@@ -60,3 +60,17 @@ def test_quick_section_is_valid(tmp_path):
     sec = build(ReportContext(out_dir=tmp_path, quick=True))
     assert "Cells whose interval\nlies above 0.05: 0." in sec.markdown
     assert all(r["ok"] for r in sec.data["validity"])
+
+
+@pytest.mark.slow
+def test_quick_bug_zoo_refutes_every_bug():
+    """The report's quick bug zoo (5 runs per loop, 200 canaries, 10 steps): no correct loop is
+    refuted, the end-of-run audit refutes every buggy run, and the anytime audit stops every
+    Dirac-bug run before the last step."""
+    rows = {r["loop"]: r for r in ait.bug_zoo_stopping(runs=5, steps=10, seed=0)}
+    for ok in ("correct", "correct (sampler)"):
+        assert rows[ok]["anytime_refuted"] == 0 and rows[ok]["end_of_run_refuted"] == 0
+    for bug in ("clipping off", "noise / batch size", "sample rate misreported"):
+        assert rows[bug]["end_of_run_refuted"] == 1
+    for bug in ("clipping off", "noise / batch size"):
+        assert rows[bug]["anytime_refuted"] == 1 and rows[bug]["median_stop_step"] < 10
