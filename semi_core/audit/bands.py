@@ -68,7 +68,9 @@ per process.
 
 Off-table sizes: the Poisson-embedded band
 ------------------------------------------
-For :math:`N\ge` :data:`POISSON_MIN_N` off the table, no simulation runs at audit time. With
+For :math:`N\ge` :data:`EMBEDDED_FROM_N` off the table, no simulation runs at audit time
+(:func:`poisson_band` gives the band from :data:`POISSON_MIN_N` on; below
+:data:`EMBEDDED_FROM_N` the default keeps the tighter simulated band). With
 :math:`E_1,E_2,\dots` i.i.d. Exp(1) and :math:`\Gamma_j=E_1+\dots+E_j`, Rényi gives
 :math:`V_{(j)}=\Gamma_j/\Gamma_{N+1}`. The events
 
@@ -95,7 +97,7 @@ is the allowance on :math:`\Gamma_{N+1}` (relative width about :math:`3/\sqrt N`
 split of :math:`q`: at :math:`N=12{,}345` the band is 3-8 % above the simulated one (median
 3.6 %), at :math:`10^6` well under 1 % from the total; tests/audit/test_band_cold.py checks the
 failure probability exactly at small :math:`N` and by exact simulation from 2,000 to
-9,999,999. Larger :math:`N`, levels not shipped and :math:`N<` :data:`POISSON_MIN_N` simulate
+9,999,999. Larger :math:`N`, levels not shipped and :math:`N<` :data:`EMBEDDED_FROM_N` simulate
 as above.
 
 :func:`band_candidates` gives, for a batch of audits, the thresholds at which the
@@ -144,6 +146,7 @@ __all__ = [
     "poisson_band_values",
     "poisson_band",
     "POISSON_K",
+    "EMBEDDED_FROM_N",
     "POISSON_MIN_N",
     "POISSON_SPLIT",
 ]
@@ -378,7 +381,7 @@ def _calibrate_cached(n: int, q: float, reps: int) -> BandCalibration:
     key = table_key(n, q, reps)
     hit = BAND_TABLE.get(key)
     if hit is None:
-        embedded = poisson_band(n, q)
+        embedded = poisson_band(n, q) if n >= EMBEDDED_FROM_N else None
         if embedded is not None:
             return embedded
         return _calibration(n, q, reps, count_grid(n), *simulate_calibration(n, q, reps))
@@ -399,6 +402,11 @@ POISSON_SPLIT = (0.45, 0.45, 0.05, 0.05)
 #: Smallest ``N`` given the embedded band (below, the normalisation costs more than the
 #: simulation saves: its relative width is about :math:`3/\sqrt N`).
 POISSON_MIN_N = 2_000
+#: Smallest off-table ``N`` whose default band is the embedded one. Below it the embedded band
+#: costs the default too much tightness for its start-up gain (the SeMI* bound of a noisy-mean
+#: game: 0.254 vs 0.338 simulated at about 2,000 per class, 0.553 vs 0.621 at 12,500, 1.046 vs
+#: 1.076 at 125,000), so those sizes are simulated once per process as before.
+EMBEDDED_FROM_N = 1_000_000
 #: Truncation counts of the shipped calibrations (``K >= (N - 1) / 2 + 1`` is used).
 POISSON_K = (5_000, 50_000, 500_000, 5_000_000)
 

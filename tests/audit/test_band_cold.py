@@ -102,10 +102,11 @@ def test_off_table_calibration_does_not_simulate(monkeypatch):
     bands._calibrate_cached.cache_clear()
     monkeypatch.setattr(bands, "simulate_calibration", boom)
     try:
-        assert calibrate_band(12_345, 0.025).source == "poisson-embedding"
+        assert calibrate_band(1_234_567, 0.025).source == "poisson-embedding"
         assert calibrate_band(10_000, 0.025).source == "simulation"  # shipped table
-        with pytest.raises(AssertionError, match="simulated"):
-            calibrate_band(1_999, 0.025)
+        for n in (1_999, 12_345, bands.EMBEDDED_FROM_N - 1):  # the tighter simulated band
+            with pytest.raises(AssertionError, match="simulated"):
+                calibrate_band(n, 0.025)
         # beyond the largest truncation or at an unshipped level: the simulation, as before
         assert poisson_band(2 * POISSON_K[-1] + 10, 0.025) is None
         assert poisson_band(12_345, 0.03) is None
