@@ -81,6 +81,7 @@ from semi_core.sgd.batched import batched_dpsgd_log_lr, dense_reference_stats
 from semi_core.sgd.device import STATS_DTYPE, resolve_device
 from semi_core.sgd.grads import FunctionalModel, clip_rows
 from semi_core.sgd.stride_lr import streamed_moments, stride_log_lr_dense, stride_log_lr_lowrank
+from semi_core.stats.statistics import semi_unif
 from semi_core.stats.update_combination import BASELINES
 
 __all__ = ["SUFFIXES", "STATE_KEYS", "load_model", "load_state", "step_files", "CheckpointRuns",
@@ -885,11 +886,10 @@ def audit_checkpoints(runs: CheckpointRuns, directories: Sequence, *, member=Non
         for lo in range(0, len(dirs), chunk_size):
             lrs.append(runs.log_lr_steps(runs.load(dirs[lo:lo + chunk_size])))
         lr = np.concatenate(lrs)
-        pmf = runs.unif_pmf()
+        unif = semi_unif(lr, runs.unif_pmf())
         return {"runs": dirs, **meta, "log_lr": lr.tolist(),
                 "statistics": [{"semi_star_by_gap": row.tolist(), "semi_max": float(row.max()),
-                                "semi_unif": float(np.logaddexp.reduce(row + np.log(pmf)))}
-                               for row in lr]}
+                                "semi_unif": float(u)} for row, u in zip(lr, unif, strict=True)]}
     res = play_recorded(runs, dirs, bits, gap_tau, seed, unif_pmf=runs.unif_pmf(),
                         scorers=[TargetLossScorer(runs)], executor=executor,
                         progress=progress, chunk_size=chunk_size)

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import integrate, optimize, stats
-from scipy.special import logsumexp, ndtr, ndtri
+from scipy.special import ndtr, ndtri
 
 from semi_core._rng import as_seed_sequence, child_seed
 from semi_core._validation import check_int, check_positive
@@ -58,6 +58,7 @@ from semi_core.game.play import play
 from semi_core.game.result import GameResult
 from semi_core.mechanisms.empirical_mean import EmpiricalMean
 from semi_core.stats import errors
+from semi_core.stats.statistics import semi_max, semi_unif
 from semi_core.stats.update_combination import back_front_scores, combine, pair_scores
 
 __all__ = ["UpdateMeanGame", "SufficientEmpiricalMean", "UpdateTests", "MultiUpdateTests",
@@ -306,11 +307,10 @@ class MultiUpdateTests:
     tau_free: bool = True
 
     def __call__(self, releases, tau, rng) -> dict[str, np.ndarray]:
-        k = self.mech.T - 1
         llr = self.mech.log_lr_steps(releases)[:, 1:]                     # update steps only
         loss = np.sum((releases - self.mech.target) ** 2, axis=-1)        # (R, k+1)
         pairs = pair_scores(loss, "diff")
-        return {"semi-max": llr.max(1), "semi-unif": logsumexp(llr, axis=1) - np.log(k),
+        return {"semi-max": semi_max(llr), "semi-unif": semi_unif(llr),
                 "back-front-diff": back_front_scores(loss, "diff"),
                 "back-front-ratio": back_front_scores(loss, "ratio", c=self.c),
                 "delta-diff": pairs.max(1),
