@@ -35,12 +35,12 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
 
 from semi_core._validation import check_finite_array, check_int, check_probability
 from semi_core.game.play import play
 from semi_core.game.result import GameResult
 from semi_core.mechanisms.per_datum import AverageDatumMean, PerDatumMean, ProductLaw
+from semi_core.sgd.gradstats import LowRankPlusDiagonal
 
 __all__ = ["ATTACKS", "scalar_product", "reference_moments", "plugin_lr", "plugin_lr_full",
            "misspecified_lr", "LogLRScorer", "ScalarScorer", "PluginScorer",
@@ -128,7 +128,8 @@ def plugin_lr_full(mech: PerDatumMean, releases, ref_rows, *, shrinkage=None) ->
     :math:`\hat C=s\,\mathrm{diag}(S)+(1-s)S`, :math:`S` the sample covariance; when
     :math:`n_0<d`, :math:`S` is singular and ``s > 0`` is needed (default
     :math:`s=d/(n_0+d)`). Solves use the Woodbury identity with an :math:`n_0\times n_0`
-    Cholesky factor (no :math:`d\times d` inverse).
+    Cholesky factor (no :math:`d\times d` inverse), in its one home
+    :class:`semi_core.sgd.gradstats.LowRankPlusDiagonal`.
     """
     o = _check_mech(mech)._flat(releases)
     X = check_finite_array(ref_rows, "ref_rows", ndim=2)
@@ -143,15 +144,9 @@ def plugin_lr_full(mech: PerDatumMean, releases, ref_rows, *, shrinkage=None) ->
     a = s * diag + mech.q * mech.noise_std**2
     if (a <= 0).any():
         raise ValueError("shrinkage must be > 0 (and reference variances > 0) when n0 <= d")
-    W = Xc.T * math.sqrt((1 - s) / (n0 - 1))                # C = diag(a) + W W^T
-    cf = cho_factor(np.eye(n0) + (W / a[:, None]).T @ W, lower=True)
-
-    def solve(v):
-        av = v / a
-        return av - (W @ cho_solve(cf, W.T @ av.T)).T / a
-
+    C = LowRankPlusDiagonal(a, Xc.T * math.sqrt((1 - s) / (n0 - 1)))   # diag(a) + W W^T
     dl = mech.target - mu0
-    c = solve(dl[None, :])[0]
+    c = C.solve(dl)
     l_in = (o - mu0) @ c - dl @ c / (2 * mech.k)
     return mech._mix(l_in)
 
