@@ -235,7 +235,22 @@ def _check_gamma(gamma) -> np.ndarray:
 
 
 def gamma_max(n, m, d: int = 1):
-    r"""Largest attainable log-LR, :math:`\gamma_{\max}=m/2-(d/2)\log(1-1/n)` (seed Lemma 3.5)."""
+    r"""Largest attainable log-LR, :math:`\gamma_{\max}=m/2-(d/2)\log(1-1/n)` (seed Lemma 3.5).
+
+    Parameters
+    ----------
+    n : int or array_like
+        Batch size, >= 2 (``N_T`` for Final Observation).
+    m : float or array_like
+        Squared Mahalanobis distance of the target from the mean, >= 0.
+    d : int
+        Dimension, >= 1.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`\gamma_{\max}`, broadcast over ``n`` and ``m``.
+    """
     n, m, d = _check_nmd(n, m, d)
     return 0.5 * m - 0.5 * d * np.log1p(-1.0 / n)
 
@@ -255,6 +270,12 @@ def alpha_quadratic(gamma, n, m, d: int = 1):
         Squared Mahalanobis distance of the target.
     d : int
         Dimension.
+
+    Returns
+    -------
+    float or ndarray
+        Type I error in [0, 1], broadcast over ``gamma``, ``n`` and ``m``; 0 above
+        :math:`\gamma_{\max}`.
     """
     n, m, d = _check_nmd(n, m, d)
     gamma = _check_gamma(gamma)
@@ -268,6 +289,23 @@ def beta_quadratic(gamma, n, m, d: int = 1):
     r"""Type II error of the single-step LR test, :math:`P_1(\log\mathrm{LR}<\gamma)`.
 
     .. math:: \beta(\gamma) = 1-F_{\chi^2_d((n-1)m)}\big(2n(\gamma_{\max}-\gamma)\big)
+
+    Parameters
+    ----------
+    gamma : array_like
+        Thresholds on the log-LR.
+    n : int or array_like
+        Batch size, >= 2 (``N_T`` for Final Observation).
+    m : float or array_like
+        Squared Mahalanobis distance of the target, >= 0.
+    d : int
+        Dimension, >= 1.
+
+    Returns
+    -------
+    float or ndarray
+        Type II error in [0, 1], broadcast over ``gamma``, ``n`` and ``m``; 1 above
+        :math:`\gamma_{\max}`.
     """
     n, m, d = _check_nmd(n, m, d)
     gamma = _check_gamma(gamma)
@@ -279,7 +317,24 @@ def beta_quadratic(gamma, n, m, d: int = 1):
 
 def threshold_quadratic(fpr, n, m, d: int = 1):
     r"""Threshold with :math:`\alpha(\gamma)=` ``fpr``:
-    :math:`\gamma=\gamma_{\max}-F^{-1}_{\chi^2_d(nm)}(\mathrm{fpr})/(2(n-1))`."""
+    :math:`\gamma=\gamma_{\max}-F^{-1}_{\chi^2_d(nm)}(\mathrm{fpr})/(2(n-1))`.
+
+    Parameters
+    ----------
+    fpr : float or array_like
+        Target false-positive rate, in (0, 1).
+    n : int or array_like
+        Batch size, >= 2.
+    m : float or array_like
+        Squared Mahalanobis distance of the target, >= 0.
+    d : int
+        Dimension, >= 1.
+
+    Returns
+    -------
+    float or ndarray
+        Log-LR threshold :math:`\gamma` whose type I error is ``fpr``.
+    """
     fpr = check_open_unit(fpr, "fpr")
     n, m, d = _check_nmd(n, m, d)
     return gamma_max(n, m, d) - _ncx2_ppf(fpr, d, n * m) / (2 * (n - 1))
@@ -287,7 +342,24 @@ def threshold_quadratic(fpr, n, m, d: int = 1):
 
 def tpr_quadratic(fpr, n, m, d: int = 1):
     r"""Power at false-positive rate ``fpr``:
-    :math:`F_{\chi^2_d((n-1)m)}\big(\tfrac{n}{n-1}F^{-1}_{\chi^2_d(nm)}(\mathrm{fpr})\big)`."""
+    :math:`F_{\chi^2_d((n-1)m)}\big(\tfrac{n}{n-1}F^{-1}_{\chi^2_d(nm)}(\mathrm{fpr})\big)`.
+
+    Parameters
+    ----------
+    fpr : float or array_like
+        False-positive rate, in (0, 1).
+    n : int or array_like
+        Batch size, >= 2.
+    m : float or array_like
+        Squared Mahalanobis distance of the target, >= 0.
+    d : int
+        Dimension, >= 1.
+
+    Returns
+    -------
+    float or ndarray
+        True-positive rate (power) in [0, 1] of the single-step test at ``fpr``.
+    """
     fpr = check_open_unit(fpr, "fpr")
     n, m, d = _check_nmd(n, m, d)
     return _ncx2_cdf(n / (n - 1) * _ncx2_ppf(fpr, d, n * m), d, (n - 1) * m)
@@ -307,6 +379,20 @@ def alpha_1d(gamma, n, m):
 
     Evaluated as :math:`\Phi(b-a)-\Phi(-a-b)` (same value by symmetry, no cancellation for
     large ``a``).
+
+    Parameters
+    ----------
+    gamma : array_like
+        Thresholds on the log-LR.
+    n : int or array_like
+        Batch size, >= 2.
+    m : float or array_like
+        Squared standardised distance of the target, >= 0.
+
+    Returns
+    -------
+    ndarray
+        Type I error in [0, 1], broadcast over the inputs.
     """
     a, b, K, _ = _ab_1d(gamma, n, m)
     hi = log_ndtr(b - a)
@@ -317,7 +403,22 @@ def alpha_1d(gamma, n, m):
 
 def beta_1d(gamma, n, m):
     r"""Seed Lemma 3.6 (d = 1): :math:`\beta=\Phi(a'-b')+\Phi(-a'-b')`,
-    :math:`a'=a\sqrt{(n-1)/n}`, :math:`b'=b\sqrt{n/(n-1)}`; 1 above :math:`\gamma_{\max}`."""
+    :math:`a'=a\sqrt{(n-1)/n}`, :math:`b'=b\sqrt{n/(n-1)}`; 1 above :math:`\gamma_{\max}`.
+
+    Parameters
+    ----------
+    gamma : array_like
+        Thresholds on the log-LR.
+    n : int or array_like
+        Batch size, >= 2.
+    m : float or array_like
+        Squared standardised distance of the target, >= 0.
+
+    Returns
+    -------
+    ndarray
+        Type II error in [0, 1], broadcast over the inputs.
+    """
     a, b, K, n = _ab_1d(gamma, n, m)
     a2, b2 = a * np.sqrt((n - 1) / n), b * np.sqrt(n / (n - 1))
     return np.where(K > 0, ndtr(a2 - b2) + ndtr(-a2 - b2), 1.0)
@@ -368,6 +469,11 @@ def alpha(mech, gamma, test: str = "semi-star", tau=None):
     tau : None, int or array_like
         Insertion-time law of the game: None = uniform on 1..T, an int = fixed, or a pmf.
         SeMI* and Final Observation use the known tau, so their errors average over it.
+
+    Returns
+    -------
+    float or ndarray
+        Type I error in [0, 1], one per threshold (shape of ``gamma``).
     """
     test = _check_test(test)
     g = _check_gamma(gamma)[..., None]
@@ -379,7 +485,24 @@ def alpha(mech, gamma, test: str = "semi-star", tau=None):
 
 
 def beta(mech, gamma, test: str = "semi-star", tau=None):
-    """Type II error :math:`P_1(S<\\gamma)` of ``test``, averaged over the insertion-time law."""
+    """Type II error :math:`P_1(S<\\gamma)` of ``test``, averaged over the insertion-time law.
+
+    Parameters
+    ----------
+    mech : EmpiricalMean
+        The mechanism (per-step batch sizes ``n_t``, distances ``m_t``, dimension ``d``).
+    gamma : array_like
+        Thresholds on the test statistic.
+    test : {"semi-star", "final", "semi-max"}
+        The test; SeMI-Unif has no closed form (Monte Carlo only).
+    tau : None, int or array_like
+        Insertion-time law: None = uniform on 1..T, an int in 1..T = fixed, or a pmf of length T.
+
+    Returns
+    -------
+    float or ndarray
+        Type II error in [0, 1], one per threshold (shape of ``gamma``).
+    """
     test = _check_test(test)
     g = _check_gamma(gamma)[..., None]
     p = _tau_pmf(mech, tau)
@@ -395,7 +518,24 @@ def beta(mech, gamma, test: str = "semi-star", tau=None):
 
 def threshold(mech, fpr, test: str = "semi-star", tau=None):
     """Threshold :math:`\\gamma` with :math:`\\alpha(\\gamma)=` ``fpr`` (closed form where one exists,
-    else a bracketed root of the monotone :math:`\\alpha`)."""
+    else a bracketed root of the monotone :math:`\\alpha`).
+
+    Parameters
+    ----------
+    mech : EmpiricalMean
+        The mechanism.
+    fpr : float or array_like
+        Target false-positive rate, in (0, 1).
+    test : {"semi-star", "final", "semi-max"}
+        The test.
+    tau : None, int or array_like
+        Insertion-time law: None = uniform on 1..T, an int in 1..T = fixed, or a pmf of length T.
+
+    Returns
+    -------
+    float or ndarray
+        Threshold :math:`\\gamma` with :math:`\\alpha(\\gamma)` = ``fpr`` (shape of ``fpr``).
+    """
     test = _check_test(test)
     fpr_arr = check_open_unit(fpr, "fpr")
     p = _tau_pmf(mech, tau)
@@ -434,12 +574,46 @@ def _solve_threshold(mech, f: float, test: str, tau) -> float:
 
 
 def tpr_at_fpr(mech, fpr, test: str = "semi-star", tau=None):
-    """Power :math:`1-\\beta(\\gamma(\\mathrm{fpr}))` of ``test`` at false-positive rate ``fpr``."""
+    """Power :math:`1-\\beta(\\gamma(\\mathrm{fpr}))` of ``test`` at false-positive rate ``fpr``.
+
+    Parameters
+    ----------
+    mech : EmpiricalMean
+        The mechanism.
+    fpr : float or array_like
+        False-positive rate, in (0, 1).
+    test : {"semi-star", "final", "semi-max"}
+        The test.
+    tau : None, int or array_like
+        Insertion-time law: None = uniform on 1..T, an int in 1..T = fixed, or a pmf of length T.
+
+    Returns
+    -------
+    float or ndarray
+        True-positive rate in [0, 1] (shape of ``fpr``).
+    """
     return 1.0 - beta(mech, threshold(mech, fpr, test, tau), test, tau)
 
 
 def roc(mech, test: str = "semi-star", fpr=None, tau=None):
-    """ROC curve: ``(fpr, tpr)`` on a log-spaced grid (default 1e-5..1 - 1e-9, 200 points)."""
+    """ROC curve: ``(fpr, tpr)`` on a log-spaced grid (default 1e-5..1 - 1e-9, 200 points).
+
+    Parameters
+    ----------
+    mech : EmpiricalMean
+        The mechanism.
+    test : {"semi-star", "final", "semi-max"}
+        The test.
+    fpr : array_like, optional
+        False-positive rates in (0, 1); None = the default log-spaced grid.
+    tau : None, int or array_like
+        Insertion-time law: None = uniform on 1..T, an int in 1..T = fixed, or a pmf of length T.
+
+    Returns
+    -------
+    fpr, tpr : ndarray
+        The false-positive rates and the true-positive rates at them (same shape).
+    """
     if fpr is None:
         fpr = np.concatenate([np.logspace(-5, -0.01, 199), [1 - 1e-9]])
     fpr = check_open_unit(fpr, "fpr")
@@ -447,7 +621,22 @@ def roc(mech, test: str = "semi-star", fpr=None, tau=None):
 
 
 def auc(mech, test: str = "semi-star", tau=None) -> float:
-    r"""Area under the ROC curve, :math:`\int_0^1 \mathrm{TPR}(f)\,df` (adaptive quadrature)."""
+    r"""Area under the ROC curve, :math:`\int_0^1 \mathrm{TPR}(f)\,df` (adaptive quadrature).
+
+    Parameters
+    ----------
+    mech : EmpiricalMean
+        The mechanism.
+    test : {"semi-star", "final", "semi-max"}
+        The test.
+    tau : None, int or array_like
+        Insertion-time law: None = uniform on 1..T, an int in 1..T = fixed, or a pmf of length T.
+
+    Returns
+    -------
+    float
+        Area under the ROC curve, in [0, 1].
+    """
     from scipy import integrate  # lazy: scipy.integrate is a heavy import
 
     _check_test(test)
