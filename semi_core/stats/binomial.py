@@ -26,6 +26,11 @@ def clopper_pearson_upper(k, n, failure_prob) -> np.ndarray:
         Successes and trials, ``0 <= k <= n``, ``n >= 1``.
     failure_prob : float or array_like
         :math:`q\in(0,1)`.
+
+    Returns
+    -------
+    ndarray
+        Upper bound in [0, 1], broadcast over the inputs.
     """
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
@@ -46,6 +51,18 @@ def clopper_pearson_lower(k, n, failure_prob) -> np.ndarray:
     .. math::
 
         p_L=\mathrm{Beta}^{-1}(q;\,k,\,n-k+1),\qquad p_L=0 \text{ if } k=0.
+
+    Parameters
+    ----------
+    k, n : array_like of int
+        Successes and trials, ``0 <= k <= n``, ``n >= 1``.
+    failure_prob : float or array_like
+        :math:`q\in(0,1)`.
+
+    Returns
+    -------
+    ndarray
+        Lower bound in [0, 1], broadcast over the inputs.
     """
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)

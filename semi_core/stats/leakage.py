@@ -236,7 +236,27 @@ def mahalanobis_score(z, mean, cov, n: int, *, noise_var=0.0) -> np.ndarray:
 
 
 def misspecified_scores(z_targ, z_true, mean, var, n: int) -> dict[str, np.ndarray]:
-    r""":math:`m^{\rm targ}, m^{\rm scal}, m^{\rm diff}, m^*` of Thm 4.5 (scaled by ``1/n``)."""
+    r""":math:`m^{\rm targ}, m^{\rm scal}, m^{\rm diff}, m^*` of Thm 4.5 (scaled by ``1/n``).
+
+    Parameters
+    ----------
+    z_targ : array_like, shape (..., d)
+        The target point the attacker's log-LR is built for (finite).
+    z_true : array_like, shape (..., d)
+        The point actually inserted under H1 (same shape as ``z_targ``).
+    mean : float or array_like, shape (d,)
+        Population mean of the records.
+    var : float or array_like, shape (d,)
+        Per-coordinate population variances, > 0.
+    n : int
+        Batch size, >= 2.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``m_targ``, ``m_scal``, ``m_diff`` and ``m_star`` (each over the leading axes of the
+        inputs), the scores of Thm 4.5 divided by ``n``.
+    """
     zt = check_finite_array(z_targ, "z_targ")
     zs = check_finite_array(z_true, "z_true")
     if zt.shape != zs.shape:
@@ -253,17 +273,54 @@ def misspecified_scores(z_targ, z_true, mean, var, n: int) -> dict[str, np.ndarr
 # ------------------------------------------------------------------------- limit experiment
 
 def leakage(m) -> np.ndarray:
-    r"""Asymptotic per-datum leakage :math:`\Phi(\sqrt m/2)-\Phi(-\sqrt m/2)` (Cor 3.2 Eq. 8)."""
+    r"""Asymptotic per-datum leakage :math:`\Phi(\sqrt m/2)-\Phi(-\sqrt m/2)` (Cor 3.2 Eq. 8).
+
+    Parameters
+    ----------
+    m : float or array_like
+        Per-datum leakage score (squared standardised distance / n), >= 0.
+
+    Returns
+    -------
+    ndarray
+        Leakage (optimal advantage) in [0, 1), shape of ``m``.
+    """
     return np.asarray(S.pdl_leakage().lambdify()(_m(m)), dtype=float)
 
 
 def power(alpha, m) -> np.ndarray:
-    r"""Optimal power :math:`\Phi(\Phi^{-1}(\alpha)+\sqrt m)` at FPR ``alpha`` (Eq. 9, 14)."""
+    r"""Optimal power :math:`\Phi(\Phi^{-1}(\alpha)+\sqrt m)` at FPR ``alpha`` (Eq. 9, 14).
+
+    Parameters
+    ----------
+    alpha : float or array_like
+        False-positive rate, in (0, 1).
+    m : float or array_like
+        Leakage score, >= 0.
+
+    Returns
+    -------
+    ndarray
+        Optimal true-positive rate in [0, 1], broadcast over ``alpha`` and ``m``.
+    """
     return np.asarray(S.pdl_power().lambdify()(_alpha(alpha), _m(m)), dtype=float)
 
 
 def threshold(alpha, m) -> np.ndarray:
-    r"""NP threshold :math:`-m/2-\sqrt m\,\Phi^{-1}(\alpha)` on the log-LR scale (Cor 3.2)."""
+    r"""NP threshold :math:`-m/2-\sqrt m\,\Phi^{-1}(\alpha)` on the log-LR scale (Cor 3.2).
+
+    Parameters
+    ----------
+    alpha : float or array_like
+        False-positive rate, in (0, 1).
+    m : float or array_like
+        Leakage score, >= 0.
+
+    Returns
+    -------
+    ndarray
+        Neyman-Pearson threshold on the log-LR, broadcast over ``alpha`` and ``m``.
+    """
     return np.asarray(S.pdl_threshold().lambdify()(_alpha(alpha), _m(m)), dtype=float)
 
 
@@ -277,6 +334,18 @@ def gdp_delta(eps, m) -> np.ndarray:
 
     The project's one GDP privacy profile (:func:`semi_core.stats.gdp.gdp_delta`, stable in the
     tail) at :math:`\mu=\sqrt m`, broadcast over ``eps`` and ``m``.
+
+    Parameters
+    ----------
+    eps : float or array_like
+        Privacy parameter :math:`\varepsilon`, >= 0.
+    m : float or array_like
+        Leakage score, > 0 (the GDP parameter is :math:`\mu=\sqrt m`).
+
+    Returns
+    -------
+    ndarray
+        :math:`\delta(\varepsilon)` in [0, 1], broadcast over ``eps`` and ``m``.
     """
     e = np.asarray(eps, dtype=float)
     if np.isnan(e).any() or (e < 0).any():
@@ -293,7 +362,22 @@ def gdp_delta(eps, m) -> np.ndarray:
 
 def sub_log_lr(x, m, rho) -> np.ndarray:
     r"""Log-LR :math:`\log(1-\rho+\rho e^{sx-s^2/2})` of the shared-inclusion experiment
-    (``pdl_sub_log_lr``), evaluated with ``logaddexp``; :math:`s=\sqrt{m/\rho}`."""
+    (``pdl_sub_log_lr``), evaluated with ``logaddexp``; :math:`s=\sqrt{m/\rho}`.
+
+    Parameters
+    ----------
+    x : float or array_like
+        Standardised statistic (standard normal under H0).
+    m : float or array_like
+        Leakage score, >= 0.
+    rho : float or array_like
+        Inclusion (sampling) probability, in (0, 1].
+
+    Returns
+    -------
+    ndarray
+        Log-LR, broadcast over the inputs.
+    """
     r = _rho(rho)
     s = np.sqrt(_m(m) / r)
     xx = np.asarray(x, dtype=float)
@@ -306,6 +390,20 @@ def sub_leakage(m, rho, *, form: str = "corrected") -> np.ndarray:
 
     ``form="paper"`` gives the seed's per-coordinate approximation
     :math:`2\Phi(\sqrt{\rho m}/2)-1` (Thm 4.3 as printed).
+
+    Parameters
+    ----------
+    m : float or array_like
+        Leakage score, >= 0.
+    rho : float or array_like
+        Inclusion probability, in (0, 1].
+    form : {"corrected", "paper"}
+        The corrected derivation or the seed's printed approximation.
+
+    Returns
+    -------
+    ndarray
+        Leakage (optimal advantage) in [0, 1), broadcast over ``m`` and ``rho``.
     """
     if form == "corrected":
         return np.asarray(S.pdl_sub_leakage().lambdify()(_m(m), _rho(rho)), dtype=float)
@@ -316,7 +414,24 @@ def sub_leakage(m, rho, *, form: str = "corrected") -> np.ndarray:
 
 def sub_power(alpha, m, rho, *, form: str = "corrected") -> np.ndarray:
     r"""Optimal power :math:`\rho\Phi(\Phi^{-1}(\alpha)+\sqrt{m/\rho})+(1-\rho)\alpha`
-    (corrected Eq. 16); ``form="paper"``: :math:`\Phi(\Phi^{-1}(\alpha)+\sqrt{\rho m})`."""
+    (corrected Eq. 16); ``form="paper"``: :math:`\Phi(\Phi^{-1}(\alpha)+\sqrt{\rho m})`.
+
+    Parameters
+    ----------
+    alpha : float or array_like
+        False-positive rate, in (0, 1).
+    m : float or array_like
+        Leakage score, >= 0.
+    rho : float or array_like
+        Inclusion probability, in (0, 1].
+    form : {"corrected", "paper"}
+        The corrected derivation or the seed's printed approximation.
+
+    Returns
+    -------
+    ndarray
+        Optimal true-positive rate in [0, 1], broadcast over the inputs.
+    """
     if form == "corrected":
         return np.asarray(S.pdl_sub_power().lambdify()(_alpha(alpha), _m(m), _rho(rho)),
                           dtype=float)
@@ -327,7 +442,22 @@ def sub_power(alpha, m, rho, *, form: str = "corrected") -> np.ndarray:
 
 
 def sub_threshold(alpha, m, rho) -> np.ndarray:
-    r"""NP threshold of :func:`sub_log_lr` at FPR ``alpha``: :math:`\ell^{\rm sub}(-\Phi^{-1}(\alpha))`."""
+    r"""NP threshold of :func:`sub_log_lr` at FPR ``alpha``: :math:`\ell^{\rm sub}(-\Phi^{-1}(\alpha))`.
+
+    Parameters
+    ----------
+    alpha : float or array_like
+        False-positive rate, in (0, 1).
+    m : float or array_like
+        Leakage score, >= 0.
+    rho : float or array_like
+        Inclusion probability, in (0, 1].
+
+    Returns
+    -------
+    ndarray
+        Threshold on the log-LR of :func:`sub_log_lr`, broadcast over the inputs.
+    """
     return sub_log_lr(-ndtri(_alpha(alpha)), m, rho)
 
 
@@ -339,6 +469,20 @@ def sub_gdp_delta(eps, m, rho) -> np.ndarray:
     :math:`\varepsilon_1=\log(1+(e^\varepsilon-1)/\rho)`, and
     :math:`c\,\delta_s(\varepsilon+\log\rho-\log c)`, :math:`c=1-e^\varepsilon(1-\rho)>0`
     (sub-sampling amplification; checked by quadrature in the tests); returns their maximum.
+
+    Parameters
+    ----------
+    eps : float or array_like
+        Privacy parameter :math:`\varepsilon`, >= 0.
+    m : float or array_like
+        Leakage score, > 0.
+    rho : float or array_like
+        Inclusion probability, in (0, 1].
+
+    Returns
+    -------
+    ndarray
+        :math:`\delta(\varepsilon)` in [0, 1], broadcast over the inputs.
     """
     e = np.asarray(eps, dtype=float)
     if np.isnan(e).any() or (e < 0).any():
@@ -359,7 +503,20 @@ def sub_gdp_delta(eps, m, rho) -> np.ndarray:
 
 def miss_advantage(m_scal, m_targ) -> np.ndarray:
     r"""Advantage of the misspecified LR at its optimal threshold (Thm 4.5):
-    :math:`2\Phi(|m^{\rm scal}|/(2\sqrt{m^{\rm targ}}))-1`."""
+    :math:`2\Phi(|m^{\rm scal}|/(2\sqrt{m^{\rm targ}}))-1`.
+
+    Parameters
+    ----------
+    m_scal : float or array_like
+        Cross score :math:`m^{\rm scal}` (any sign; its absolute value is used).
+    m_targ : float or array_like
+        Target score :math:`m^{\rm targ}`, > 0.
+
+    Returns
+    -------
+    ndarray
+        Advantage in [0, 1), broadcast over the inputs.
+    """
     ms = np.abs(np.asarray(m_scal, dtype=float))
     return np.asarray(S.pdl_miss_advantage().lambdify()(ms, _m(m_targ, "m_targ",
                                                                 positive=True)), dtype=float)
@@ -367,20 +524,61 @@ def miss_advantage(m_scal, m_targ) -> np.ndarray:
 
 def miss_power(alpha, m_scal, m_targ) -> np.ndarray:
     r"""Power at FPR ``alpha`` of the misspecified LR,
-    :math:`\Phi(\Phi^{-1}(\alpha)+m^{\rm scal}/\sqrt{m^{\rm targ}})`."""
+    :math:`\Phi(\Phi^{-1}(\alpha)+m^{\rm scal}/\sqrt{m^{\rm targ}})`.
+
+    Parameters
+    ----------
+    alpha : float or array_like
+        False-positive rate, in (0, 1).
+    m_scal : float or array_like
+        Cross score :math:`m^{\rm scal}`.
+    m_targ : float or array_like
+        Target score :math:`m^{\rm targ}`, > 0.
+
+    Returns
+    -------
+    ndarray
+        True-positive rate in [0, 1], broadcast over the inputs.
+    """
     return np.asarray(S.pdl_miss_power().lambdify()(
         _alpha(alpha), np.asarray(m_scal, dtype=float),
         _m(m_targ, "m_targ", positive=True)), dtype=float)
 
 
 def miss_threshold(alpha, m_targ) -> np.ndarray:
-    r"""Threshold at FPR ``alpha`` of the misspecified LR (depends on :math:`m^{\rm targ}` only)."""
+    r"""Threshold at FPR ``alpha`` of the misspecified LR (depends on :math:`m^{\rm targ}` only).
+
+    Parameters
+    ----------
+    alpha : float or array_like
+        False-positive rate, in (0, 1).
+    m_targ : float or array_like
+        Target score :math:`m^{\rm targ}`, > 0.
+
+    Returns
+    -------
+    ndarray
+        Threshold on the misspecified log-LR, broadcast over the inputs.
+    """
     return np.asarray(S.pdl_miss_threshold().lambdify()(
         _alpha(alpha), _m(m_targ, "m_targ", positive=True)), dtype=float)
 
 
 def miss_threshold_adv(m_scal, m_targ) -> np.ndarray:
-    r"""Advantage-optimal threshold :math:`(m^{\rm scal}-m^{\rm targ})/2` (midpoint of the laws)."""
+    r"""Advantage-optimal threshold :math:`(m^{\rm scal}-m^{\rm targ})/2` (midpoint of the laws).
+
+    Parameters
+    ----------
+    m_scal : float or array_like
+        Cross score :math:`m^{\rm scal}`.
+    m_targ : float or array_like
+        Target score :math:`m^{\rm targ}`, > 0.
+
+    Returns
+    -------
+    ndarray
+        Advantage-maximising threshold, broadcast over the inputs.
+    """
     return np.asarray(S.pdl_miss_threshold_adv().lambdify()(
         np.asarray(m_scal, dtype=float), _m(m_targ, "m_targ", positive=True)), dtype=float)
 
@@ -391,6 +589,20 @@ def plugin_effective_score(m, n0, n) -> np.ndarray:
     r"""Effective leakage score :math:`m\lambda/(1+\lambda)`, :math:`\lambda=n_0/n`, of the
     plug-in LR with a fresh reference sample of size :math:`n_0` per game (known variances).
     The power loss is :math:`\Phi(\Phi^{-1}(\alpha)+\sqrt m)-\Phi(\Phi^{-1}(\alpha)+\sqrt{m_{\rm eff}})`.
+
+    Parameters
+    ----------
+    m : float or array_like
+        Leakage score with known parameters, >= 0.
+    n0 : float or array_like
+        Size of the fresh reference sample, > 0.
+    n : float or array_like
+        Batch size, > 0.
+
+    Returns
+    -------
+    ndarray
+        Effective score :math:`m_{\rm eff}` in [0, m], broadcast over the inputs.
     """
     n0 = np.asarray(n0, dtype=float)
     nn = np.asarray(n, dtype=float)
@@ -402,7 +614,18 @@ def plugin_effective_score(m, n0, n) -> np.ndarray:
 # ------------------------------------------------------------------------- finite n
 
 def bernoulli_k3(p) -> np.ndarray:
-    r"""Third cumulant :math:`p(1-p)(1-2p)` of Bernoulli(p) (``pdl_bernoulli_k3``)."""
+    r"""Third cumulant :math:`p(1-p)(1-2p)` of Bernoulli(p) (``pdl_bernoulli_k3``).
+
+    Parameters
+    ----------
+    p : float or array_like
+        Success probability, in (0, 1).
+
+    Returns
+    -------
+    ndarray
+        Third cumulant, shape of ``p``.
+    """
     pp = np.asarray(p, dtype=float)
     if np.isnan(pp).any() or ((pp <= 0) | (pp >= 1)).any():
         raise ValueError("p must lie in (0, 1)")
@@ -424,6 +647,27 @@ def eq10_cumulants(z, mean, var, n: int, *, k3=0.0, noise_var=0.0) -> dict[str, 
 
     :math:`c_j=\delta_j/(\sigma_j^2+\gamma_j^2)`. Returns ``k1_0, k2_0, k3_0, k1_1, k2_1, k3_1``
     (arrays over the leading axes of ``z``).
+
+    Parameters
+    ----------
+    z : array_like, shape (..., d)
+        Target points (finite).
+    mean : float or array_like, shape (d,)
+        Population mean.
+    var : float or array_like, shape (d,)
+        Per-coordinate population variances, > 0.
+    n : int
+        Batch size, >= 2.
+    k3 : float or array_like, shape (d,)
+        Per-coordinate third cumulants of the records (0 for Gaussian data).
+    noise_var : float or array_like, shape (d,)
+        Per-coordinate variance of the added noise, >= 0.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``mean0, var0, k3_0`` (under H0) and ``mean1, var1, k3_1`` (under H1), each over the
+        leading axes of ``z``.
     """
     zz = check_finite_array(z, "z")
     d = zz.shape[-1]
@@ -450,7 +694,20 @@ def _edge(cum, h):
 
 def edgeworth_threshold(alpha, cum) -> np.ndarray:
     r"""Threshold at FPR ``alpha`` from the H0 cumulants (Cornish-Fisher,
-    :math:`t=\kappa_1+\sqrt{\kappa_2}\,[z+\lambda(z^2-1)/6]`, :math:`z=\Phi^{-1}(1-\alpha)`)."""
+    :math:`t=\kappa_1+\sqrt{\kappa_2}\,[z+\lambda(z^2-1)/6]`, :math:`z=\Phi^{-1}(1-\alpha)`).
+
+    Parameters
+    ----------
+    alpha : float or array_like
+        False-positive rate, in (0, 1).
+    cum : dict of str to ndarray
+        Cumulants as returned by :func:`eq10_cumulants`.
+
+    Returns
+    -------
+    ndarray
+        Threshold on the Eq. (10) statistic.
+    """
     k1, sd, lam = _edge(cum, 0)
     zq = -ndtri(_alpha(alpha))
     return k1 + sd * S.pdl_cornish_fisher().lambdify()(zq, lam)
@@ -465,6 +722,18 @@ def edgeworth_power(alpha, cum) -> np.ndarray:
         F(u)=\Phi(u)-\tfrac{\lambda}{6}(u^2-1)\varphi(u).
 
     With ``k3 = 0`` it is the Gaussian power with the exact finite-``n`` means and variances.
+
+    Parameters
+    ----------
+    alpha : float or array_like
+        False-positive rate, in (0, 1).
+    cum : dict of str to ndarray
+        Cumulants as returned by :func:`eq10_cumulants`.
+
+    Returns
+    -------
+    ndarray
+        Approximate true-positive rate.
     """
     t = edgeworth_threshold(alpha, cum)
     k1, sd, lam = _edge(cum, 1)
@@ -474,7 +743,22 @@ def edgeworth_power(alpha, cum) -> np.ndarray:
 
 def avg_r2(n, var, noise_var=0.0) -> np.ndarray:
     r"""Squared correlation :math:`r_j^2=\sigma_j^2/(n(\sigma_j^2+\gamma_j^2))` of
-    :math:`(z_j, o_j)` under :math:`H_1` of the average-datum game (seed App. B, Alg. 3)."""
+    :math:`(z_j, o_j)` under :math:`H_1` of the average-datum game (seed App. B, Alg. 3).
+
+    Parameters
+    ----------
+    n : int or float
+        Batch size, >= 2.
+    var : float or array_like, shape (d,)
+        Per-coordinate data variances, > 0.
+    noise_var : float or array_like, shape (d,)
+        Per-coordinate noise variances, >= 0.
+
+    Returns
+    -------
+    ndarray, shape (d,)
+        :math:`r_j^2` in (0, 1).
+    """
     v = _m(var, "var", positive=True)
     g = _m(noise_var, "noise_var")
     nn = float(n)
@@ -496,6 +780,16 @@ def avg_moments(r2) -> dict[str, float]:
 
     Also ``M`` :math:`=\sum_j r_j^2` (:math:`=d/n` without noise, the seed's Remark 3.3
     :math:`\tau`), the limit experiment :math:`\mathcal N(\mp M/2, M)`.
+
+    Parameters
+    ----------
+    r2 : array_like, shape (d,)
+        Squared correlations :math:`r_j^2`, in (0, 1) (see :func:`avg_r2`).
+
+    Returns
+    -------
+    dict of str to float
+        ``M``, ``mean0``, ``var0``, ``mean1``, ``var1``.
     """
     r = _m(r2, "r2", positive=True)
     if (r >= 1).any():

@@ -34,6 +34,16 @@ def average_ranks(values: np.ndarray) -> np.ndarray:
 
     A tie group occupying sorted positions ``i..j-1`` gets ``(i + 1 + j) / 2``, exact in floating
     point.
+
+    Parameters
+    ----------
+    values : ndarray
+        Values to rank (flattened).
+
+    Returns
+    -------
+    ndarray of float
+        Ranks in 1..n, one per value, ties averaged.
     """
     a = np.asarray(values, dtype=float).ravel()
     # a tie group gets one value whatever the order inside it, so the sort need not be stable
@@ -51,6 +61,13 @@ def mann_whitney_auc(member_scores: np.ndarray, nonmember_scores: np.ndarray) ->
     """AUC (ties count 1/2) and its DeLong standard error from validated 1-D float arrays.
 
     Sorts both samples and calls :func:`mann_whitney_sorted`.
+
+    Parameters
+    ----------
+    member_scores : ndarray
+        Scores of the members, 1-D, non-empty.
+    nonmember_scores : ndarray
+        Scores of the non-members, 1-D, non-empty.
 
     Returns
     -------
@@ -78,6 +95,13 @@ def mann_whitney_sorted(member_sorted: np.ndarray, nonmember_sorted: np.ndarray
     :math:`\sum_i c_i` is an exact integer, so the AUC is one correctly rounded division: it
     depends only on the two multisets, never on an order or a summation order. Equal to the
     mid-rank form :math:`(\sum_i r_i-N_1(N_1+1)/2)/(N_1N_0)` of the module docstring.
+
+    Parameters
+    ----------
+    member_sorted : ndarray
+        Scores of the members, 1-D, ascending, non-empty.
+    nonmember_sorted : ndarray
+        Scores of the non-members, 1-D, ascending, non-empty.
 
     Returns
     -------

@@ -37,6 +37,11 @@ def semi_star(log_lr_steps, tau) -> np.ndarray:
     log_lr_steps : array_like, shape (..., T)
     tau : int or array_like of int
         Insertion time(s) in 1..T, broadcast against the leading axes.
+
+    Returns
+    -------
+    ndarray, shape (...)
+        The log-LR at ``tau`` of each sequence.
     """
     lr = _lr(log_lr_steps)
     T = lr.shape[-1]
@@ -54,6 +59,18 @@ def semi_unif(log_lr_steps, pmf=None) -> np.ndarray:
 
     With ``pmf=None`` the prior is uniform on 1..T (the seed's case). No closed form exists for its
     error rates; use Monte Carlo (:func:`semi_core.game.play.play`).
+
+    Parameters
+    ----------
+    log_lr_steps : array_like, shape (..., T)
+        Per-step log-likelihood ratios.
+    pmf : array_like, shape (T,), optional
+        Insertion-time prior (non-negative, sums to 1); None = uniform on 1..T.
+
+    Returns
+    -------
+    ndarray, shape (...)
+        The statistic of each sequence.
     """
     lr = _lr(log_lr_steps)
     T = lr.shape[-1]
@@ -66,5 +83,16 @@ def semi_unif(log_lr_steps, pmf=None) -> np.ndarray:
 
 
 def semi_max(log_lr_steps) -> np.ndarray:
-    r"""SeMI-max (GLR) statistic: :math:`\max_t \log\mathrm{LR}_t` (seed §3.2, App. E)."""
+    r"""SeMI-max (GLR) statistic: :math:`\max_t \log\mathrm{LR}_t` (seed §3.2, App. E).
+
+    Parameters
+    ----------
+    log_lr_steps : array_like, shape (..., T)
+        Per-step log-likelihood ratios.
+
+    Returns
+    -------
+    ndarray, shape (...)
+        The largest per-step log-LR of each sequence.
+    """
     return _lr(log_lr_steps).max(axis=-1)

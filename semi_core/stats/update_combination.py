@@ -68,25 +68,73 @@ def _losses(losses, *, positive: bool, offset: float = 0.0) -> np.ndarray:
 
 
 def delta_diff(losses) -> np.ndarray:
-    """Delta Diff: :math:`\\max_t(\\ell_{t-1} - \\ell_t)` over ``t = 1..T``."""
+    """Delta Diff: :math:`\\max_t(\\ell_{t-1} - \\ell_t)` over ``t = 1..T``.
+
+    Parameters
+    ----------
+    losses : array_like, shape (..., T+1)
+        Loss trajectory of each point over the snapshots 0..T (finite).
+
+    Returns
+    -------
+    ndarray, shape (...)
+        The score, one per trajectory.
+    """
     arr = _losses(losses, positive=False)
     return np.max(arr[..., :-1] - arr[..., 1:], axis=-1)
 
 
 def delta_ratio(losses, *, offset: float = 0.0) -> np.ndarray:
-    """Delta Ratio: :math:`\\max_t (\\ell_{t-1}+c)/(\\ell_t+c)` (``offset`` = c, seed: 0)."""
+    """Delta Ratio: :math:`\\max_t (\\ell_{t-1}+c)/(\\ell_t+c)` (``offset`` = c, seed: 0).
+
+    Parameters
+    ----------
+    losses : array_like, shape (..., T+1)
+        Loss trajectory of each point; ``losses + offset`` must be > 0.
+    offset : float
+        The constant c added to each loss.
+
+    Returns
+    -------
+    ndarray, shape (...)
+        The score, one per trajectory.
+    """
     arr = np.log(_losses(losses, positive=True, offset=offset) + offset)
     return np.exp(np.max(arr[..., :-1] - arr[..., 1:], axis=-1))
 
 
 def back_front_diff(losses) -> np.ndarray:
-    """Back-Front Diff: :math:`\\ell_0 - \\ell_T`."""
+    """Back-Front Diff: :math:`\\ell_0 - \\ell_T`.
+
+    Parameters
+    ----------
+    losses : array_like, shape (..., T+1)
+        Loss trajectory of each point (finite).
+
+    Returns
+    -------
+    ndarray, shape (...)
+        The score, one per trajectory.
+    """
     arr = _losses(losses, positive=False)
     return arr[..., 0] - arr[..., -1]
 
 
 def back_front_ratio(losses, *, offset: float = 0.0) -> np.ndarray:
-    """Back-Front Ratio: :math:`(\\ell_0+c)/(\\ell_T+c)` (``offset`` = c, seed: 0)."""
+    """Back-Front Ratio: :math:`(\\ell_0+c)/(\\ell_T+c)` (``offset`` = c, seed: 0).
+
+    Parameters
+    ----------
+    losses : array_like, shape (..., T+1)
+        Loss trajectory of each point; ``losses + offset`` must be > 0.
+    offset : float
+        The constant c added to each loss.
+
+    Returns
+    -------
+    ndarray, shape (...)
+        The score, one per trajectory.
+    """
     arr = np.log(_losses(losses, positive=True, offset=offset) + offset)
     return np.exp(arr[..., 0] - arr[..., -1])
 
@@ -100,7 +148,18 @@ BASELINES = {
 
 
 def baseline_scores(losses) -> dict[str, np.ndarray]:
-    """All four baseline scores for a loss trajectory array ``(..., T+1)``."""
+    """All four baseline scores for a loss trajectory array ``(..., T+1)``.
+
+    Parameters
+    ----------
+    losses : array_like, shape (..., T+1)
+        Loss trajectories, positive (the ratio scores take their log).
+
+    Returns
+    -------
+    dict of str to ndarray
+        Score of each baseline of ``BASELINES`` by name, each of shape ``(...)``.
+    """
     return {name: fn(losses) for name, fn in BASELINES.items()}
 
 
@@ -129,6 +188,11 @@ def combine(before, after, combiner: str = "diff", *, c: float = 1e-3) -> np.nda
     combiner : {"diff", "ratio"}
     c : float
         Damping constant :math:`c > 0` of ScoreRatio.
+
+    Returns
+    -------
+    ndarray
+        Member scores (higher = member), shape of ``before``.
     """
     if combiner not in COMBINERS:
         raise ValueError(f"combiner must be one of {COMBINERS}, got {combiner!r}")
@@ -149,13 +213,42 @@ def pair_scores(losses, combiner: str = "diff", *, c: float = 1e-3) -> np.ndarra
     """Delta attack scores: :func:`combine` on each consecutive pair ``(f_{i-1}, f_i)``.
 
     ``losses`` is ``(..., k+1)`` (snapshots 0..k on the last axis); returns ``(..., k)``.
+
+    Parameters
+    ----------
+    losses : array_like, shape (..., k+1)
+        Loss-like scores at the snapshots 0..k.
+    combiner : {"diff", "ratio"}
+        How a pair is combined (:func:`combine`).
+    c : float
+        Damping constant of the ratio, > 0.
+
+    Returns
+    -------
+    ndarray, shape (..., k)
+        One member score per consecutive pair.
     """
     arr = _losses(losses, positive=False)
     return combine(arr[..., :-1], arr[..., 1:], combiner, c=c)
 
 
 def back_front_scores(losses, combiner: str = "diff", *, c: float = 1e-3) -> np.ndarray:
-    """Back-Front attack score: :func:`combine` on ``(f_0, f_k)``; ``losses`` ``(..., k+1)``."""
+    """Back-Front attack score: :func:`combine` on ``(f_0, f_k)``; ``losses`` ``(..., k+1)``.
+
+    Parameters
+    ----------
+    losses : array_like, shape (..., k+1)
+        Loss-like scores at the snapshots 0..k.
+    combiner : {"diff", "ratio"}
+        How the pair is combined (:func:`combine`).
+    c : float
+        Damping constant of the ratio, > 0.
+
+    Returns
+    -------
+    ndarray, shape (...)
+        The member score of ``(f_0, f_k)``.
+    """
     arr = _losses(losses, positive=False)
     return combine(arr[..., 0], arr[..., -1], combiner, c=c)
 
@@ -236,6 +329,18 @@ def batch_threshold(pool_scores, fraction_in: float = 0.5) -> float:
     accuracy setting) or 0.1 (its precision setting: the "10th percentile" of the loss-like
     combined score is the 90th percentile of the member score). The decision is
     ``score > threshold``. For Transfer, pass the attacker's own shadow pool.
+
+    Parameters
+    ----------
+    pool_scores : array_like
+        Member scores of the unlabeled pool (finite, non-empty; flattened).
+    fraction_in : float
+        Fraction q of the pool called IN, in (0, 1).
+
+    Returns
+    -------
+    float
+        The threshold (a pool score: the "lower" quantile).
     """
     s = check_finite_array(pool_scores, "pool_scores").ravel()
     if s.size == 0:
@@ -247,7 +352,20 @@ def batch_threshold(pool_scores, fraction_in: float = 0.5) -> float:
 
 def rank_threshold(out_scores, fpr: float = 0.1) -> float:
     r"""Rank threshold: the :math:`1-\mathrm{fpr}` quantile of known-OUT member scores (seed §4.1:
-    "top 10% of the test data"), so about ``fpr`` of OUT points are called IN."""
+    "top 10% of the test data"), so about ``fpr`` of OUT points are called IN.
+
+    Parameters
+    ----------
+    out_scores : array_like
+        Member scores of known non-members (finite, non-empty; flattened).
+    fpr : float
+        Target false-positive rate, in (0, 1).
+
+    Returns
+    -------
+    float
+        The threshold (one of ``out_scores``).
+    """
     s = check_finite_array(out_scores, "out_scores").ravel()
     if s.size == 0:
         raise ValueError("out_scores is empty")
@@ -262,6 +380,21 @@ def decision_metrics(member_scores, nonmember_scores, threshold: float) -> dict[
     Precision is undefined when nobody is called IN (possible with a transferred threshold):
     it is then ``None`` (JSON ``null``), never a made-up number; aggregations skip it and say
     how many trials defined it.
+
+    Parameters
+    ----------
+    member_scores : array_like
+        Scores of the members (finite, non-empty).
+    nonmember_scores : array_like
+        Scores of the non-members (finite, non-empty).
+    threshold : float
+        A point is called IN when its score is > ``threshold``.
+
+    Returns
+    -------
+    dict
+        ``accuracy``, ``precision`` (None when nobody is called IN), ``recall``, ``fpr`` and
+        ``threshold``.
     """
     m = check_finite_array(member_scores, "member_scores").ravel()
     n = check_finite_array(nonmember_scores, "nonmember_scores").ravel()
@@ -282,6 +415,18 @@ def entry_accuracy(assigned, true_index) -> float:
     entered (``0`` for test points, which are ignored). A random guesser (IN with probability
     1/2, a uniform index) scores :math:`1/(2k)`; a membership attack of TPR :math:`p` plus a
     uniform index (the seed's Generic baseline) scores :math:`p/k`.
+
+    Parameters
+    ----------
+    assigned : array_like of int, shape (N,)
+        Predicted entry index of each point (0 = not an update point).
+    true_index : array_like of int, shape (N,)
+        The update each point entered (0 for test points), at least one > 0.
+
+    Returns
+    -------
+    float
+        Fraction in [0, 1] of update points assigned their true index.
     """
     a = np.asarray(assigned).ravel()
     t = np.asarray(true_index).ravel()
@@ -295,7 +440,20 @@ def entry_accuracy(assigned, true_index) -> float:
 
 
 def entry_baselines(k: int, membership_tpr: float) -> dict[str, float]:
-    """The seed's entry baselines (§3.3, §5.3): Random :math:`1/(2k)`, Generic :math:`p/k`."""
+    """The seed's entry baselines (§3.3, §5.3): Random :math:`1/(2k)`, Generic :math:`p/k`.
+
+    Parameters
+    ----------
+    k : int
+        Number of updates, >= 1.
+    membership_tpr : float
+        TPR of the membership attack behind the Generic baseline, in [0, 1].
+
+    Returns
+    -------
+    dict of str to float
+        ``random`` and ``generic`` baseline accuracies.
+    """
     if not isinstance(k, int | np.integer) or k < 1:
         raise ValueError(f"k must be an integer >= 1, got {k!r}")
     if not (0.0 <= membership_tpr <= 1.0):
