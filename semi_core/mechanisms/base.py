@@ -59,20 +59,64 @@ class Mechanism(Protocol):
     T: int
 
     def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
-        """Releases of ``len(member)`` rounds, shape ``(R, T, ...)``."""
+        """Releases of ``len(member)`` rounds, shape ``(R, T, ...)``.
+
+        Parameters
+        ----------
+        member : array_like of bool, shape (R,)
+            Whether the target is inserted in each round (H1) or not (H0).
+        tau : int or array_like of int, shape (R,)
+            Insertion time(s) in 1..T (used by member rounds).
+        rng : numpy.random.Generator
+            Source of all randomness of the rounds.
+
+        Returns
+        -------
+        ndarray, shape (R, T, ...)
+            The releases of each round.
+        """
         ...
 
     def log_lr_steps(self, releases) -> np.ndarray:
-        """Per-step log-LRs from releases, shape ``(R, T)``."""
+        """Per-step log-LRs from releases, shape ``(R, T)``.
+
+        Parameters
+        ----------
+        releases : ndarray, shape (R, T, ...)
+            Releases as returned by :meth:`release`.
+
+        Returns
+        -------
+        ndarray, shape (R, T)
+            :math:`\\log\\mathrm{LR}_t` of each round and candidate insertion time (``+-inf`` allowed,
+            never NaN).
+        """
         ...
 
     def params(self) -> dict[str, Any]:
-        """Validated parameters (plain, JSON-serialisable values)."""
+        """Validated parameters (plain, JSON-serialisable values).
+
+        Returns
+        -------
+        dict of str
+            The parameters, JSON-serialisable (the mechanism's name under ``"mechanism"``).
+        """
         ...
 
 
 def is_mechanism(obj) -> bool:
-    """True when ``obj`` has the four required members of the :class:`Mechanism` protocol."""
+    """True when ``obj`` has the four required members of the :class:`Mechanism` protocol.
+
+    Parameters
+    ----------
+    obj : object
+        Any object.
+
+    Returns
+    -------
+    bool
+        Whether ``obj`` satisfies the protocol (structurally; nothing is called).
+    """
     return isinstance(obj, Mechanism)
 
 
@@ -160,7 +204,24 @@ def statistics(mech, releases, tau, *, tests=None, unif_pmf=None, log_lr=None
 
 def check_log_lr(lr, rounds: int, T: int, who: str = "the mechanism") -> np.ndarray:
     """Per-step log-LRs as a real ``(rounds, T)`` array without NaN (``+-inf`` allowed: a
-    release impossible under one hypothesis); raises naming ``who`` otherwise."""
+    release impossible under one hypothesis); raises naming ``who`` otherwise.
+
+    Parameters
+    ----------
+    lr : array_like
+        What a mechanism's ``log_lr_steps`` returned.
+    rounds : int
+        Expected number of rounds R.
+    T : int
+        Expected number of steps.
+    who : str
+        Name of the mechanism, for the error message.
+
+    Returns
+    -------
+    ndarray of float, shape (rounds, T)
+        The log-LRs.
+    """
     if np.iscomplexobj(lr):
         raise TypeError(f"{who}.log_lr_steps returned complex values")
     arr = np.asarray(lr, dtype=float)
@@ -173,7 +234,22 @@ def check_log_lr(lr, rounds: int, T: int, who: str = "the mechanism") -> np.ndar
 
 def ground_truth(mech, delta: float, tau: int = 1) -> float | None:
     r"""The mechanism's exact :math:`\varepsilon(\delta)` at step ``tau``, or ``None`` when it
-    declares none (no ``epsilon`` member, or :class:`GroundTruthUnknown`)."""
+    declares none (no ``epsilon`` member, or :class:`GroundTruthUnknown`).
+
+    Parameters
+    ----------
+    mech : Mechanism
+        Any mechanism.
+    delta : float
+        The :math:`\delta` of the privacy profile, in (0, 1).
+    tau : int
+        Insertion step in 1..T.
+
+    Returns
+    -------
+    float or None
+        The exact :math:`\varepsilon(\delta)`, or None when the mechanism declares none.
+    """
     fn = getattr(mech, "epsilon", None)
     if not callable(fn):
         return None
@@ -200,13 +276,50 @@ class MechanismBase:
     tests: tuple[str, ...] = SEMI_TESTS
 
     def epsilon(self, delta: float, tau: int = 1) -> float:
-        """Ground-truth :math:`\\varepsilon(\\delta)`; unknown unless a subclass knows it."""
+        """Ground-truth :math:`\\varepsilon(\\delta)`; unknown unless a subclass knows it.
+
+        Parameters
+        ----------
+        delta : float
+            The :math:`\\delta` of the privacy profile, in (0, 1).
+        tau : int
+            Insertion step in 1..T.
+
+        Returns
+        -------
+        float
+            :math:`\\varepsilon(\\delta)` (subclasses that know it); this base raises
+            :class:`GroundTruthUnknown`.
+        """
         raise GroundTruthUnknown(f"{type(self).__name__} has no exact privacy guarantee")
 
     def params(self) -> dict[str, Any]:  # pragma: no cover - subclasses override
-        """Validated parameters as a plain dict."""
+        """Validated parameters as a plain dict.
+
+        Returns
+        -------
+        dict of str
+            JSON-serialisable parameters, with ``"mechanism"`` and ``"T"``.
+        """
         return {"mechanism": type(self).__name__, "T": int(self.T)}
 
     def score(self, releases, tau, *, tests=None, unif_pmf=None) -> dict[str, np.ndarray]:
-        """Every requested test statistic from releases: :func:`statistics` on ``self``."""
+        """Every requested test statistic from releases: :func:`statistics` on ``self``.
+
+        Parameters
+        ----------
+        releases : ndarray, shape (R, T, ...)
+            Releases of R rounds.
+        tau : int or array_like of int
+            Known insertion time(s) in 1..T (used by SeMI* and Final Observation).
+        tests : sequence of str, optional
+            Test names; None = every test the mechanism supports.
+        unif_pmf : array_like, shape (T,), optional
+            Insertion-time prior of SeMI-Unif; None = uniform.
+
+        Returns
+        -------
+        dict of str to ndarray
+            The statistic of each test, shape (R,).
+        """
         return statistics(self, releases, tau, tests=tests, unif_pmf=unif_pmf)

@@ -122,6 +122,18 @@ class DataFamily:
 
         The draws consume ``rng`` exactly as the compiled kernels do (same Generator method,
         same order), which is what makes the NumPy twin equal to the kernel.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            The generator the draws consume.
+        size : int or tuple of int
+            Shape of the draw.
+
+        Returns
+        -------
+        ndarray of float
+            Standardised draws of shape ``size``.
         """
         if not isinstance(rng, np.random.Generator):
             raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
@@ -141,29 +153,69 @@ _LAPLACE_B = 1.0 / math.sqrt(2.0)
 
 
 def gaussian() -> DataFamily:
-    """Standard normal coordinates."""
+    """Standard normal coordinates.
+
+    Returns
+    -------
+    DataFamily
+        The Gaussian family.
+    """
     return DataFamily("gaussian")
 
 
 def laplace() -> DataFamily:
-    """Laplace coordinates with unit variance (scale :math:`1/\\sqrt2`)."""
+    """Laplace coordinates with unit variance (scale :math:`1/\\sqrt2`).
+
+    Returns
+    -------
+    DataFamily
+        The Laplace family.
+    """
     return DataFamily("laplace")
 
 
 def student_t(nu: float) -> DataFamily:
-    """Student-t(nu) coordinates scaled to unit variance; requires ``nu > 2``."""
+    """Student-t(nu) coordinates scaled to unit variance; requires ``nu > 2``.
+
+    Parameters
+    ----------
+    nu : float
+        Degrees of freedom, > 2 (finite variance).
+
+    Returns
+    -------
+    DataFamily
+        The Student-t family.
+    """
     if isinstance(nu, bool) or not isinstance(nu, int | float | np.integer | np.floating):
         raise TypeError(f"student-t nu must be a real number, got {type(nu).__name__}")
     return DataFamily("student-t", float(nu))
 
 
 def bernoulli(p: float) -> DataFamily:
-    """Standardised Bernoulli(p) coordinates; requires ``0 < p < 1``."""
+    """Standardised Bernoulli(p) coordinates; requires ``0 < p < 1``.
+
+    Parameters
+    ----------
+    p : float
+        Success probability, in (0, 1).
+
+    Returns
+    -------
+    DataFamily
+        The Bernoulli family.
+    """
     return DataFamily("bernoulli", check_probability(p, "bernoulli p"))
 
 
 def exponential() -> DataFamily:
-    """Centred Exp(1) coordinates."""
+    """Centred Exp(1) coordinates.
+
+    Returns
+    -------
+    DataFamily
+        The exponential family.
+    """
     return DataFamily("exponential")
 
 
@@ -244,7 +296,20 @@ class DataDistribution:
         return self.mean.size
 
     def sample(self, rng: np.random.Generator, size: int | tuple = ()) -> np.ndarray:
-        """Draw ``size`` data points, shape ``(*size, d)``."""
+        """Draw ``size`` data points, shape ``(*size, d)``.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            Source of randomness.
+        size : int or tuple of int
+            Leading shape of the draw (``()`` = one point).
+
+        Returns
+        -------
+        ndarray, shape (*size, d)
+            Data points with the distribution's mean and covariance.
+        """
         size = (size,) if isinstance(size, int | np.integer) else tuple(size)
         e = self.family.standardized(rng, size + (self.d,))
         return self.mean + e @ self.chol.T

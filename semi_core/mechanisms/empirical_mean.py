@@ -130,7 +130,28 @@ class EmpiricalMean(MechanismBase):
     def isotropic(cls, n, T: int, *, mu: float = 0.0, sigma: float = 1.0, distance: float = 3.0,
                   d: int = 1) -> EmpiricalMean:
         """Stationary N(mu 1, sigma^2 I_d) data with a target at Mahalanobis distance ``distance``
-        along the first axis (the seed's §3.3 setting: n=10, mu=0, sigma=1, z*=3)."""
+        along the first axis (the seed's §3.3 setting: n=10, mu=0, sigma=1, z*=3).
+
+        Parameters
+        ----------
+        n : int or sequence of int
+            Batch size(s), >= 2 (one per step or one for all).
+        T : int
+            Number of releases, >= 1.
+        mu : float
+            Mean of every coordinate.
+        sigma : float
+            Standard deviation of every coordinate, > 0.
+        distance : float
+            Mahalanobis distance of the target from the mean, >= 0.
+        d : int
+            Dimension, >= 1.
+
+        Returns
+        -------
+        EmpiricalMean
+            The mechanism.
+        """
         d = check_int(d, "d", minimum=1)
         sigma = check_positive(sigma, "sigma")  # a negative sigma would mirror the target
         if not 0.0 < sigma * sigma < np.inf:
@@ -171,13 +192,35 @@ class EmpiricalMean(MechanismBase):
         return arr
 
     def releases(self, batch_means) -> np.ndarray:
-        """Running means :math:`\\hat\\mu_1..\\hat\\mu_T` from batch means, shape (..., T, d)."""
+        """Running means :math:`\\hat\\mu_1..\\hat\\mu_T` from batch means, shape (..., T, d).
+
+        Parameters
+        ----------
+        batch_means : array_like, shape (..., T, d)
+            Batch means :math:`\\bar X_t`.
+
+        Returns
+        -------
+        ndarray, shape (..., T, d)
+            The running means.
+        """
         xb = self._as_steps(batch_means, "batch_means")
         w = self.n_t[:, None].astype(float)
         return np.cumsum(w * xb, axis=-2) / self.cum_n[:, None]
 
     def batch_means(self, releases) -> np.ndarray:
-        """Recover :math:`\\bar X_t` from releases (isolation, seed Remark 3.3), shape (..., T, d)."""
+        """Recover :math:`\\bar X_t` from releases (isolation, seed Remark 3.3), shape (..., T, d).
+
+        Parameters
+        ----------
+        releases : array_like, shape (..., T, d)
+            Running means :math:`\\hat\\mu_t`.
+
+        Returns
+        -------
+        ndarray, shape (..., T, d)
+            The batch means.
+        """
         mh = self._as_steps(releases, "releases")
         tot = self.cum_n[:, None] * mh
         prev = np.concatenate([np.zeros_like(tot[..., :1, :]), tot[..., :-1, :]], axis=-2)
@@ -188,6 +231,20 @@ class EmpiricalMean(MechanismBase):
 
         Every datum is drawn; when ``member[r]`` a uniformly chosen datum of batch ``tau[r]`` is
         replaced by the target (lines 4-9 of Alg. 1).
+
+        Parameters
+        ----------
+        member : array_like of bool, shape (R,)
+            Whether the target is inserted in each round.
+        tau : int or array_like of int, shape (R,)
+            Insertion batch in 1..T.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray, shape (R, T, d)
+            The releases.
         """
         member = np.asarray(member, dtype=bool).reshape(-1)
         taus = np.broadcast_to(np.asarray(tau, dtype=np.int64), member.shape)
@@ -206,38 +263,104 @@ class EmpiricalMean(MechanismBase):
         return self.releases(batch_means)
 
     def params(self) -> dict:
-        """Validated parameters (JSON metadata)."""
+        """Validated parameters (JSON metadata).
+
+        Returns
+        -------
+        dict
+            ``mechanism``, ``T``, ``d``, ``n`` (per step) and ``mahalanobis_sq`` (per step).
+        """
         return {"mechanism": "empirical-mean", "T": self.T, "d": self.d,
                 "n": self.n_t.tolist(), "mahalanobis_sq": self.m_t.tolist()}
 
     def epsilon(self, delta: float, tau: int = 1) -> float:
-        """The unclipped, noiseless empirical mean is not differentially private."""
+        """The unclipped, noiseless empirical mean is not differentially private.
+
+        Parameters
+        ----------
+        delta : float
+            The :math:`\\delta` of the privacy profile.
+        tau : int
+            Insertion step.
+
+        Returns
+        -------
+        float
+            Never returns: raises :class:`GroundTruthUnknown`.
+        """
         raise GroundTruthUnknown("the empirical mean without clipping and noise has no finite "
                                  "epsilon (use NoisyMean for a DP mechanism)")
 
     # -- likelihood ratios ---------------------------------------------------------------
     def step_coefficients(self, t: int) -> tuple[float, np.ndarray, float]:
-        """Whitened coefficients ``(c0, b, s)`` of step t: log LR_t = c0 + b.w + s|w|^2."""
+        """Whitened coefficients ``(c0, b, s)`` of step t: log LR_t = c0 + b.w + s|w|^2.
+
+        Parameters
+        ----------
+        t : int
+            Step in 1..T.
+
+        Returns
+        -------
+        c0 : float
+            Constant term.
+        b : ndarray, shape (d,)
+            Linear coefficients in the whitened batch mean w.
+        s : float
+            Coefficient of :math:`\\|w\\|^2` (negative).
+        """
         t = check_tau(t, self.T, "t")
         n = float(self.n_t[t - 1])
         c0 = -0.5 * self.d * np.log1p(-1.0 / n) - self.m_t[t - 1] / (2.0 * (n - 1.0))
         return c0, n / (n - 1.0) * self.u_t[t - 1], -n / (2.0 * (n - 1.0))
 
     def quadratic_form(self, t: int) -> QuadraticForm:
-        """log LR_t as a :class:`~semi_core.kernels.QuadraticForm` in :math:`N=\\bar X_t-\\mu_t`."""
+        """log LR_t as a :class:`~semi_core.kernels.QuadraticForm` in :math:`N=\\bar X_t-\\mu_t`.
+
+        Parameters
+        ----------
+        t : int
+            Step in 1..T.
+
+        Returns
+        -------
+        QuadraticForm
+            The compiled log-LR of step ``t``.
+        """
         c0, b, s = self.step_coefficients(t)
         return QuadraticForm.from_covariance(c0, b, self.chol_t[t - 1], s)
 
     def log_lr_steps(self, releases) -> np.ndarray:
         """Per-step log-LRs :math:`\\log\\mathrm{LR}_t` from the releases, shape (..., T)
         (:class:`~semi_core.mechanisms.base.Mechanism` protocol): isolation, then
-        :meth:`batch_log_lr_steps`."""
+        :meth:`batch_log_lr_steps`.
+
+        Parameters
+        ----------
+        releases : array_like, shape (..., T, d)
+            Running means.
+
+        Returns
+        -------
+        ndarray, shape (..., T)
+            The per-step log-LRs.
+        """
         return self.batch_log_lr_steps(self.batch_means(releases))
 
     def batch_log_lr_steps(self, batch_means) -> np.ndarray:
         """Per-step log-LRs :math:`\\log\\mathrm{LR}_t`, t = 1..T, from batch means, shape (..., T).
 
         Evaluated by the compiled Cholesky-whitened quadratic-form kernel.
+
+        Parameters
+        ----------
+        batch_means : array_like, shape (..., T, d)
+            Batch means.
+
+        Returns
+        -------
+        ndarray, shape (..., T)
+            The per-step log-LRs.
         """
         xb = self._as_steps(batch_means, "batch_means")
         out = np.empty(xb.shape[:-1])
@@ -252,7 +375,20 @@ class EmpiricalMean(MechanismBase):
         return (self.n_t[:, None] * self.mu_t).sum(0) / self.cum_n[-1]
 
     def final_log_lr(self, releases, tau=None) -> np.ndarray:
-        """Final Observation log-LR from the release sequence (uses :math:`\\hat\\mu_T` only)."""
+        """Final Observation log-LR from the release sequence (uses :math:`\\hat\\mu_T` only).
+
+        Parameters
+        ----------
+        releases : array_like, shape (..., T, d)
+            Running means (only the last is used).
+        tau : int or array_like of int, optional
+            Insertion time(s); needed only when the means or covariances vary over steps.
+
+        Returns
+        -------
+        ndarray, shape (...)
+            The Final Observation log-LR.
+        """
         rel = self._as_steps(releases, "releases")
         return self.final_release_log_lr(rel[..., -1, :], tau)
 
@@ -268,6 +404,18 @@ class EmpiricalMean(MechanismBase):
         With stationary :math:`\\Sigma` the covariances are proportional and this is the SeMI*
         form with :math:`n\\to N_T`; otherwise the general Gaussian log-LR is used. ``tau`` (int
         or per-row array) is needed only when :math:`\\mu_t` or :math:`\\Sigma_t` vary.
+
+        Parameters
+        ----------
+        final_release : array_like, shape (..., d)
+            The last release :math:`\\hat\\mu_T`.
+        tau : int or array_like of int, optional
+            Insertion time(s) in 1..T; needed only for non-stationary means or covariances.
+
+        Returns
+        -------
+        ndarray, shape (...)
+            The Final Observation log-LR.
         """
         W = np.asarray(final_release, dtype=float)
         if self.d == 1 and (W.ndim == 0 or W.shape[-1] != 1):
@@ -295,7 +443,18 @@ class EmpiricalMean(MechanismBase):
         return taus.astype(np.int64)
 
     def final_quadratic_form(self, tau: int) -> QuadraticForm | GaussianPairLogLR:
-        """Final Observation log-LR at insertion time ``tau`` as a quadratic form in W."""
+        """Final Observation log-LR at insertion time ``tau`` as a quadratic form in W.
+
+        Parameters
+        ----------
+        tau : int
+            Insertion time in 1..T.
+
+        Returns
+        -------
+        QuadraticForm or GaussianPairLogLR
+            A quadratic form (stationary covariance) or the general Gaussian-pair log-LR.
+        """
         tau = check_tau(tau, self.T)
         N = float(self.cum_n[-1])
         delta = self.delta_t[tau - 1]
@@ -310,7 +469,18 @@ class EmpiricalMean(MechanismBase):
         return GaussianPairLogLR(np.zeros(self.d), V0, delta / N, V1)
 
     def final_mahalanobis_sq(self, tau: int) -> float:
-        """Squared Mahalanobis distance of the target used by Final Observation (stationary Sigma)."""
+        """Squared Mahalanobis distance of the target used by Final Observation (stationary Sigma).
+
+        Parameters
+        ----------
+        tau : int
+            Insertion time in 1..T.
+
+        Returns
+        -------
+        float
+            Squared Mahalanobis distance, >= 0.
+        """
         tau = check_tau(tau, self.T)
         u = solve_triangular(self.chol_t[0], self.delta_t[tau - 1], lower=True)
         return float(u @ u)

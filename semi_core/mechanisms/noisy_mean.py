@@ -83,6 +83,15 @@ def clipped_normal_moments(mean: float, std: float, clip: float) -> tuple[float,
         E X^2 = C^2(\Phi(a)+1-\Phi(b))+(m^2+s^2)P+2ms(\varphi(a)-\varphi(b))
                 +s^2(a\varphi(a)-b\varphi(b)).
 
+    Parameters
+    ----------
+    mean : float
+        Mean m of the normal variable.
+    std : float
+        Its standard deviation s, > 0.
+    clip : float
+        Clipping bound C, > 0.
+
     Returns
     -------
     (float, float)
@@ -175,16 +184,51 @@ class NoisyMean(MechanismBase):
 
     # ------------------------------------------------------------------ privacy
     def sensitivity(self, tau: int = 1) -> float:
-        r""":math:`\Delta_\tau=2C(\sum_{t\ge\tau}N_t^{-2})^{1/2}` (replace-one at step ``tau``)."""
+        r""":math:`\Delta_\tau=2C(\sum_{t\ge\tau}N_t^{-2})^{1/2}` (replace-one at step ``tau``).
+
+        Parameters
+        ----------
+        tau : int
+            Insertion step in 1..T.
+
+        Returns
+        -------
+        float
+            The L2 sensitivity of the releases from step ``tau`` on.
+        """
         tau = check_tau(tau, self.T)
         return float(2.0 * self.clip * np.sqrt(np.sum(1.0 / self.cum_n[tau - 1:] ** 2.0)))
 
     def mu(self, tau: int = 1) -> float:
-        r"""GDP parameter :math:`\mu_\tau=\Delta_\tau/s` (``tau = 1``: the whole mechanism)."""
+        r"""GDP parameter :math:`\mu_\tau=\Delta_\tau/s` (``tau = 1``: the whole mechanism).
+
+        Parameters
+        ----------
+        tau : int
+            Insertion step in 1..T.
+
+        Returns
+        -------
+        float
+            The GDP parameter, > 0.
+        """
         return self.sensitivity(tau) / self.noise
 
     def epsilon(self, delta: float, tau: int = 1) -> float:
-        r"""Exact :math:`\varepsilon(\delta)` of the release sequence (:math:`\mu_\tau`-GDP)."""
+        r"""Exact :math:`\varepsilon(\delta)` of the release sequence (:math:`\mu_\tau`-GDP).
+
+        Parameters
+        ----------
+        delta : float
+            The :math:`\delta` of the privacy profile, in (0, 1).
+        tau : int
+            Insertion step in 1..T.
+
+        Returns
+        -------
+        float
+            The exact :math:`\varepsilon(\delta)`, >= 0.
+        """
 
         return gdp_epsilon(self.mu(tau), delta)
 
@@ -206,6 +250,18 @@ class NoisyMean(MechanismBase):
 
             \Sigma_0=(A\otimes I)\mathrm{diag}(V/n_j)(A\otimes I)^\top+s^2I,\qquad
             \Sigma_1^\tau=\Sigma_0-a_\tau a_\tau^\top\otimes V/n_\tau^2
+
+        Parameters
+        ----------
+        tau : int or None
+            Insertion step in 1..T, or None for H0.
+
+        Returns
+        -------
+        mean : ndarray, shape (T*d,)
+            Mean of the flattened releases.
+        cov : ndarray, shape (T*d, T*d)
+            Their covariance.
         """
         m, V, d = self.clipped_mean, self.clipped_cov, self.d
         AI = np.kron(self.A, np.eye(d))
@@ -239,20 +295,57 @@ class NoisyMean(MechanismBase):
         return r.reshape(-1, self.T * self.d)
 
     def log_lr(self, releases, tau: int) -> np.ndarray:
-        r"""SeMI* statistic: full-sequence log LR of :math:`H_1^\tau` vs :math:`H_0`, shape (R,)."""
+        r"""SeMI* statistic: full-sequence log LR of :math:`H_1^\tau` vs :math:`H_0`, shape (R,).
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, T, d)
+            Releases.
+        tau : int
+            Insertion step in 1..T.
+
+        Returns
+        -------
+        ndarray, shape (R,)
+            The log-LR of each round.
+        """
         x = self._flat(releases)
         tau = check_tau(tau, self.T)
         return self._pair(tau)(x)
 
     def log_lr_steps(self, releases) -> np.ndarray:
-        r"""Log LR for every candidate :math:`t=1..T`, shape (R, T)."""
+        r"""Log LR for every candidate :math:`t=1..T`, shape (R, T).
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, T, d)
+            Releases.
+
+        Returns
+        -------
+        ndarray, shape (R, T)
+            The log-LR of each round and candidate step.
+        """
         x = self._flat(releases)
         return np.stack([self._pair(t)(x) for t in range(1, self.T + 1)], axis=1)
 
     def final_log_lr(self, releases, tau) -> np.ndarray:
         r"""Final Observation statistic: log LR of the marginal law of :math:`o_T` alone.
 
-        ``tau``: an int, or one insertion time per round."""
+        ``tau``: an int, or one insertion time per round.
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, T, d)
+            Releases (only the last step is used).
+        tau : int or array_like of int, shape (R,)
+            Insertion step(s) in 1..T.
+
+        Returns
+        -------
+        ndarray, shape (R,)
+            The log-LR of each round.
+        """
         x = self._flat(releases)
         rows = tuple(range((self.T - 1) * self.d, self.T * self.d))
         xs = x[:, list(rows)]
@@ -270,6 +363,20 @@ class NoisyMean(MechanismBase):
         Every datum is drawn, clipped, and (for members) one record of batch ``tau`` (an int
         or one per round) is replaced by the canary (Alg. 1 of the SeMI seed; which record is
         immaterial for a mean).
+
+        Parameters
+        ----------
+        member : array_like of bool, shape (R,)
+            Whether the canary is inserted in each round.
+        tau : int or array_like of int, shape (R,)
+            Insertion batch in 1..T.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray, shape (R, T, d)
+            The noisy releases.
         """
         member = np.asarray(member, dtype=bool).reshape(-1)
         R = member.size
@@ -286,11 +393,33 @@ class NoisyMean(MechanismBase):
         return running + rng.normal(0.0, self.noise, running.shape)
 
     def simulate(self, member, tau: int, rng: np.random.Generator) -> np.ndarray:
-        """Alias of :meth:`release` with one insertion time ``tau`` (kept for callers)."""
+        """Alias of :meth:`release` with one insertion time ``tau`` (kept for callers).
+
+        Parameters
+        ----------
+        member : array_like of bool, shape (R,)
+            Whether the canary is inserted in each round.
+        tau : int
+            Insertion batch in 1..T.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray, shape (R, T, d)
+            The noisy releases.
+        """
         return self.release(member, check_tau(tau, self.T), rng)
 
     def params(self) -> dict:
-        """Validated parameters (JSON metadata)."""
+        """Validated parameters (JSON metadata).
+
+        Returns
+        -------
+        dict
+            ``mechanism``, ``T``, ``d``, ``n``, ``noise``, ``clip``, ``data_std``, ``data_mean`` and
+            ``target``.
+        """
         return {"mechanism": "noisy-mean", "T": self.T, "d": self.d, "n": self.n_t.tolist(),
                 "noise": self.noise, "clip": self.clip, "data_std": self.data_std,
                 "data_mean": self.data_mean.tolist(), "target": self.target.tolist()}
