@@ -100,39 +100,38 @@ _BYTES_PER_ROUND_IN_MEMORY = (4 * 8 + 8 + 1) * 3
 
 @dataclass(frozen=True)
 class EngineParams:
-    """Everything a chunk kernel needs (plain arrays; picklable for Dask workers)."""
+    """Everything a chunk kernel needs (plain arrays; picklable for Dask workers).
 
-    exact: bool
-    code: int
-    fparam: float
-    scale: float
-    n_t: np.ndarray
-    u: np.ndarray
-    llr_c0: np.ndarray
-    llr_k: np.ndarray
-    log_w_unif: np.ndarray
-    p_member: float
-    tau_cdf: np.ndarray
-    fo_stationary: bool
-    fo_A: np.ndarray
-    fo_C0: np.ndarray
-    fo_logdet0: float
-    fo_C1: np.ndarray
-    fo_m1: np.ndarray
-    fo_logdet1: np.ndarray
-    fo_N: float
+    Attributes
+    ----------
+    setup : SemiChunkSetup
+        The kernel's set-up record (:class:`semi_core.kernels._records.SemiChunkSetup`, the one
+        list of its fields), arrays as given (any dtype and layout; :meth:`kernel_setup`
+        makes them the compiled signature's).
+    data_spec : str
+        The data family's spec (``"gaussian"``, ``"laplace"``, ...).
+    mode : str
+        ``"exact"`` or ``"sufficient"``.
+    """
+
+    setup: SemiChunkSetup
     data_spec: str = "gaussian"
     mode: str = "exact"
 
     @property
+    def exact(self) -> bool:
+        """Every datum is simulated (``mode == "exact"``)."""
+        return bool(self.setup.exact)
+
+    @property
     def T(self) -> int:
         """Number of steps."""
-        return int(self.n_t.size)
+        return int(np.size(self.setup.n_t))
 
     @property
     def d(self) -> int:
         """Dimension."""
-        return int(self.u.shape[1])
+        return int(np.shape(self.setup.u)[1])
 
     def kernel_setup(self) -> SemiChunkSetup:
         """The kernel's typed set-up record (one compiled signature: C-contiguous int64 /
@@ -143,7 +142,7 @@ class EngineParams:
         fields = {}
         for name, ann in SemiChunkSetup.__annotations__.items():
             ann = getattr(ann, "__forward_arg__", getattr(ann, "__name__", ann))
-            v = getattr(self, name)
+            v = getattr(self.setup, name)
             if ann in scalars:
                 fields[name] = scalars[ann](v)
             else:
@@ -153,7 +152,8 @@ class EngineParams:
 
     def variates_per_round(self) -> int:
         """Random variates per round for the data (excluding the 3 control uniforms)."""
-        per_step = self.n_t if self.exact else np.ones_like(self.n_t)
+        n_t = np.asarray(self.setup.n_t)
+        per_step = n_t if self.exact else np.ones_like(n_t)
         return int(per_step.sum()) * self.d
 
 
@@ -236,15 +236,14 @@ def build_params(mech, *, data="gaussian", mode: str = "exact", tau=None, p_memb
         fo_ld0 = float(np.log(np.diag(fo_C0)).sum())
         fo_ld1 = np.array([np.log(np.diag(fo_C1[t])).sum() for t in range(T)])
     c = np.ascontiguousarray
-    return EngineParams(
+    return EngineParams(SemiChunkSetup(
         exact=mode == "exact", code=int(family.code),
         fparam=float(family.param) if family.name in ("student-t", "bernoulli") else 0.0,
         scale=_family_scale(family), n_t=n_t, u=c(mech.u_t, dtype=np.float64).reshape(T, d),
         llr_c0=c0, llr_k=k, log_w_unif=c(log_w, dtype=np.float64), p_member=p_member,
         tau_cdf=c(cdf), fo_stationary=stationary, fo_A=c(fo_A), fo_C0=c(fo_C0),
         fo_logdet0=float(fo_ld0), fo_C1=c(fo_C1), fo_m1=c(fo_m1),
-        fo_logdet1=c(fo_ld1, dtype=np.float64), fo_N=N, data_spec=family.spec, mode=mode,
-    )
+        fo_logdet1=c(fo_ld1, dtype=np.float64), fo_N=N), data_spec=family.spec, mode=mode)
 
 
 def play_chunk(params: EngineParams, seed_seq: np.random.SeedSequence, rounds: int,
@@ -312,8 +311,9 @@ def estimate_resources(params: EngineParams, rounds: int, chunk_size: int, *,
 
 
 def _check_finite_setup(params: EngineParams) -> None:
-    m = np.einsum("td,td->t", params.u, params.u)
-    if not np.all(np.isfinite(m)) or np.max(m) * float(np.max(params.n_t)) > 1e250:
+    u, n_t = params.setup.u, params.setup.n_t
+    m = np.einsum("td,td->t", u, u)
+    if not np.all(np.isfinite(m)) or np.max(m) * float(np.max(n_t)) > 1e250:
         raise ValueError(
             f"the target is too far from the data mean (squared Mahalanobis distance m* = "
             f"{float(np.max(m)):.3g}): the statistics overflow floating point. Every test "

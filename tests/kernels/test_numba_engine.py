@@ -61,15 +61,17 @@ def test_empty_chunk():
 def test_float32_and_noncontiguous_params():
     p = build_params(MECHS["per-step"](), data="laplace", tau="uniform")
     ref = play_chunk(p, child_seed(1, 0), 200, twin=False)
-    u_nc = np.asfortranarray(p.u)  # non-contiguous rows
-    q = dataclasses.replace(p, u=u_nc, fo_A=p.fo_A.transpose(0, 2, 1).copy().transpose(0, 2, 1),
-                            llr_c0=p.llr_c0[::-1].copy()[::-1], n_t=p.n_t.astype(np.int32))
+    s = p.setup
+    u_nc = np.asfortranarray(s.u)  # non-contiguous rows
+    q = dataclasses.replace(p, setup=s._replace(
+        u=u_nc, fo_A=s.fo_A.transpose(0, 2, 1).copy().transpose(0, 2, 1),
+        llr_c0=s.llr_c0[::-1].copy()[::-1], n_t=s.n_t.astype(np.int32)))
     for twin in (False, True):
         out = play_chunk(q, child_seed(1, 0), 200, twin=twin)
         np.testing.assert_array_equal(out[0], ref[0])
         np.testing.assert_allclose(out[2], ref[2], rtol=1e-12, atol=1e-12)
     # float32 arrays are accepted and give the float64 result to float32 accuracy
-    r32 = dataclasses.replace(p, u=p.u.astype(np.float32))
+    r32 = dataclasses.replace(p, setup=s._replace(u=s.u.astype(np.float32)))
     a, b = _both(r32, 200, seed=1)
     _assert_same(a, b)
     np.testing.assert_allclose(a[2], ref[2], rtol=1e-5, atol=1e-5)
@@ -77,9 +79,9 @@ def test_float32_and_noncontiguous_params():
 
 def test_nan_propagates_identically():
     p = build_params(MECHS["d1"](), tau="uniform")
-    u = p.u.copy()
+    u = p.setup.u.copy()
     u[2, 0] = np.nan
-    a, b = _both(dataclasses.replace(p, u=u), 100)
+    a, b = _both(dataclasses.replace(p, setup=p.setup._replace(u=u)), 100)
     _assert_same(a, b)
     assert np.isnan(a[2][1]).all() and np.isnan(a[2][2]).all()  # every round sees step 3
     assert np.isnan(a[2][0][a[1] == 3]).all() and np.isfinite(a[2][0][a[1] != 3]).all()
@@ -96,3 +98,16 @@ def test_direct_kernel_call_matches_twin():
         outs.append((m, t, s, gen.random()))  # same number of draws consumed
     _assert_same(outs[0][:3], outs[1][:3])
     assert outs[0][3] == outs[1][3]
+
+
+def test_engine_params_hold_the_one_setup_record():
+    """EngineParams keeps the kernel's fields in the set-up record (one field list), adding
+    only what the engine alone reads."""
+    from semi_core.game.engine import EngineParams
+    from semi_core.kernels._records import SemiChunkSetup
+
+    own = {f.name for f in dataclasses.fields(EngineParams)}
+    assert own == {"setup", "data_spec", "mode"} and not own & set(SemiChunkSetup._fields)
+    p = build_params(MECHS["d4-full"](), data="exponential", tau="uniform")
+    assert isinstance(p.setup, SemiChunkSetup)
+    assert (p.T, p.d, p.exact) == (p.setup.n_t.size, p.setup.u.shape[1], p.setup.exact)
