@@ -1,7 +1,8 @@
 # Two commands do all the set-up on a fresh machine:
 #   make reproduce   -> builds .venv, runs the main job (semi-core reproduce --quick) into ./report
-#   make test        -> builds .venv, runs the fast test tier with the compiled kernels, then the
-#                       whole tier again with the NumPy twins forced (SEMI_CORE_FORCE_TWIN=1)
+#   make test        -> builds .venv, runs the fast test tier with the compiled kernels, then again,
+#                       with the NumPy twins forced (SEMI_CORE_FORCE_TWIN=1), every test of it that
+#                       reached a kernel (recorded by the first pass; see tests/conftest.py)
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -18,9 +19,11 @@ $(STAMP): pyproject.toml setup.py constraints.txt $(wildcard semi_core_ext/*.pyx
 reproduce: $(STAMP)
 	$(VENV)/bin/semi-core reproduce --quick --out report
 
+KERNEL_TESTS := .pytest_cache/semi-core-kernel-tests.txt
+
 test: $(STAMP)
-	$(PY) -m pytest -q
-	SEMI_CORE_FORCE_TWIN=1 $(PY) -m pytest -q
+	$(PY) -m pytest -q --record-kernel-tests $(KERNEL_TESTS)
+	SEMI_CORE_FORCE_TWIN=1 $(PY) -m pytest -q --only-kernel-tests $(KERNEL_TESTS)
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -m slow

@@ -136,3 +136,118 @@ def pytest_runtest_call(item):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item, nextitem):
     return (yield from _guard_interrupts("teardown"))
+
+
+# -- the twin pass re-runs the tests that reach a kernel, not the whole tier -------------------
+# ``make test`` runs the tier once with the compiled kernels, recording (``--record-kernel-tests
+# FILE``) every test that reached a kernel dispatcher — in its body, in a fixture it uses (a
+# module fixture's games count for every test that reads them), in a subprocess it started
+# (the environment carries the trace path) or on the shared Dask cluster — and then, with
+# ``SEMI_CORE_FORCE_TWIN=1``, runs just those (``--only-kernel-tests FILE``) plus any test
+# marked ``twin``. See ``semi_core.kernels._trace``.
+_TRACE_ENV = "SEMI_CORE_KERNEL_TRACE"
+_ALWAYS_KERNEL_FIXTURES = {"dask_client"}  # work runs in worker processes started earlier
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("semi_core kernels")
+    group.addoption("--record-kernel-tests", metavar="FILE", default=None,
+                    help="write the node ids of the tests that reach a compiled kernel to FILE")
+    group.addoption("--only-kernel-tests", metavar="FILE", default=None,
+                    help="run only the tests listed in FILE (written by --record-kernel-tests) "
+                         "and those marked 'twin'")
+
+
+class _KernelTrace:
+    def __init__(self, out: str):
+        import tempfile
+
+        self.out = out
+        self.dir = tempfile.mkdtemp(prefix="semi-core-kernel-trace-")
+        self.count = 0
+        self.fixtures: set[str] = set(_ALWAYS_KERNEL_FIXTURES)
+        self.tests: list[str] = []
+
+    def _path(self) -> str:
+        import os
+
+        self.count += 1
+        return os.path.join(self.dir, str(self.count))
+
+    def watch(self, on_hit):
+        """Generator body for a hook wrapper: a fresh trace file while the wrapped code runs."""
+        import os
+
+        prev = os.environ.get(_TRACE_ENV)
+        path = os.environ[_TRACE_ENV] = self._path()
+        try:
+            return (yield)
+        finally:
+            if os.path.exists(path):
+                on_hit()
+            if prev is None:
+                os.environ.pop(_TRACE_ENV, None)
+            else:
+                os.environ[_TRACE_ENV] = prev
+
+    def write(self) -> None:
+        import os
+        import shutil
+
+        os.makedirs(os.path.dirname(os.path.abspath(self.out)), exist_ok=True)
+        with open(self.out, "w", encoding="utf-8") as fh:
+            fh.write("".join(f"{t}\n" for t in self.tests))
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+_TRACE: _KernelTrace | None = None
+
+
+def pytest_configure(config):
+    global _TRACE
+    out = config.getoption("--record-kernel-tests")
+    if out:
+        _TRACE = _KernelTrace(out)
+
+
+def pytest_collection_modifyitems(config, items):
+    src = config.getoption("--only-kernel-tests")
+    if not src:
+        return
+    try:
+        with open(src, encoding="utf-8") as fh:
+            wanted = {line.strip() for line in fh if line.strip()}
+    except OSError as exc:
+        raise pytest.UsageError(f"--only-kernel-tests: cannot read {src!r} ({exc}); write it "
+                                "with a compiled pass run with --record-kernel-tests") from None
+    keep, drop = [], []
+    for item in items:
+        (keep if item.nodeid in wanted or item.get_closest_marker("twin") else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    if _TRACE is None:
+        return (yield)
+    return (yield from _TRACE.watch(lambda: _TRACE.fixtures.add(fixturedef.argname)))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if _TRACE is None:
+        return (yield)
+    hit = []
+    try:
+        return (yield from _TRACE.watch(lambda: hit.append(True)))
+    finally:
+        if hit or _TRACE.fixtures.intersection(item.fixturenames) \
+                or item.get_closest_marker("twin"):
+            _TRACE.tests.append(item.nodeid)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _TRACE is not None:
+        _TRACE.write()

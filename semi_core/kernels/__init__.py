@@ -12,6 +12,7 @@ import os
 import numpy as np
 
 from . import _twins
+from ._trace import note_kernel_use
 
 __all__ = [
     "BACKEND",
@@ -59,6 +60,7 @@ def _prep(N, M, b, mname: str):
 
 def _dispatch(name: str, N, M, b, c0, s, num_threads) -> np.ndarray:
     """Run the compiled kernel ``name`` (or its NumPy twin when forced, missing, or empty)."""
+    note_kernel_use()
     if _compiled is None or N.shape[0] == 0:
         return getattr(_twins, name)(N, M, b, float(c0), float(s))
     out = np.empty(N.shape[0], dtype=np.float64)

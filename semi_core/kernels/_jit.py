@@ -7,14 +7,21 @@ All compiled kernels are decorated with :func:`jit`, so the settings are uniform
 
 ``SEMI_CORE_FORCE_TWIN=1`` makes :func:`use_twins` true: dispatchers then call the NumPy
 twins in :mod:`semi_core.kernels._twins` instead of the compiled kernels (the test suite is
-re-run this way for tests marked ``twin``).
+re-run this way for the tests that exercise a kernel).
+
+``SEMI_CORE_KERNEL_TRACE=PATH`` makes every kernel dispatch (a call of :func:`use_twins` or
+of the Cython dispatcher) create the empty file ``PATH`` once per process and path: the
+test suite sets it per test to learn, in the compiled pass, which tests reach a kernel
+(also in subprocesses they start), and re-runs just those with the twins.
 """
 
 from __future__ import annotations
 
 import os
 
-__all__ = ["jit", "use_twins"]
+from ._trace import note_kernel_use
+
+__all__ = ["jit", "use_twins", "note_kernel_use"]
 
 try:  # numba is a core dependency, but keep the twins usable without it
     import numba as _numba
@@ -25,8 +32,16 @@ except ImportError:  # pragma: no cover - exercised only on broken installs
 def use_twins() -> bool:
     """True when ``SEMI_CORE_FORCE_TWIN`` is set (not empty / ``0``) or Numba is missing.
 
-    Read at call time, so a test may set the variable with ``monkeypatch.setenv``.
+    Read at call time, so a test may set the variable with ``monkeypatch.setenv``. Every
+    dispatcher asks this before running a kernel, so it also notes the use
+    (:func:`note_kernel_use`).
+
+    Returns
+    -------
+    bool
+        Whether the NumPy twins run instead of the compiled kernels.
     """
+    note_kernel_use()
     return os.environ.get("SEMI_CORE_FORCE_TWIN", "").strip() not in ("", "0") or _numba is None
 
 
