@@ -88,7 +88,18 @@ class ProductLaw:
     # -- constructors --------------------------------------------------------------------------
     @staticmethod
     def bernoulli(p) -> ProductLaw:
-        """Independent Bernoulli(p_j) coordinates."""
+        """Independent Bernoulli(p_j) coordinates.
+
+        Parameters
+        ----------
+        p : array_like, shape (d,)
+            Success probability of each coordinate, in (0, 1).
+
+        Returns
+        -------
+        ProductLaw
+            The law (mean p, variance p(1-p), third cumulant p(1-p)(1-2p)).
+        """
         p = check_finite_array(p, "p", ndim=1)
         if ((p <= 0) | (p >= 1)).any():
             raise ValueError("p must lie in (0, 1) in every coordinate")
@@ -96,7 +107,20 @@ class ProductLaw:
 
     @staticmethod
     def gaussian(mean, std) -> ProductLaw:
-        """Independent N(mean_j, std_j^2) coordinates."""
+        """Independent N(mean_j, std_j^2) coordinates.
+
+        Parameters
+        ----------
+        mean : array_like, shape (d,)
+            Mean of each coordinate.
+        std : float or array_like, shape (d,)
+            Standard deviation of each coordinate, > 0.
+
+        Returns
+        -------
+        ProductLaw
+            The law.
+        """
         mu = check_finite_array(mean, "mean", ndim=1)
         sd = np.broadcast_to(check_finite_array(std, "std"), mu.shape).astype(float)
         if (sd <= 0).any():
@@ -105,7 +129,18 @@ class ProductLaw:
 
     @staticmethod
     def poisson(lam) -> ProductLaw:
-        """Independent Poisson(lam_j) coordinates (all cumulants equal lam_j)."""
+        """Independent Poisson(lam_j) coordinates (all cumulants equal lam_j).
+
+        Parameters
+        ----------
+        lam : array_like, shape (d,)
+            Rate of each coordinate, > 0.
+
+        Returns
+        -------
+        ProductLaw
+            The law.
+        """
         la = check_finite_array(lam, "lam", ndim=1)
         if (la <= 0).any():
             raise ValueError("lam must be > 0 in every coordinate")
@@ -113,7 +148,24 @@ class ProductLaw:
 
     @staticmethod
     def custom(mean, var, sampler: Callable, *, k3=None) -> ProductLaw:
-        """Any product law with a sampler and known mean/variance (exact mode and Eq. 10 only)."""
+        """Any product law with a sampler and known mean/variance (exact mode and Eq. 10 only).
+
+        Parameters
+        ----------
+        mean : array_like, shape (d,)
+            Mean of each coordinate.
+        var : float or array_like, shape (d,)
+            Variance of each coordinate, > 0.
+        sampler : callable
+            ``sampler(rng, size) -> ndarray`` of shape ``(*size, d)``.
+        k3 : array_like, shape (d,), optional
+            Third cumulants (for the Edgeworth corrections); None = 0.
+
+        Returns
+        -------
+        ProductLaw
+            The law (``family = "custom"``).
+        """
         mu = check_finite_array(mean, "mean", ndim=1)
         v = np.broadcast_to(check_finite_array(var, "var"), mu.shape).astype(float)
         if (v <= 0).any():
@@ -132,6 +184,16 @@ class ProductLaw:
         keep a row's coordinates together, so the law is the population's, while the closed
         forms (:math:`m^*`, Eq. 10) use its diagonal (product) approximation, seed §3. Every
         column must vary (variance > 0). ``family = "custom"``: ``mode="exact"`` only.
+
+        Parameters
+        ----------
+        rows : array_like, shape (N, d)
+            The population, N >= 2 finite rows, every column with variance > 0.
+
+        Returns
+        -------
+        ProductLaw
+            The empirical law (``family = "custom"``).
         """
         X = check_finite_array(rows, "rows", ndim=2)
         if X.shape[0] < 2:
@@ -146,7 +208,20 @@ class ProductLaw:
 
     # -- sampling --------------------------------------------------------------------------------
     def sample(self, rng: np.random.Generator, size) -> np.ndarray:
-        """Rows of the law, shape ``(*size, d)``."""
+        """Rows of the law, shape ``(*size, d)``.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            Source of randomness.
+        size : int or tuple of int
+            Leading shape of the draw.
+
+        Returns
+        -------
+        ndarray, shape (*size, d)
+            The rows.
+        """
         size = (size,) if np.ndim(size) == 0 else tuple(size)
         shape = (*size, self.d)
         if self.family == "bernoulli":
@@ -166,7 +241,22 @@ class ProductLaw:
         return self.family in ("bernoulli", "gaussian", "poisson")
 
     def sample_sum(self, rng: np.random.Generator, k: int, rounds: int) -> np.ndarray:
-        """Sum of ``k`` i.i.d. rows, shape ``(rounds, d)`` (sufficient statistic)."""
+        """Sum of ``k`` i.i.d. rows, shape ``(rounds, d)`` (sufficient statistic).
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            Source of randomness.
+        k : int
+            Number of rows summed, >= 0.
+        rounds : int
+            Number of independent sums.
+
+        Returns
+        -------
+        ndarray, shape (rounds, d)
+            The sums (zeros when ``k = 0``).
+        """
         shape = (rounds, self.d)
         if k == 0:
             return np.zeros(shape)
@@ -180,7 +270,21 @@ class ProductLaw:
                          "gaussian, poisson); use mode='exact' for a custom law")
 
     def sum_logpdf(self, s: np.ndarray, k: int) -> np.ndarray:
-        """Log density (pmf) of the sum of ``k`` rows at ``s``, coordinate-wise."""
+        """Log density (pmf) of the sum of ``k`` rows at ``s``, coordinate-wise.
+
+        Parameters
+        ----------
+        s : ndarray, shape (..., d)
+            Values of the sum.
+        k : int
+            Number of rows summed, >= 1.
+
+        Returns
+        -------
+        ndarray, shape (..., d)
+            Log density (log pmf for discrete families) of each coordinate; ``-inf`` off the
+            support.
+        """
         if self.family == "bernoulli":
             p = self.mean
             ok = (s >= 0) & (s <= k)
@@ -199,7 +303,13 @@ class ProductLaw:
         raise ValueError("the exact LR needs a law with a known sum law")
 
     def params(self) -> dict:
-        """Summary (JSON)."""
+        """Summary (JSON).
+
+        Returns
+        -------
+        dict
+            ``family``, ``d``, ``mean_range`` and ``var_range``.
+        """
         return {"family": self.family, "d": self.d,
                 "mean_range": [float(self.mean.min()), float(self.mean.max())],
                 "var_range": [float(self.var.min()), float(self.var.max())]}
@@ -217,7 +327,22 @@ class RowSampler:
 
 
 def seed_bernoulli(d: int = 5000, a: float = 0.25, *, seed=0) -> ProductLaw:
-    """The seed's data law (App. E.1): Bernoulli(p), :math:`p_j\\sim U[a, 1-a]`."""
+    """The seed's data law (App. E.1): Bernoulli(p), :math:`p_j\\sim U[a, 1-a]`.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, >= 1.
+    a : float
+        The :math:`p_j` are uniform on [a, 1 - a]; 0 <= a < 0.5.
+    seed : int
+        Seed of the draw of the :math:`p_j`.
+
+    Returns
+    -------
+    ProductLaw
+        The Bernoulli product law.
+    """
     d = check_int(d, "d", minimum=1)
     a = check_probability(a, "a", low_open=False)
     if not a < 0.5:
@@ -231,6 +356,18 @@ def seed_targets(law: ProductLaw, *, seed=0) -> dict[str, np.ndarray]:
 
     ``easy`` :math:`=\mathbb 1\{p\le1/2\}` (largest Mahalanobis distance), ``hard``
     :math:`=\mathbb 1\{p>1/2\}` (smallest), ``medium`` :math:`\sim\mathrm{Bern}(p)`.
+
+    Parameters
+    ----------
+    law : ProductLaw
+        A Bernoulli product law.
+    seed : int
+        Seed of the ``medium`` target's draw.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``easy``, ``medium`` and ``hard`` targets, each of shape (d,).
     """
     if law.family != "bernoulli":
         raise ValueError("named targets (easy/medium/hard) are defined for Bernoulli data; "
@@ -355,7 +492,13 @@ class PerDatumMean(MechanismBase):
         return float(np.sum(dl**2 / self.effective_var) / self.k)
 
     def params(self) -> dict:
-        """Validated parameters (JSON)."""
+        """Validated parameters (JSON).
+
+        Returns
+        -------
+        dict
+            The validated parameters, the target's ``m_star`` and the law's summary.
+        """
         return {"mechanism": "PerDatumMean", "T": 1, "n": self.n, "k": self.k,
                 "rho": self.rho, "noise_std_range": [float(self.noise_std.min()),
                                                      float(self.noise_std.max())],
@@ -365,7 +508,22 @@ class PerDatumMean(MechanismBase):
 
     # -- releases --------------------------------------------------------------------------------
     def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
-        """Releases of ``len(member)`` rounds, shape ``(R, 1, d)`` (``tau`` is ignored: T = 1)."""
+        """Releases of ``len(member)`` rounds, shape ``(R, 1, d)`` (``tau`` is ignored: T = 1).
+
+        Parameters
+        ----------
+        member : array_like of bool, shape (R,)
+            Whether the target is in the dataset in each round.
+        tau : int or array_like of int
+            Ignored (one release).
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray, shape (R, 1, d)
+            The noisy means.
+        """
         b = np.asarray(member, dtype=bool).reshape(-1)
         R = b.size
         if self.mode == "sufficient":
@@ -446,7 +604,18 @@ class PerDatumMean(MechanismBase):
         r"""Exact log-LR (the Neyman-Pearson statistic of this mechanism):
         :math:`\log(1-q+q\,e^{\ell_{\rm in}})`, :math:`q=k/n`, with one shared inclusion
         event; with ``inclusion="per-coordinate"`` :math:`\sum_j\log(1-q+q\,e^{\ell_{{\rm in},j}})`
-        (Eq. 15, then exact)."""
+        (Eq. 15, then exact).
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, 1, d) or (R, d)
+            Releases.
+
+        Returns
+        -------
+        ndarray, shape (R,)
+            The exact log-LR of each release.
+        """
         if not self.exact_available:
             raise ValueError("the exact LR needs a bernoulli/gaussian/poisson law without "
                              "noise (or gaussian data)")
@@ -458,6 +627,16 @@ class PerDatumMean(MechanismBase):
 
         The LR of coordinates sub-sampled independently -- the paper's approximation of the
         shared-inclusion mechanism (equal to :meth:`exact_log_lr` when ``rho = 1``).
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, 1, d) or (R, d)
+            Releases.
+
+        Returns
+        -------
+        ndarray, shape (R,)
+            The Eq. (15) log-LR of each release.
         """
         o = self._flat(releases)
         c = self._coord_in_log_lr(o)
@@ -479,6 +658,24 @@ class PerDatumMean(MechanismBase):
         ``target``, ``mean``, ``var`` override :math:`z^*,\mu,V` (misspecified and plug-in
         attacks); ``var`` is in the units of :attr:`effective_var`. ``mean``/``var`` may be
         ``(R, d)`` (one estimate per round).
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, 1, d) or (R, d)
+            Releases.
+        target : array_like, shape (d,), optional
+            Target the statistic is built for; None = the mechanism's target.
+        mean : array_like, shape (d,) or (R, d), optional
+            Assumed data mean; None = the law's.
+        var : array_like, shape (d,) or (R, d), optional
+            Assumed variance in the units of :attr:`effective_var`; None = the true one.
+        mixture : bool
+            Mix over the inclusion event(s) when ``k < n``; False = the unmixed Eq. (10).
+
+        Returns
+        -------
+        ndarray, shape (R,)
+            The approximate log-LR of each release.
         """
         o = self._flat(releases)
         z = self.target if target is None else np.asarray(target, dtype=float)
@@ -492,13 +689,37 @@ class PerDatumMean(MechanismBase):
         return self._mix_coords(cj)
 
     def log_lr_steps(self, releases) -> np.ndarray:
-        """The statistic :attr:`test` as ``(R, 1)`` (T = 1)."""
+        """The statistic :attr:`test` as ``(R, 1)`` (T = 1).
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, 1, d)
+            Releases.
+
+        Returns
+        -------
+        ndarray, shape (R, 1)
+            The statistic of each release.
+        """
         fn = {"exact": self.exact_log_lr, "approx": self.approx_log_lr,
               "paper-sub": self.paper_sub_log_lr}[self.test]
         return fn(releases)[:, None]
 
     def final_log_lr(self, releases, tau) -> np.ndarray:
-        """With one release the Final Observation test is the same statistic."""
+        """With one release the Final Observation test is the same statistic.
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, 1, d)
+            Releases.
+        tau : int or array_like of int
+            Ignored (one release).
+
+        Returns
+        -------
+        ndarray, shape (R,)
+            The statistic of each release.
+        """
         return self.log_lr_steps(releases)[:, 0]
 
     # -- theory ----------------------------------------------------------------------------------
@@ -524,6 +745,16 @@ class PerDatumMean(MechanismBase):
         statistic, not a different scale. With ``inclusion="per-coordinate"`` the threshold is
         that of the per-coordinate product LR (:meth:`paper_sub_log_lr`, Eq. 15), whose limit is
         :math:`\mathcal N(\mp\rho m^*/2,\rho m^*)` (Thm 4.3, Eq. 16).
+
+        Parameters
+        ----------
+        alpha : float
+            False-positive rate of ``power`` and ``threshold``, in (0, 1).
+
+        Returns
+        -------
+        dict
+            The closed forms listed above.
         """
 
         a = float(alpha)
@@ -608,13 +839,34 @@ class AverageDatumMean(MechanismBase):
         return self.law.d
 
     def params(self) -> dict:
-        """Validated parameters (JSON)."""
+        """Validated parameters (JSON).
+
+        Returns
+        -------
+        dict
+            ``mechanism``, ``T``, ``n``, ``noise_std_range`` and the law's summary.
+        """
         return {"mechanism": "AverageDatumMean", "T": 1, "n": self.n,
                 "noise_std_range": [float(self.noise_std.min()), float(self.noise_std.max())],
                 "law": self.law.params()}
 
     def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
-        """Pairs :math:`(z^*, o)` of ``len(member)`` rounds, shape ``(R, 1, 2, d)`` (Alg. 3)."""
+        """Pairs :math:`(z^*, o)` of ``len(member)`` rounds, shape ``(R, 1, 2, d)`` (Alg. 3).
+
+        Parameters
+        ----------
+        member : array_like of bool, shape (R,)
+            Whether each round's target is in the dataset.
+        tau : int or array_like of int
+            Ignored (one release).
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray, shape (R, 1, 2, d)
+            The target and the noisy mean of each round.
+        """
         b = np.asarray(member, dtype=bool).reshape(-1)
         R = b.size
         z = self.law.sample(rng, R)                       # the round's target, ~ D either way
@@ -626,7 +878,18 @@ class AverageDatumMean(MechanismBase):
         return np.stack([z, o], axis=1)[:, None]
 
     def log_lr(self, releases) -> np.ndarray:
-        """Exact log-LR of each round's pair (Eq. 22-24), shape ``(R,)``."""
+        """Exact log-LR of each round's pair (Eq. 22-24), shape ``(R,)``.
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, 1, 2, d) or (R, 2, d)
+            Pairs :math:`(z^*, o)`.
+
+        Returns
+        -------
+        ndarray, shape (R,)
+            The exact log-LR of each round.
+        """
         a = np.asarray(releases, dtype=float)
         if a.ndim == 4:
             a = a[:, -1]
@@ -636,16 +899,52 @@ class AverageDatumMean(MechanismBase):
         return np.sum(self._pd._coord_in_log_lr(a[:, 1], a[:, 0]), axis=1)
 
     def log_lr_steps(self, releases) -> np.ndarray:
-        """The exact log-LR as ``(R, 1)`` (T = 1)."""
+        """The exact log-LR as ``(R, 1)`` (T = 1).
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, 1, 2, d)
+            Pairs :math:`(z^*, o)`.
+
+        Returns
+        -------
+        ndarray, shape (R, 1)
+            The exact log-LR of each round.
+        """
         return self.log_lr(releases)[:, None]
 
     def final_log_lr(self, releases, tau) -> np.ndarray:
-        """With one release the Final Observation test is the same statistic."""
+        """With one release the Final Observation test is the same statistic.
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, 1, 2, d)
+            Pairs :math:`(z^*, o)`.
+        tau : int or array_like of int
+            Ignored (one release).
+
+        Returns
+        -------
+        ndarray, shape (R,)
+            The exact log-LR of each round.
+        """
         return self.log_lr(releases)
 
     def theory(self, alpha: float = 0.01) -> dict:
         r"""Limit experiment :math:`\mathcal N(\mp M/2, M)` (leakage, power, threshold on the
-        log-LR scale) and, for Gaussian data, the exact finite-``n`` moments of :math:`\ell`."""
+        log-LR scale) and, for Gaussian data, the exact finite-``n`` moments of :math:`\ell`.
+
+        Parameters
+        ----------
+        alpha : float
+            False-positive rate of ``power`` and ``threshold``, in (0, 1).
+
+        Returns
+        -------
+        dict
+            ``M``, ``leakage``, ``power``, ``threshold``, ``threshold_scale``, ``alpha`` and, for
+            Gaussian data, the exact moments.
+        """
         a = check_probability(alpha, "alpha")
         r2 = L.avg_r2(self.n, self.law.var, self.noise_std**2)
         M = float(np.sum(r2))

@@ -78,6 +78,18 @@ def gaussian_sigma(epsilon: float, delta: float) -> float:
     Solves :math:`\Phi(-\varepsilon/\mu+\mu/2)-e^\varepsilon\Phi(-\varepsilon/\mu-\mu/2)=\delta`
     for :math:`\mu` (Brent, log space via :func:`semi_core.stats.gdp.gdp_delta`) and returns
     :math:`1/\mu`.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target :math:`\varepsilon`, > 0.
+    delta : float
+        Target :math:`\delta`, in (0, 1).
+
+    Returns
+    -------
+    float
+        The noise standard deviation, > 0.
     """
     from semi_core.stats.gdp import gdp_delta
 
@@ -157,7 +169,22 @@ class NoisyCountMean(MechanismBase):
         return rng.normal(0.0, self.scale, size)
 
     def sample(self, dataset, size: int, rng: np.random.Generator) -> np.ndarray:
-        """``size`` independent outputs on ``dataset``, shape ``(size, 1)``."""
+        """``size`` independent outputs on ``dataset``, shape ``(size, 1)``.
+
+        Parameters
+        ----------
+        dataset : array_like
+            The dataset (1-D values).
+        size : int
+            Number of outputs, >= 0.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray, shape (size, 1)
+            The outputs.
+        """
         x = _check_dataset(dataset)
         n, s = float(x.size), float(x.sum())
         w, z = self._noise(rng, size), self._noise(rng, size)
@@ -206,7 +233,20 @@ class NoisyCountMean(MechanismBase):
     def logpdf(self, outputs, dataset) -> np.ndarray:
         r"""Log-density of scalar outputs on ``dataset``: exact for ``nondp1``, else the mean of
         the conditional densities over ``quad_nodes`` midpoint quantiles of the count noise
-        (:math:`p(o)=\mathbb E_{\tilde n}\,p(o\mid\tilde n)`)."""
+        (:math:`p(o)=\mathbb E_{\tilde n}\,p(o\mid\tilde n)`).
+
+        Parameters
+        ----------
+        outputs : array_like
+            Scalar outputs (flattened).
+        dataset : array_like
+            The dataset (1-D values).
+
+        Returns
+        -------
+        ndarray
+            Log-density of each output.
+        """
         if self.floor == "scale" and self.variant != "nondp1":
             raise GroundTruthUnknown(f"{self.name} with floor='scale' has a near-atom of width "
                                      "1e-12: no density is computed")
@@ -224,7 +264,22 @@ class NoisyCountMean(MechanismBase):
 
     # -------------------------------------------------------------- Mechanism protocol
     def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
-        """Outputs on ``S'`` (member) or ``S``, shape ``(R, 1, 1)``; ``tau`` must be 1."""
+        """Outputs on ``S'`` (member) or ``S``, shape ``(R, 1, 1)``; ``tau`` must be 1.
+
+        Parameters
+        ----------
+        member : array_like of bool, shape (R,)
+            Whether each round runs on the neighbour ``S'``.
+        tau : int or array_like of int
+            Must be 1.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray, shape (R, 1, 1)
+            The outputs.
+        """
         member = np.asarray(member, dtype=bool).reshape(-1)
         if np.any(np.asarray(tau) != 1):
             raise ValueError("tau must be 1 (one release)")
@@ -235,12 +290,36 @@ class NoisyCountMean(MechanismBase):
         return out
 
     def log_lr_steps(self, releases) -> np.ndarray:
-        """Exact log-LR of ``S'`` against ``S`` per release, shape ``(R, 1)``."""
+        """Exact log-LR of ``S'`` against ``S`` per release, shape ``(R, 1)``.
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, 1, 1)
+            Outputs.
+
+        Returns
+        -------
+        ndarray, shape (R, 1)
+            The log-LR of each output.
+        """
         o = np.asarray(releases, dtype=float).reshape(-1)
         return (self.logpdf(o, self.pair[1]) - self.logpdf(o, self.pair[0]))[:, None]
 
     def epsilon(self, delta: float, tau: int = 1) -> float:
-        """No exact epsilon(delta) is known (DP variants satisfy the design guarantee only)."""
+        """No exact epsilon(delta) is known (DP variants satisfy the design guarantee only).
+
+        Parameters
+        ----------
+        delta : float
+            The :math:`\\delta` of the profile.
+        tau : int
+            Insertion step (1).
+
+        Returns
+        -------
+        float
+            Never returns: raises :class:`GroundTruthUnknown`.
+        """
         raise GroundTruthUnknown(f"{self.name}: only the design guarantee is known "
                                  f"(eps={self.epsilon_design}, delta={self.delta_design})"
                                  if self.is_dp else f"{self.name} is not DP")
@@ -255,32 +334,116 @@ class NoisyCountMean(MechanismBase):
 
 
 def DPLaplace(epsilon, **kw):  # noqa: N802 - the seed's names
-    """seed eq. 5: :math:`\\sum x/\\tilde n + \\rho_1` (epsilon-DP)."""
+    """seed eq. 5: :math:`\\sum x/\\tilde n + \\rho_1` (epsilon-DP).
+
+    Parameters
+    ----------
+    epsilon : float
+        Design :math:`\\varepsilon`, > 0.
+    **kw
+        Further keywords of :class:`NoisyCountMean`.
+
+    Returns
+    -------
+    NoisyCountMean
+        The mechanism.
+    """
     return NoisyCountMean(epsilon, noise="laplace", variant="dp", **kw)
 
 
 def NonDPLaplace1(epsilon, **kw):  # noqa: N802
-    """seed eq. 6: :math:`\\sum x/n + \\rho_2` (not DP)."""
+    """seed eq. 6: :math:`\\sum x/n + \\rho_2` (not DP).
+
+    Parameters
+    ----------
+    epsilon : float
+        Nominal :math:`\\varepsilon`, > 0 (sets the noise scale).
+    **kw
+        Further keywords of :class:`NoisyCountMean`.
+
+    Returns
+    -------
+    NoisyCountMean
+        The mechanism.
+    """
     return NoisyCountMean(epsilon, noise="laplace", variant="nondp1", **kw)
 
 
 def NonDPLaplace2(epsilon, **kw):  # noqa: N802
-    """seed eq. 7: :math:`\\sum x/n + \\rho_1` (not DP)."""
+    """seed eq. 7: :math:`\\sum x/n + \\rho_1` (not DP).
+
+    Parameters
+    ----------
+    epsilon : float
+        Nominal :math:`\\varepsilon`, > 0 (sets the noise scale).
+    **kw
+        Further keywords of :class:`NoisyCountMean`.
+
+    Returns
+    -------
+    NoisyCountMean
+        The mechanism.
+    """
     return NoisyCountMean(epsilon, noise="laplace", variant="nondp2", **kw)
 
 
 def DPGaussian(epsilon, delta=1e-5, **kw):  # noqa: N802
-    """Gaussian analogue of DPLaplace ((epsilon, delta)-DP with our calibration)."""
+    """Gaussian analogue of DPLaplace ((epsilon, delta)-DP with our calibration).
+
+    Parameters
+    ----------
+    epsilon : float
+        Design :math:`\\varepsilon`, > 0.
+    delta : float
+        Design :math:`\\delta`, in (0, 1).
+    **kw
+        Further keywords of :class:`NoisyCountMean`.
+
+    Returns
+    -------
+    NoisyCountMean
+        The mechanism.
+    """
     return NoisyCountMean(epsilon, noise="gaussian", variant="dp", delta=delta, **kw)
 
 
 def NonDPGaussian1(epsilon, delta=1e-5, **kw):  # noqa: N802
-    """Gaussian analogue of NonDPLaplace1."""
+    """Gaussian analogue of NonDPLaplace1.
+
+    Parameters
+    ----------
+    epsilon : float
+        Nominal :math:`\\varepsilon`, > 0 (sets the noise scale).
+    delta : float
+        Nominal :math:`\\delta`, in (0, 1).
+    **kw
+        Further keywords of :class:`NoisyCountMean`.
+
+    Returns
+    -------
+    NoisyCountMean
+        The mechanism.
+    """
     return NoisyCountMean(epsilon, noise="gaussian", variant="nondp1", delta=delta, **kw)
 
 
 def NonDPGaussian2(epsilon, delta=1e-5, **kw):  # noqa: N802
-    """Gaussian analogue of NonDPLaplace2."""
+    """Gaussian analogue of NonDPLaplace2.
+
+    Parameters
+    ----------
+    epsilon : float
+        Nominal :math:`\\varepsilon`, > 0 (sets the noise scale).
+    delta : float
+        Nominal :math:`\\delta`, in (0, 1).
+    **kw
+        Further keywords of :class:`NoisyCountMean`.
+
+    Returns
+    -------
+    NoisyCountMean
+        The mechanism.
+    """
     return NoisyCountMean(epsilon, noise="gaussian", variant="nondp2", delta=delta, **kw)
 
 
@@ -298,7 +461,24 @@ ZOO: dict[str, Callable[..., NoisyCountMean]] = {
 def make_zoo_mechanism(name: str, epsilon: float, delta: float = 1e-5, *,
                        floor: str = "count") -> NoisyCountMean:
     """A zoo mechanism by CLI name (``dp-laplace``, ``nondp-gaussian-2``, ...); ``floor``: see
-    :class:`NoisyCountMean`."""
+    :class:`NoisyCountMean`.
+
+    Parameters
+    ----------
+    name : str
+        A key of ``ZOO``.
+    epsilon : float
+        Design (or nominal) :math:`\\varepsilon`, > 0.
+    delta : float
+        Design :math:`\\delta` of the Gaussian variants, in (0, 1).
+    floor : {"count", "scale"}
+        How the noisy count is floored.
+
+    Returns
+    -------
+    NoisyCountMean
+        The mechanism.
+    """
     if name not in ZOO:
         raise ValueError(f"mechanism must be one of {sorted(ZOO)}, got {name!r}")
     return ZOO[name](epsilon, delta, floor=floor)
@@ -336,7 +516,22 @@ class CallableMechanism:
         return arr.reshape(-1)
 
     def sample(self, dataset, size: int, rng: np.random.Generator) -> np.ndarray:
-        """``size`` outputs, shape ``(size, d)``."""
+        """``size`` outputs, shape ``(size, d)``.
+
+        Parameters
+        ----------
+        dataset : array_like
+            The dataset passed to the callable.
+        size : int
+            Number of outputs, >= 0.
+        rng : numpy.random.Generator
+            Passed to every call.
+
+        Returns
+        -------
+        ndarray, shape (size, d)
+            The outputs, flattened to rows.
+        """
         rows = [self._one(dataset, rng) for _ in range(int(size))]
         if not rows:
             return np.empty((0, 1 if self.shape is None else max(1, int(np.prod(self.shape)))))
@@ -345,7 +540,18 @@ class CallableMechanism:
 
 def as_dataset_mechanism(obj):
     """A zoo mechanism or anything with ``sample(dataset, size, rng)`` is used as it is; any
-    other callable ``mechanism(dataset, rng)`` is wrapped in :class:`CallableMechanism`."""
+    other callable ``mechanism(dataset, rng)`` is wrapped in :class:`CallableMechanism`.
+
+    Parameters
+    ----------
+    obj : object or callable
+        A mechanism with ``sample`` or a callable ``mechanism(dataset, rng)``.
+
+    Returns
+    -------
+    object
+        Something with ``sample(dataset, size, rng)``.
+    """
     if hasattr(obj, "sample") and callable(obj.sample):
         return obj
     return CallableMechanism(obj)
@@ -392,18 +598,59 @@ class RandomizedResponse(MechanismBase):
         self.p = 1.0 - self.q                   # P(release = membership bit)
 
     def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
+        """The released bits of ``len(member)`` rounds (the membership bit kept w.p. :math:`p^*`).
+
+        Parameters
+        ----------
+        member : array_like of bool, shape (R,)
+            The membership bit of each round.
+        tau : int or array_like of int
+            Ignored (one release).
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray, shape (R, 1, 1)
+            The released bits (0.0 or 1.0).
+        """
         member = np.asarray(member, dtype=bool).reshape(-1)
         keep = rng.random(member.size) < self.p
         return np.where(keep, member, ~member).astype(float)[:, None, None]
 
     def log_lr_steps(self, releases) -> np.ndarray:
+        r"""Exact log-LR :math:`\pm\log(p^*/(1-p^*))` of each released bit.
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, 1, 1)
+            Released bits.
+
+        Returns
+        -------
+        ndarray, shape (R, 1)
+            The log-LR of each release.
+        """
         o = np.asarray(releases, dtype=float).reshape(-1)
         llr = float(np.log1p(-self.q) - self.log_q)  # log p* - log q, finite for finite eps
         return np.where(o > 0.5, llr, -llr)[:, None]
 
     def epsilon(self, delta: float, tau: int = 1) -> float:
         r"""Exact :math:`\varepsilon(\delta')=\log((p^*-\delta')/(1-p^*))` (0 when negative),
-        as :math:`\log(1-\delta'-q)-\log q` (stable for every finite :math:`\varepsilon`)."""
+        as :math:`\log(1-\delta'-q)-\log q` (stable for every finite :math:`\varepsilon`).
+
+        Parameters
+        ----------
+        delta : float
+            The :math:`\delta'` of the profile, in [0, 1).
+        tau : int
+            Insertion step (1).
+
+        Returns
+        -------
+        float
+            The exact :math:`\varepsilon(\delta')`, >= 0.
+        """
         d = check_delta(delta)
         num = (1.0 - d) - self.q
         if num <= 0:
