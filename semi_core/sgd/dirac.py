@@ -160,14 +160,40 @@ class WhiteBoxSetup:
 
     def to(self, device) -> WhiteBoxSetup:
         """This setup with its model and tensors on ``device``
-        (:func:`~semi_core.sgd.device.move_setup`; itself when already there)."""
+        (:func:`~semi_core.sgd.device.move_setup`; itself when already there).
+
+        Parameters
+        ----------
+        device : str or torch.device
+            Target device (``"cpu"``, ``"cuda"``, ...).
+
+        Returns
+        -------
+        WhiteBoxSetup
+            The moved setup (``self`` when already on ``device``).
+        """
         return move_setup(self, device)
 
 
 def dirac_coordinates(ref_grads: torch.Tensor, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` coordinates with the smallest second moment :math:`\\frac1m\\sum_i g_{ij}^2` of
     the (clipped) natural gradients, and those second moments (``0`` means isolated: no
-    reference record moves that coordinate). Ties go to the lower index."""
+    reference record moves that coordinate). Ties go to the lower index.
+
+    Parameters
+    ----------
+    ref_grads : torch.Tensor, shape (m, d)
+        Clipped per-sample gradients of the reference records.
+    k : int
+        Number of coordinates, in 1..d.
+
+    Returns
+    -------
+    coords : ndarray of int64, shape (k,)
+        The chosen coordinates, by increasing second moment.
+    moments : ndarray, shape (k,)
+        Their second moments (>= 0).
+    """
     k = check_int(k, "canaries_per_run", minimum=1, maximum=ref_grads.shape[-1])
     mom = (ref_grads.double() ** 2).mean(0).cpu().numpy()
     order = np.lexsort((np.arange(mom.size), mom))[:k]
@@ -209,7 +235,18 @@ class Runs:
         return int(self.member.shape[0])
 
     def take(self, sel) -> Runs:
-        """The runs ``sel`` (a slice or index array) of these draws."""
+        """The runs ``sel`` (a slice or index array) of these draws.
+
+        Parameters
+        ----------
+        sel : slice or array_like of int
+            The runs to keep.
+
+        Returns
+        -------
+        Runs
+            The selected runs' draws.
+        """
         return Runs(**{f: getattr(self, f)[sel] for f in ("batches", "slots", "noise", "member",
                                                           "tau", "present", "seeds")})
 
@@ -236,6 +273,22 @@ def draw_runs(setup: WhiteBoxSetup, member, tau, rng: np.random.Generator) -> Ru
     Bits and insertion times are the runner's; everything else comes from one 63-bit key per
     run drawn from ``rng``: batches (``T`` disjoint batches of the pool), ``k`` distinct canary
     slots, noise ``(T, d)`` and the seed of engines that draw their own noise.
+
+    Parameters
+    ----------
+    setup : WhiteBoxSetup
+        Model, data and configuration.
+    member : array_like of bool, shape (R,)
+        Canary bit of each round (``k`` consecutive rounds per run).
+    tau : int or array_like of int
+        Insertion step(s) in 1..T.
+    rng : numpy.random.Generator
+        Source of the per-run keys.
+
+    Returns
+    -------
+    Runs
+        The draws of ``ceil(R / k)`` runs.
     """
     cfg, k = setup.cfg, setup.k
     T, n, d = cfg.steps, cfg.batch_size, setup.fm.d
@@ -261,7 +314,22 @@ def draw_runs(setup: WhiteBoxSetup, member, tau, rng: np.random.Generator) -> Ru
 
 
 def dirac_rows(setup: WhiteBoxSetup, member: np.ndarray, dtype) -> torch.Tensor:
-    """The canaries' raw gradients :math:`\\pm M e_{j_c}`, ``(R, k, d)`` for bits ``(R, k)``."""
+    """The canaries' raw gradients :math:`\\pm M e_{j_c}`, ``(R, k, d)`` for bits ``(R, k)``.
+
+    Parameters
+    ----------
+    setup : WhiteBoxSetup
+        Setup (scale, clip and canary coordinates).
+    member : ndarray of bool, shape (R, k)
+        Canary bits: + for members, - otherwise.
+    dtype : torch.dtype
+        Dtype of the rows.
+
+    Returns
+    -------
+    torch.Tensor, shape (R, k, d)
+        The canary gradients.
+    """
     R, k = member.shape
     dev = setup.device
     rows = torch.zeros(R, k, setup.fm.d, dtype=dtype, device=dev)
@@ -307,6 +375,24 @@ def train_batched(setup: WhiteBoxSetup, runs: Runs, *, bug: Bug | None = None,
     overwriting the slots before :func:`~semi_core.sgd.bugs.privatize` (the reference the
     fast path is tested against). ``timings`` (a dict) receives CPU seconds (process time) spent on
     ``batches`` (gathering data), ``canary_step`` and ``other_steps``.
+
+    Parameters
+    ----------
+    setup : WhiteBoxSetup
+        Model, data and configuration.
+    runs : Runs
+        Draws of the runs (:func:`draw_runs`).
+    bug : Bug, optional
+        An implementation bug to inject (:mod:`semi_core.sgd.bugs`); None = correct DP-SGD.
+    fast : bool
+        Use the ghost clipped mean for stacks of linear layers.
+    timings : dict, optional
+        Receives the CPU seconds per phase (added to existing keys).
+
+    Returns
+    -------
+    torch.Tensor, shape (m, T+1, d)
+        The parameter trajectory of each run.
     """
     tm = {} if timings is None else timings
     for key in ("batches", "canary_step", "other_steps"):
@@ -396,7 +482,22 @@ def _ghost_step(stack, theta, x, y, noise, noise0, cfg: DPSGDConfig, bug: Bug | 
 
 def dirac_log_lr(s, *, a, var) -> np.ndarray:
     """Optimal log-LR of a Dirac canary's standardised update (module docstring):
-    :math:`2(s-a)/\\varsigma^2`."""
+    :math:`2(s-a)/\\varsigma^2`.
+
+    Parameters
+    ----------
+    s : array_like
+        Standardised updates at the canary coordinate.
+    a : float or array_like
+        Mean of ``s`` under H0 (broadcast against ``s``).
+    var : float or array_like
+        Variance :math:`\\varsigma^2` of ``s``, > 0.
+
+    Returns
+    -------
+    ndarray
+        The log-LR, shape of ``s``.
+    """
     var = np.asarray(var, dtype=float)
     if np.any(var <= 0):
         raise ValueError("var must be > 0 (sigma_dp > 0 or natural gradient variance)")
@@ -523,20 +624,59 @@ class WhiteBoxMechanism(MechanismBase):
 
     # -- releases -------------------------------------------------------------------------
     def train_runs(self, runs: Runs) -> torch.Tensor:
-        """Train ``runs`` (:func:`draw_runs`): :math:`(\\theta_0..\\theta_T)` ``(m, T+1, d)``."""
+        """Train ``runs`` (:func:`draw_runs`): :math:`(\\theta_0..\\theta_T)` ``(m, T+1, d)``.
+
+        Parameters
+        ----------
+        runs : Runs
+            Draws of the runs.
+
+        Returns
+        -------
+        torch.Tensor, shape (m, T+1, d)
+            The parameter trajectories.
+        """
         with torch.no_grad():
             return train_batched(self.setup, runs, bug=self.bug, fast=self.fast,
                                  timings=self.timings)
 
     def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
-        """Releases ``(R, T, d + 1)`` of ``R`` rounds packed ``k`` per run (class docstring)."""
+        """Releases ``(R, T, d + 1)`` of ``R`` rounds packed ``k`` per run (class docstring).
+
+        Parameters
+        ----------
+        member : array_like of bool, shape (R,)
+            Canary bit of each round.
+        tau : int or array_like of int
+            Insertion step(s) in 1..T.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray, shape (R, T, d + 1)
+            Parameters after each step, with the round's canary index in the last column.
+        """
         member = np.asarray(member, dtype=bool).reshape(-1)
         runs = draw_runs(self.setup, member, tau, rng)
         traj = self.train_runs(runs)
         return self.pack_releases(traj, member.size)
 
     def pack_releases(self, traj: torch.Tensor, rounds: int) -> np.ndarray:
-        """Trajectories ``(m, T+1, d)`` of the runs -> releases ``(rounds, T, d + 1)``."""
+        """Trajectories ``(m, T+1, d)`` of the runs -> releases ``(rounds, T, d + 1)``.
+
+        Parameters
+        ----------
+        traj : torch.Tensor, shape (m, T+1, d)
+            Trajectories of the runs.
+        rounds : int
+            Number of rounds R (<= m k).
+
+        Returns
+        -------
+        ndarray, shape (rounds, T, d + 1)
+            The releases.
+        """
         r = np.arange(rounds)
         d = self.setup.fm.d
         out = np.empty((rounds, self.T, d + 1))
@@ -546,7 +686,20 @@ class WhiteBoxMechanism(MechanismBase):
         return out
 
     def trajectories(self, releases) -> tuple[torch.Tensor, np.ndarray]:
-        """:math:`\\theta_0..\\theta_T` ``(R, T+1, d)`` and the canary indices ``(R,)``."""
+        """:math:`\\theta_0..\\theta_T` ``(R, T+1, d)`` and the canary indices ``(R,)``.
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, T, d + 1)
+            Releases (finite).
+
+        Returns
+        -------
+        traj : torch.Tensor, shape (R, T+1, d)
+            :math:`\\theta_0..\\theta_T` of each round.
+        idx : ndarray of int, shape (R,)
+            Each round's canary index.
+        """
         d = self.setup.fm.d
         rel = np.asarray(releases, dtype=float)
         if rel.ndim != 3 or rel.shape[1:] != (self.T, d + 1):
@@ -563,7 +716,20 @@ class WhiteBoxMechanism(MechanismBase):
         return torch.cat([theta0, t], dim=1), idx
 
     def standardised(self, traj: torch.Tensor, idx: np.ndarray) -> np.ndarray:
-        """:math:`s_t = -\\frac{n}{\\eta C}\\Delta_{t,j}` at each round's coordinate, ``(R, T)``."""
+        """:math:`s_t = -\\frac{n}{\\eta C}\\Delta_{t,j}` at each round's coordinate, ``(R, T)``.
+
+        Parameters
+        ----------
+        traj : torch.Tensor, shape (R, T+1, d)
+            Trajectories.
+        idx : ndarray of int, shape (R,)
+            Canary index of each round.
+
+        Returns
+        -------
+        ndarray, shape (R, T)
+            The standardised updates.
+        """
         cfg = self.setup.cfg
         j = torch.as_tensor(self.setup.coords[idx], device=traj.device)
         rows = torch.arange(traj.shape[0], device=traj.device)
@@ -571,7 +737,18 @@ class WhiteBoxMechanism(MechanismBase):
         return (-cfg.batch_size / (cfg.lr * cfg.clip) * upd.to(STATS_DTYPE)).cpu().numpy()
 
     def log_lr_steps(self, releases) -> np.ndarray:
-        """Per-step log-LRs ``(R, T)`` (class docstring)."""
+        """Per-step log-LRs ``(R, T)`` (class docstring).
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, T, d + 1)
+            Releases.
+
+        Returns
+        -------
+        ndarray, shape (R, T)
+            The per-step log-LRs.
+        """
         traj, idx = self.trajectories(releases)
         with torch.no_grad():
             if self.setup.kind == "dirac":
@@ -584,7 +761,18 @@ class WhiteBoxMechanism(MechanismBase):
     # -- ground truth ---------------------------------------------------------------------
     def mu(self, tau: int = 1) -> float:
         """GDP parameter of the audited run: :math:`2/\\sigma_{DP}` times the bug's factor
-        (:meth:`semi_core.sgd.bugs.Bug.mu_factor`; ``inf``: no privacy)."""
+        (:meth:`semi_core.sgd.bugs.Bug.mu_factor`; ``inf``: no privacy).
+
+        Parameters
+        ----------
+        tau : int
+            Insertion step (the guarantee does not depend on it).
+
+        Returns
+        -------
+        float
+            The GDP parameter, > 0 (``inf`` for a bug that removes privacy).
+        """
         cfg = self.setup.cfg
         if cfg.sigma_dp == 0:
             raise GroundTruthUnknown("plain SGD (sigma_dp = 0) is not differentially private")
@@ -593,12 +781,31 @@ class WhiteBoxMechanism(MechanismBase):
         return 2.0 / cfg.sigma_dp * fac
 
     def epsilon(self, delta: float, tau: int = 1) -> float:
-        """Exact :math:`\\varepsilon(\\delta)` of the run (replace-one, :math:`\\mu`-GDP)."""
+        """Exact :math:`\\varepsilon(\\delta)` of the run (replace-one, :math:`\\mu`-GDP).
+
+        Parameters
+        ----------
+        delta : float
+            The :math:`\\delta` of the profile, in (0, 1).
+        tau : int
+            Insertion step.
+
+        Returns
+        -------
+        float
+            :math:`\\varepsilon(\\delta)`, >= 0 (``inf`` without privacy).
+        """
         mu = self.mu(tau)
         return float("inf") if np.isinf(mu) else gdp_epsilon(mu, delta)
 
     def params(self) -> dict:
-        """Configuration (JSON metadata)."""
+        """Configuration (JSON metadata).
+
+        Returns
+        -------
+        dict
+            The configuration: canary kind, ``k``, DP-SGD hyper-parameters, ``d``, bug, ``fast``.
+        """
         s, c = self.setup, self.setup.cfg
         out = {"mechanism": "white-box-dp-sgd", "T": self.T, "canary": s.kind,
                "canaries_per_run": self.k, "batch_size": c.batch_size, "lr": c.lr,
@@ -717,6 +924,35 @@ def play_white_box(mech, *, rounds: int, tau: int, seed, semi: bool | str = True
     ``semi``); no LR test statistics beside them (their names would duplicate ``dirac``).
     ``device`` (a setup only): where the mechanism trains and scores
     (:class:`WhiteBoxMechanism`).
+
+    Parameters
+    ----------
+    mech : WhiteBoxMechanism or WhiteBoxSetup
+        The mechanism, or a setup to build it from.
+    rounds : int
+        Number of runs, >= 1.
+    tau : int
+        Insertion step in 1..T.
+    seed : int or numpy.random.SeedSequence
+        Root seed of the game.
+    semi : bool or str
+        Passed to the default :class:`WhiteBoxScorer`.
+    scorers : sequence, optional
+        Scorers of the releases; None = the default scorer.
+    bug : Bug, optional
+        Bug injected when ``mech`` is a setup.
+    fast : bool
+        Ghost clipping when ``mech`` is a setup.
+    runs_per_chunk : int
+        Runs per runner chunk, >= 1 (changes the result; the executor does not).
+    executor : object, optional
+        Executor of the chunks; None = in process.
+    progress : bool or callable
+        Progress reporting.
+    on_interrupt : {"raise", "partial"}
+        What an interrupt does: raise, or return the finished chunks.
+    device : str or torch.device, optional
+        Device of a mechanism built from a setup.
 
     Returns
     -------

@@ -140,15 +140,33 @@ class OneRunAudit:
         return int(self.member.size)
 
     def ratios(self) -> dict:
-        """:math:`\\underline\\varepsilon/\\varepsilon_{\\mathrm{true}}` per method."""
+        """:math:`\\underline\\varepsilon/\\varepsilon_{\\mathrm{true}}` per method.
+
+        Returns
+        -------
+        dict of str to float
+            The ratio of each method's bound to the true epsilon.
+        """
         return {k: v / self.epsilon_true for k, v in self.bounds.items()}
 
     def ratios_step_unknown(self) -> dict:
-        """:meth:`ratios` of :attr:`bounds_step_unknown`."""
+        """:meth:`ratios` of :attr:`bounds_step_unknown`.
+
+        Returns
+        -------
+        dict of str to float
+            The ratio of each step-unknown bound to the true epsilon.
+        """
         return {k: v / self.epsilon_true for k, v in self.bounds_step_unknown.items()}
 
     def to_dict(self) -> dict:
-        """JSON-safe summary (no per-canary arrays)."""
+        """JSON-safe summary (no per-canary arrays).
+
+        Returns
+        -------
+        dict
+            The summary (bounds, true epsilon, delta, failure probability, timings, parameters).
+        """
         return {"kind": self.kind, "m": self.m, "members": int(self.member.sum()),
                 "score": self.score, "bounds": dict(self.bounds),
                 "epsilon_true": self.epsilon_true, "delta": self.delta,
@@ -213,14 +231,40 @@ def _check_m(m: int, *, delta: float, failure_prob: float) -> int:
 
 
 def spread_steps(m: int, steps: int) -> np.ndarray:
-    r"""Insertion steps spread evenly over the run: :math:`\tau_c=1+\lfloor cT/m\rfloor`."""
+    r"""Insertion steps spread evenly over the run: :math:`\tau_c=1+\lfloor cT/m\rfloor`.
+
+    Parameters
+    ----------
+    m : int
+        Number of canaries, >= 1.
+    steps : int
+        Number of steps T, >= 1.
+
+    Returns
+    -------
+    ndarray of int64, shape (m,)
+        Insertion steps in 1..T, non-decreasing.
+    """
     m = check_int(m, "m", minimum=1)
     steps = check_int(steps, "steps", minimum=1)
     return 1 + (np.arange(m, dtype=np.int64) * steps) // m
 
 
 def draw_inclusion(m: int, seed) -> np.ndarray:
-    """Independent Bernoulli(1/2) inclusion bits from ``child_seed(seed, 0)``."""
+    """Independent Bernoulli(1/2) inclusion bits from ``child_seed(seed, 0)``.
+
+    Parameters
+    ----------
+    m : int
+        Number of canaries, >= 1.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+
+    Returns
+    -------
+    ndarray of bool, shape (m,)
+        The inclusion bits.
+    """
     m = check_int(m, "m", minimum=1)
     return np.random.default_rng(child_seed(seed, 0)).random(m) < 0.5
 
@@ -260,7 +304,26 @@ def _check_design(m, member, taus, steps, seed, *, delta, failure_prob):
 def certify_one_run(member_scores, nonmember_scores, *, delta: float,
                     failure_prob: float = 0.05, methods=ONE_RUN_METHODS) -> dict:
     """Certified :math:`\\underline\\varepsilon` of one run's canary scores per method
-    (:func:`semi_core.audit.epsilon_lower_bound`; ``methods``: (name, method, kwargs))."""
+    (:func:`semi_core.audit.epsilon_lower_bound`; ``methods``: (name, method, kwargs)).
+
+    Parameters
+    ----------
+    member_scores : array_like
+        Scores of the included canaries.
+    nonmember_scores : array_like
+        Scores of the excluded canaries.
+    delta : float
+        The :math:`\\delta` of the bound, in [0, 1).
+    failure_prob : float
+        Probability that a bound is wrong, in (0, 1).
+    methods : sequence of (str, str, dict)
+        Name, method of :func:`semi_core.audit.epsilon_lower_bound` and its keywords.
+
+    Returns
+    -------
+    dict of str to float
+        The certified lower bound of each method.
+    """
     return {name: float(epsilon_lower_bound(member_scores, nonmember_scores, delta=delta,
                                             failure_prob=failure_prob, method=method,
                                             **kw).epsilon_lower_bound)
@@ -338,6 +401,24 @@ def black_box_canaries(setup: WhiteBoxSetup, m: int, *, amplitude: float = 10.0,
 
     Needs a model whose first layer is ``nn.Linear`` reading flat features, and ``m`` all-zero
     input features; returns ``(x (m, features), y (m,))`` tensors.
+
+    Parameters
+    ----------
+    setup : WhiteBoxSetup
+        Model and data (the first layer must be ``nn.Linear``).
+    m : int
+        Number of canaries, >= 1 (at most the number of all-zero features).
+    amplitude : float
+        Feature value A of each canary, > 0.
+    seed : int or numpy.random.SeedSequence
+        Seed of the labels.
+
+    Returns
+    -------
+    x : torch.Tensor, shape (m, features)
+        The canaries' inputs.
+    y : torch.Tensor, shape (m,)
+        Their labels.
     """
     m = check_int(m, "m", minimum=1)
     amplitude = check_positive(amplitude, "amplitude")
@@ -397,6 +478,8 @@ def one_run_black_box(setup: WhiteBoxSetup, canaries=None, *, seed=0, member=Non
     canaries : (Tensor, Tensor), optional
         The user's records ``(x (m, ...), y (m,))``; default :func:`black_box_canaries` with
         ``m`` canaries.
+    m : int, optional
+        Number of default canaries (required when ``canaries`` is None).
     seed, member, taus, delta, failure_prob
         As in :func:`one_run_white_box`.
 
@@ -461,6 +544,34 @@ def synthetic_setup(m: int, sigma_dp: float, *, steps: int = 3, classes: int = 3
     are the reference records. Without a bias no natural gradient touches the zero features'
     weights, so canaries neither touch nor are touched by training. Randomness from
     ``child_seed(seed, 3)``.
+
+    Parameters
+    ----------
+    m : int
+        Number of canaries, >= 1.
+    sigma_dp : float
+        DP-SGD noise multiplier, > 0.
+    steps : int
+        Number of steps, >= 1.
+    classes : int
+        Number of classes, >= 2.
+    batch_size : int, optional
+        Batch size, >= 2; None = ``max(m, 64)``.
+    lr : float
+        Learning rate.
+    clip : float
+        Clipping norm.
+    real_features : int
+        Number of Gaussian features.
+    zero_features : int, optional
+        Number of all-zero features, >= 1; None = ``m``.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+
+    Returns
+    -------
+    WhiteBoxSetup
+        The setup.
     """
     m = check_int(m, "m", minimum=1)
     sigma_dp = check_positive(sigma_dp, "sigma_dp")
@@ -523,6 +634,34 @@ def tightness_table(epsilons=(1.0, 2.0, 4.0, 8.0), ms=(100, 1000, 5000), *,
     time: ``R`` trainings of the one-run model); each the median over ``reps`` independent
     repetitions (seeds ``child_seed(seed, i, rep, attempt)`` for cell ``i``, the first attempt
     whose bits the class-size check accepts), ``*_all`` the values.
+
+    Parameters
+    ----------
+    epsilons : sequence of float
+        Target :math:`\varepsilon` of each cell, > 0.
+    ms : sequence of int
+        Numbers of canaries.
+    delta : float
+        The :math:`\delta` of every guarantee, in (0, 1).
+    failure_prob : float
+        Failure probability of every bound, in (0, 1).
+    steps : int
+        DP-SGD steps per run.
+    reps : int
+        Independent repetitions per cell, >= 1.
+    black_box : bool
+        Also run the black-box one-run audit.
+    many_runs : bool
+        Also run the many-runs audit for comparison.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+    progress : callable, optional
+        Progress reporter.
+
+    Returns
+    -------
+    list of dict
+        One row per ``(eps, m)`` as described above.
     """
     from .accounting import calibrate_sigma
     from .dirac import play_white_box
@@ -592,7 +731,18 @@ def _accepted_seed(m: int, *key):
 
 
 def format_tightness(rows: list[dict]) -> str:
-    """Markdown table of :func:`tightness_table` rows."""
+    """Markdown table of :func:`tightness_table` rows.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`tightness_table`.
+
+    Returns
+    -------
+    str
+        The Markdown table.
+    """
     one = [n for n, _, _ in ONE_RUN_METHODS]
     has_bb = any("bb" in r for r in rows)
     has_runs = any("runs" in r for r in rows)
