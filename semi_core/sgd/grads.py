@@ -99,12 +99,29 @@ class FunctionalModel:
 
     # -- flat <-> dict -------------------------------------------------------------------
     def theta(self) -> torch.Tensor:
-        """Current trainable parameters of the module as a flat vector (a copy)."""
+        """Current trainable parameters of the module as a flat vector (a copy).
+
+        Returns
+        -------
+        torch.Tensor, shape (d,)
+            The parameters, concatenated in ``names`` order.
+        """
         params = dict(self.module.named_parameters())
         return torch.cat([params[k].detach().reshape(-1) for k in self.names]).clone()
 
     def unflatten(self, theta: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Split a flat vector ``(d,)`` into the named parameter tensors (views)."""
+        """Split a flat vector ``(d,)`` into the named parameter tensors (views).
+
+        Parameters
+        ----------
+        theta : torch.Tensor, shape (d,)
+            Flat parameter vector.
+
+        Returns
+        -------
+        dict of str to torch.Tensor
+            Views of ``theta`` with the parameters' names and shapes.
+        """
         out, start = {}, 0
         for k, shape, size in zip(self.names, self.shapes, self.sizes, strict=True):
             out[k] = theta[start:start + size].reshape(shape)
@@ -112,7 +129,13 @@ class FunctionalModel:
         return out
 
     def load(self, theta: torch.Tensor) -> None:
-        """Write a flat vector back into the module's trainable parameters."""
+        """Write a flat vector back into the module's trainable parameters.
+
+        Parameters
+        ----------
+        theta : torch.Tensor, shape (d,)
+            Flat parameter vector (copied into the module).
+        """
         with torch.no_grad():
             params = dict(self.module.named_parameters())
             for k, v in self.unflatten(theta).items():
@@ -120,7 +143,13 @@ class FunctionalModel:
 
     def linear_stack(self):
         """The :class:`~semi_core.sgd.ghost.LinearStack` of this model, or ``None`` (see
-        :mod:`semi_core.sgd.ghost`: fast clipped gradients and statistics)."""
+        :mod:`semi_core.sgd.ghost`: fast clipped gradients and statistics).
+
+        Returns
+        -------
+        LinearStack or None
+            The stack of linear layers, or None when the model is not one.
+        """
         from .ghost import linear_stack
 
         return linear_stack(self)
@@ -134,7 +163,22 @@ class FunctionalModel:
         return 0.5 * (out.reshape(()) - y.reshape(())) ** 2
 
     def losses(self, theta: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """Per-sample losses :math:`\\ell(\\theta; x_i, y_i)`, shape ``(n,)``."""
+        """Per-sample losses :math:`\\ell(\\theta; x_i, y_i)`, shape ``(n,)``.
+
+        Parameters
+        ----------
+        theta : torch.Tensor, shape (d,)
+            Flat parameters.
+        x : torch.Tensor, shape (n, ...)
+            Inputs.
+        y : torch.Tensor, shape (n,)
+            Targets.
+
+        Returns
+        -------
+        torch.Tensor, shape (n,)
+            The loss of each sample.
+        """
         return vmap(self._sample_loss, in_dims=(None, 0, 0))(theta, x, y)
 
     def per_sample_grads(self, theta: torch.Tensor, x: torch.Tensor,
@@ -142,6 +186,20 @@ class FunctionalModel:
         """Per-sample gradients :math:`\\nabla_\\theta \\ell(\\theta; x_i)`, shape ``(n, d)``.
 
         ``torch.func.vmap(torch.func.grad(loss))`` over the samples.
+
+        Parameters
+        ----------
+        theta : torch.Tensor, shape (d,)
+            Flat parameters.
+        x : torch.Tensor, shape (n, ...)
+            Inputs.
+        y : torch.Tensor, shape (n,)
+            Targets.
+
+        Returns
+        -------
+        torch.Tensor, shape (n, d)
+            The gradient of each sample's loss.
         """
         return vmap(grad(self._sample_loss), in_dims=(None, 0, 0))(theta, x, y)
 
@@ -152,6 +210,22 @@ class FunctionalModel:
         ``thetas`` is ``(R, d)``; ``x`` is ``(R, n, ...)`` (one batch per replica) or, with
         ``shared=True``, ``(n, ...)`` (the same samples for every replica). Returns
         ``(R, n, d)``.
+
+        Parameters
+        ----------
+        thetas : torch.Tensor, shape (R, d)
+            Flat parameters of each replica.
+        x : torch.Tensor, shape (R, n, ...) or (n, ...)
+            Inputs, per replica or shared.
+        y : torch.Tensor, shape (R, n) or (n,)
+            Targets, per replica or shared.
+        shared : bool
+            Whether ``x`` and ``y`` are shared by every replica.
+
+        Returns
+        -------
+        torch.Tensor, shape (R, n, d)
+            The per-sample gradients of each replica.
         """
         inner = vmap(grad(self._sample_loss), in_dims=(None, 0, 0))
         if shared:
@@ -160,13 +234,43 @@ class FunctionalModel:
 
     def losses_batched(self, thetas: torch.Tensor, x: torch.Tensor,
                        y: torch.Tensor) -> torch.Tensor:
-        """Losses of ``R`` replicas on shared samples: ``thetas (R, d)``, returns ``(R, n)``."""
+        """Losses of ``R`` replicas on shared samples: ``thetas (R, d)``, returns ``(R, n)``.
+
+        Parameters
+        ----------
+        thetas : torch.Tensor, shape (R, d)
+            Flat parameters of each replica.
+        x : torch.Tensor, shape (n, ...)
+            Shared inputs.
+        y : torch.Tensor, shape (n,)
+            Shared targets.
+
+        Returns
+        -------
+        torch.Tensor, shape (R, n)
+            The per-sample losses of each replica.
+        """
         inner = vmap(self._sample_loss, in_dims=(None, 0, 0))
         return vmap(inner, in_dims=(0, None, None))(thetas, x, y)
 
     def per_sample_grads_reference(self, theta: torch.Tensor, x: torch.Tensor,
                               y: torch.Tensor) -> torch.Tensor:
-        """Oracle: one ``torch.autograd.grad`` call per sample on the module itself."""
+        """Oracle: one ``torch.autograd.grad`` call per sample on the module itself.
+
+        Parameters
+        ----------
+        theta : torch.Tensor, shape (d,)
+            Flat parameters.
+        x : torch.Tensor, shape (n, ...)
+            Inputs.
+        y : torch.Tensor, shape (n,)
+            Targets.
+
+        Returns
+        -------
+        torch.Tensor, shape (n, d)
+            The per-sample gradients (slow; the reference of the vmap path).
+        """
         rows = []
         for i in range(x.shape[0]):
             leaves = {k: v.detach().clone().requires_grad_(True)
@@ -183,7 +287,20 @@ class FunctionalModel:
 
 
 def clip_factors(grads: torch.Tensor, clip: float) -> torch.Tensor:
-    """Per-row factors :math:`\\min(1, C/\\|g_i\\|_2)` (last axis is the parameter axis)."""
+    """Per-row factors :math:`\\min(1, C/\\|g_i\\|_2)` (last axis is the parameter axis).
+
+    Parameters
+    ----------
+    grads : torch.Tensor, shape (..., d)
+        Per-sample gradients.
+    clip : float
+        Clipping norm C, > 0.
+
+    Returns
+    -------
+    torch.Tensor, shape (..., 1)
+        The factors, in (0, 1].
+    """
     clip = check_positive(clip, "clip")
     norms = torch.linalg.vector_norm(grads, dim=-1, keepdim=True)
     return clip / torch.clamp(norms, min=clip)
@@ -198,6 +315,11 @@ def clip_rows(grads: torch.Tensor, clip: float) -> torch.Tensor:
         ``(..., d)`` per-sample gradients.
     clip : float
         Clipping norm :math:`C > 0`.
+
+    Returns
+    -------
+    torch.Tensor, shape (..., d)
+        The clipped gradients (norm <= C).
     """
     return grads * clip_factors(grads, clip)
 

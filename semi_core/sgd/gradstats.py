@@ -79,24 +79,60 @@ class LowRankPlusDiagonal:
         self._w_over_d = w_over_d
 
     def affine(self, a: float, c: float) -> LowRankPlusDiagonal:
-        """Return :math:`aA + cI` in the same form (``a > 0``, ``c >= 0``)."""
+        """Return :math:`aA + cI` in the same form (``a > 0``, ``c >= 0``).
+
+        Parameters
+        ----------
+        a : float
+            Scale, > 0.
+        c : float
+            Added multiple of the identity, >= 0.
+
+        Returns
+        -------
+        LowRankPlusDiagonal
+            :math:`aA + cI`.
+        """
         if a <= 0 or c < 0:
             raise ValueError(f"need a > 0 and c >= 0, got a={a}, c={c}")
         return LowRankPlusDiagonal(a * self.diag + c, np.sqrt(a) * self.factor)
 
     def solve(self, x) -> np.ndarray:
-        """:math:`A^{-1}x` for ``x`` of shape ``(d,)`` or ``(d, r)`` by Woodbury."""
+        """:math:`A^{-1}x` for ``x`` of shape ``(d,)`` or ``(d, r)`` by Woodbury.
+
+        Parameters
+        ----------
+        x : array_like, shape (d,) or (d, r)
+            Right-hand side(s).
+
+        Returns
+        -------
+        ndarray
+            :math:`A^{-1}x`, shape of ``x``.
+        """
         x = np.asarray(x, dtype=float)
         xd = x / (self.diag if x.ndim == 1 else self.diag[:, None])
         inner = linalg.cho_solve(self._cap_chol, self.factor.T @ xd)
         return xd - self._w_over_d @ inner
 
     def logdet(self) -> float:
-        """:math:`\\log\\det A` by the matrix-determinant lemma."""
+        """:math:`\\log\\det A` by the matrix-determinant lemma.
+
+        Returns
+        -------
+        float
+            :math:`\\log\\det A`.
+        """
         return float(np.log(self.diag).sum() + 2 * np.log(np.diag(self._cap_chol[0])).sum())
 
     def dense(self) -> np.ndarray:
-        """The dense matrix (for tests and small ``d`` only)."""
+        """The dense matrix (for tests and small ``d`` only).
+
+        Returns
+        -------
+        ndarray, shape (d, d)
+            :math:`A`.
+        """
         return np.diag(self.diag) + self.factor @ self.factor.T
 
 
@@ -127,7 +163,18 @@ class GradientStatistics:
         return self.mean.size
 
     def mahalanobis(self, g) -> float:
-        """:math:`m^* = (g-\\hat\\mu_g)^\\top\\hat\\Sigma_g^{-1}(g-\\hat\\mu_g)` (no inverse)."""
+        """:math:`m^* = (g-\\hat\\mu_g)^\\top\\hat\\Sigma_g^{-1}(g-\\hat\\mu_g)` (no inverse).
+
+        Parameters
+        ----------
+        g : array_like, shape (d,)
+            A gradient.
+
+        Returns
+        -------
+        float
+            Its squared Mahalanobis distance from the mean, >= 0.
+        """
         delta = np.asarray(g, dtype=float) - self.mean
         if isinstance(self.cov, LowRankPlusDiagonal):
             return float(delta @ self.cov.solve(delta))
@@ -157,6 +204,11 @@ def gradient_statistics(grads, *, shrinkage: float = 0.1, ridge: float = 1e-4,
         Relative ridge :math:`r`.
     form : {"auto", "dense", "lowrank"}
         ``"auto"`` is dense up to :data:`DENSE_MAX_DIM` parameters, low-rank-plus-diagonal above.
+
+    Returns
+    -------
+    GradientStatistics
+        The mean and the shrunk covariance (dense or low-rank-plus-diagonal).
     """
     g = check_finite_array(grads, "grads", ndim=2)
     m, d = g.shape
@@ -195,6 +247,26 @@ def shrunk_parts(ref_grads, shrinkage: float, ridge: float):
     :math:`\\nu=\\mathrm{tr}S/d` (1 where the sample is degenerate), so that
     :math:`\\hat\\Sigma_g=(1-\\lambda)W W^\\top+(\\lambda+r)\\nu I`,
     :math:`W^\\top W=G_cG_c^\\top/(m-1)`, as in :func:`gradient_statistics`.
+
+    Parameters
+    ----------
+    ref_grads : torch.Tensor, shape (..., m, d)
+        Reference samples, m >= 2.
+    shrinkage : float
+        Weight :math:`\\lambda` of the identity target, in [0, 1].
+    ridge : float
+        Relative ridge r, >= 0.
+
+    Returns
+    -------
+    mean : torch.Tensor, shape (..., d)
+        Sample mean.
+    gc : torch.Tensor, shape (..., m, d)
+        Centred samples.
+    gram : torch.Tensor, shape (..., m, m)
+        :math:`G_cG_c^\\top/(m-1)`.
+    level : torch.Tensor, shape (...)
+        Identity level :math:`(\\lambda+r)\\nu`.
     """
     import torch  # lazy: heavy optional dependency
 
@@ -219,6 +291,28 @@ def woodbury_quad_logdet(gram, proj, xx, alpha: float, beta, d: int):
               \\log\\det A = d\\log\\beta + \\log\\det K
 
     (one :math:`m\\times m` Cholesky factor per game, never a :math:`d\\times d` matrix).
+
+    Parameters
+    ----------
+    gram : torch.Tensor, shape (B, m, m)
+        :math:`W^\\top W`.
+    proj : torch.Tensor, shape (B, m, k)
+        :math:`W^\\top x` of the k vectors.
+    xx : torch.Tensor, shape (B, k)
+        Their squared norms.
+    alpha : float
+        Weight of :math:`WW^\\top`, >= 0.
+    beta : torch.Tensor, shape (B,)
+        Identity level, > 0.
+    d : int
+        Dimension of the vectors.
+
+    Returns
+    -------
+    quad : torch.Tensor, shape (B, k)
+        :math:`x^\\top A^{-1}x`.
+    logdet : torch.Tensor, shape (B,)
+        :math:`\\log\\det A`.
     """
     import torch  # lazy: heavy optional dependency
 
@@ -248,6 +342,24 @@ def woodbury_factors(gram, alphas, betas, d: int):
     full-rank multiple of :math:`W^\top W` (not a low-rank term), so each gets its own factor.
     Cholesky rather than LU: torch's batched CPU LU runs the batch in parallel around a
     threaded LAPACK, which has deadlocked after the thread count was changed.
+
+    Parameters
+    ----------
+    gram : torch.Tensor, shape (P, m, m)
+        :math:`W^\top W`.
+    alphas : sequence of float
+        The H weights :math:`\alpha_h`.
+    betas : torch.Tensor, shape (H, P)
+        Identity levels :math:`\beta_h`, > 0.
+    d : int
+        Dimension.
+
+    Returns
+    -------
+    chol : torch.Tensor, shape (H, P, m, m)
+        Lower Cholesky factors of the capacitance matrices.
+    logdet : torch.Tensor, shape (H, P)
+        :math:`\log\det A_h`.
     """
     import torch  # lazy: heavy optional dependency
 
@@ -275,6 +387,24 @@ def woodbury_quad(chol, proj, xx, alpha: float, beta):
     ``(G,)``:
 
     .. math:: x^\top A^{-1}x = \|x\|^2/\beta - \tfrac{\alpha}{\beta^2}\,\|L^{-1}y\|^2.
+
+    Parameters
+    ----------
+    chol : torch.Tensor, shape (P, m, m)
+        Lower capacitance factors of one hypothesis (P = G or 1).
+    proj : torch.Tensor, shape (G, m)
+        :math:`W^\top x_g`.
+    xx : torch.Tensor, shape (G,)
+        :math:`\|x_g\|^2`.
+    alpha : float
+        Weight of :math:`WW^\top`.
+    beta : torch.Tensor, shape (P,)
+        Identity levels, > 0.
+
+    Returns
+    -------
+    torch.Tensor, shape (G,)
+        The quadratic forms.
     """
     import torch  # lazy: heavy optional dependency
 
@@ -297,6 +427,28 @@ def woodbury_solve(ref, x, *, shrinkage: float, ridge: float, extra: float = 0.0
 
     .. math:: A^{-1}v = v/\beta - \tfrac{\alpha}{\beta^2}W K^{-1}W^\top v,\quad
               K = I+\tfrac{\alpha}{\beta}W^\top W.
+
+    Parameters
+    ----------
+    ref : torch.Tensor, shape (B, m, d)
+        Reference gradients.
+    x : torch.Tensor, shape (B, k, d)
+        Vectors to solve for.
+    shrinkage : float
+        Weight :math:`\lambda`, in [0, 1].
+    ridge : float
+        Relative ridge r, >= 0.
+    extra : float
+        Added identity level (e.g. the DP noise variance), >= 0.
+
+    Returns
+    -------
+    mean : torch.Tensor, shape (B, d)
+        Mean of the reference gradients.
+    xc : torch.Tensor, shape (B, k, d)
+        ``x - mean``.
+    sol : torch.Tensor, shape (B, k, d)
+        :math:`A^{-1}(x - \text{mean})`.
     """
     import torch  # lazy: heavy optional dependency
 
