@@ -56,7 +56,22 @@ class ReferenceStats:
 
 def dense_reference_stats(ref_grads: torch.Tensor, *, shrinkage: float = 0.1,
                           ridge: float = 1e-4) -> ReferenceStats:
-    """:class:`ReferenceStats` of clipped reference gradients ``(P, m, d)``, ``m >= 2``."""
+    """:class:`ReferenceStats` of clipped reference gradients ``(P, m, d)``, ``m >= 2``.
+
+    Parameters
+    ----------
+    ref_grads : torch.Tensor, shape (P, m, d)
+        Clipped reference gradients at P points, m >= 2.
+    shrinkage : float
+        Weight of the identity target, in [0, 1].
+    ridge : float
+        Relative ridge, >= 0.
+
+    Returns
+    -------
+    ReferenceStats
+        Means, centred gradients' Gram matrices and identity levels.
+    """
     m = ref_grads.shape[-2]
     if m < 2:
         raise ValueError("need at least m=2 reference gradients")
@@ -96,6 +111,11 @@ def batched_dpsgd_log_lr(updates: torch.Tensor, ref_grads: torch.Tensor,
     eta, n, sigma_dp, clip, shrinkage, ridge
         Learning rate, batch size (``>= 2``), noise multiplier (``>= 0``), clipping norm
         (only enters through :math:`\\sigma_{DP}C`), shrinkage in [0, 1], relative ridge.
+
+    Returns
+    -------
+    torch.Tensor, shape (B,)
+        The log-LR of each game.
     """
     _check_lr_args(eta, n, clip, sigma_dp, shrinkage)
     stats = dense_reference_stats(ref_grads, shrinkage=shrinkage, ridge=ridge)
@@ -134,6 +154,30 @@ def log_lr_from_stats(updates: torch.Tensor, target_grads: torch.Tensor,
     (the :math:`\eta^2` factors cancel in the determinant ratio and the quadratic forms);
     both capacitance matrices of a point are factorised in one batched call
     (:func:`~semi_core.sgd.gradstats.woodbury_factors`).
+
+    Parameters
+    ----------
+    updates : torch.Tensor, shape (G, d)
+        :math:`\theta_\tau-\theta_{\tau-1}` per game.
+    target_grads : torch.Tensor, shape (G, d)
+        Clipped target gradient per game.
+    stats : ReferenceStats
+        Reference statistics at G points or at one shared point.
+    eta : float
+        Learning rate, > 0.
+    n : int
+        Batch size, >= 2.
+    sigma_dp : float
+        Noise multiplier, >= 0.
+    clip : float
+        Clipping norm, > 0.
+    shrinkage : float
+        Weight of the identity target, in [0, 1].
+
+    Returns
+    -------
+    torch.Tensor, shape (G,)
+        The log-LR of each game.
     """
     _check_lr_args(eta, n, clip, sigma_dp, shrinkage)
     G, d = updates.shape
@@ -192,6 +236,28 @@ def ghost_reference_stats(stack, thetas: torch.Tensor, ref_x: torch.Tensor,
     i.e. :math:`O(m^2\sum_l(\mathrm{in}_l+\mathrm{out}_l))` per point instead of
     :math:`O(m^2 d)`. With one point shared by ``G`` games the projection is one product of
     the ``(m, d)`` per-sample gradients with the ``G`` vectors.
+
+    Parameters
+    ----------
+    stack : LinearStack
+        The model's linear layers (:func:`semi_core.sgd.ghost.linear_stack`).
+    thetas : torch.Tensor, shape (P, d)
+        Points at which the reference gradients are taken.
+    ref_x : torch.Tensor, shape (m, ...)
+        Reference inputs, m >= 2.
+    ref_y : torch.Tensor, shape (m,)
+        Reference targets.
+    clip : float
+        Clipping norm, > 0.
+    shrinkage : float
+        Weight of the identity target, in [0, 1].
+    ridge : float
+        Relative ridge, >= 0.
+
+    Returns
+    -------
+    ReferenceStats
+        The statistics at the P points.
     """
     P, d = thetas.shape
     m = ref_x.shape[0]
@@ -249,6 +315,38 @@ def ghost_log_lr(updates: torch.Tensor, thetas: torch.Tensor, stack, ref_x: torc
     :func:`ghost_reference_stats` (no per-sample reference gradients). ``thetas`` (B, d) are
     the parameters :math:`\theta_{\tau-1}` at which the reference gradients are taken (or
     ``(1, d)``: one point for every game); ``ref_x``, ``ref_y`` the reference data (shared).
+
+    Parameters
+    ----------
+    updates : torch.Tensor, shape (B, d)
+        :math:`\theta_\tau-\theta_{\tau-1}` per game.
+    thetas : torch.Tensor, shape (B, d) or (1, d)
+        :math:`\theta_{\tau-1}` per game, or one shared point.
+    stack : LinearStack
+        The model's linear layers.
+    ref_x : torch.Tensor, shape (m, ...)
+        Reference inputs.
+    ref_y : torch.Tensor, shape (m,)
+        Reference targets.
+    target_grads : torch.Tensor, shape (B, d)
+        Clipped target gradient per game.
+    eta : float
+        Learning rate, > 0.
+    n : int
+        Batch size, >= 2.
+    sigma_dp : float
+        Noise multiplier, >= 0.
+    clip : float
+        Clipping norm, > 0.
+    shrinkage : float
+        Weight of the identity target, in [0, 1].
+    ridge : float
+        Relative ridge, >= 0.
+
+    Returns
+    -------
+    torch.Tensor, shape (B,)
+        The log-LR of each game.
     """
     _check_lr_args(eta, n, clip, sigma_dp, shrinkage)
     stats = ghost_reference_stats(stack, thetas, ref_x, ref_y, clip=clip, shrinkage=shrinkage,

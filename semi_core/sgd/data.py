@@ -43,6 +43,18 @@ def read_idx(path, *, max_bytes: int = MAX_IDX_BYTES) -> np.ndarray:
     and only that many bytes (plus one, to detect trailing data) are read, so a small ``.gz``
     cannot inflate without bound.
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.idx`` file, optionally gzip-compressed (``.gz``).
+    max_bytes : int
+        Largest payload accepted, >= 1.
+
+    Returns
+    -------
+    ndarray
+        The array with the declared dtype and dimensions.
+
     Raises
     ------
     FileNotFoundError
@@ -87,7 +99,22 @@ def _find(data_dir: Path, stem: str) -> Path:
 
 
 def load_fashion_mnist(data_dir, *, split: str = "train") -> tuple[np.ndarray, np.ndarray]:
-    """Fashion-MNIST from IDX files: ``X`` (N, 784) float64 in [0, 1], ``y`` (N,) int64."""
+    """Fashion-MNIST from IDX files: ``X`` (N, 784) float64 in [0, 1], ``y`` (N,) int64.
+
+    Parameters
+    ----------
+    data_dir : str or os.PathLike
+        Directory with the user's IDX files (nothing is downloaded).
+    split : {"train", "t10k"}
+        Which file pair to read.
+
+    Returns
+    -------
+    X : ndarray, shape (N, 784)
+        Pixels in [0, 1].
+    y : ndarray of int64, shape (N,)
+        Labels in 0..9.
+    """
     if split not in ("train", "t10k"):
         raise ValueError(f"split must be 'train' or 't10k', got {split!r}")
     d = Path(data_dir)
@@ -110,7 +137,15 @@ def load_fashion_mnist(data_dir, *, split: str = "train") -> tuple[np.ndarray, n
 
 
 def load_digits() -> tuple[np.ndarray, np.ndarray]:
-    """scikit-learn's bundled 8x8 digits: ``X`` (1797, 64) in [0, 1], ``y`` in 0..9."""
+    """scikit-learn's bundled 8x8 digits: ``X`` (1797, 64) in [0, 1], ``y`` in 0..9.
+
+    Returns
+    -------
+    X : ndarray, shape (1797, 64)
+        Pixels in [0, 1].
+    y : ndarray of int64, shape (1797,)
+        Labels in 0..9.
+    """
     from sklearn.datasets import load_digits as _ld
 
     bunch = _ld()
@@ -130,7 +165,24 @@ class AuditSplits:
 
 
 def make_splits(x, y, *, sizes: tuple[int, int, int, int], rng: np.random.Generator) -> AuditSplits:
-    """Shuffle and cut ``(x, y)`` into public / private / reference / candidate splits."""
+    """Shuffle and cut ``(x, y)`` into public / private / reference / candidate splits.
+
+    Parameters
+    ----------
+    x : array_like, shape (N, ...)
+        Features.
+    y : array_like, shape (N,)
+        Labels.
+    sizes : tuple of 4 int
+        Sizes of the public, private, reference and candidate splits, each >= 1, sum <= N.
+    rng : numpy.random.Generator
+        Source of the shuffle.
+
+    Returns
+    -------
+    AuditSplits
+        The four splits.
+    """
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y)
     sizes = tuple(check_int(s, "sizes entry", minimum=1) for s in sizes)
@@ -148,6 +200,22 @@ def load_dataset(name: str, *, data_dir=None, rng: np.random.Generator,
 
     Digits (1797 samples) default to sizes (600, 700, 300, 197); Fashion-MNIST defaults to
     (5000, 5000, 1000, 500) from its training file.
+
+    Parameters
+    ----------
+    name : {"digits", "fashion-mnist"}
+        The dataset.
+    data_dir : str or os.PathLike, optional
+        Directory of the Fashion-MNIST IDX files (required for it, refused for digits).
+    rng : numpy.random.Generator
+        Source of the shuffle.
+    sizes : tuple of 4 int, optional
+        Split sizes; None = the defaults above.
+
+    Returns
+    -------
+    AuditSplits
+        The four splits.
     """
     if name == "digits":
         if data_dir is not None:
@@ -181,6 +249,20 @@ def load_bundled(name: str) -> tuple[np.ndarray, np.ndarray, int]:
     ``"digits-odd"``: the 8x8 digits in [0, 1] with label ``digit mod 2`` (the seed's MNIST-Odd
     analogue); ``"digits"``: 10 classes; ``"breast-cancer"`` and ``"wine"``: standardised
     tabular features (the Purchase-100 analogue).
+
+    Parameters
+    ----------
+    name : {"digits-odd", "digits", "breast-cancer", "wine"}
+        The dataset.
+
+    Returns
+    -------
+    X : ndarray, shape (N, features)
+        Features.
+    y : ndarray of int64, shape (N,)
+        Labels.
+    n_classes : int
+        Number of classes.
     """
     if name in ("digits", "digits-odd"):
         x, y = load_digits()

@@ -55,6 +55,18 @@ def fig3_row_seed(seed, epsilon: float) -> np.random.SeedSequence:
 
     ``child_seed(seed, 1, 0, round(1e6 * eps))`` for a finite ``eps >= 0``,
     ``child_seed(seed, 1, 1)`` for ``inf``.
+
+    Parameters
+    ----------
+    seed : int or numpy.random.SeedSequence
+        Root seed of the experiment.
+    epsilon : float
+        Target :math:`\\varepsilon` of the row, > 0 or ``inf``.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+        The row's stream.
     """
     eps = float(epsilon)
     if math.isinf(eps) and eps > 0:
@@ -223,7 +235,19 @@ def _row(games: dict, attacks, *, delta, failure_prob, method, pilot_fraction, n
 
 def fig3_ranking(row: dict) -> list[dict]:
     """Attacks of one row ordered by ``eps_lb_mean`` (then AUC), each with whether the paired
-    bootstrap interval of its gap to the next attack excludes 0 (``separated_from_next``)."""
+    bootstrap interval of its gap to the next attack excludes 0 (``separated_from_next``).
+
+    Parameters
+    ----------
+    row : dict
+        One row of :func:`fig3_experiment`'s ``rows``.
+
+    Returns
+    -------
+    list of dict
+        Per attack, by decreasing bound: ``attack``, ``eps_lb_mean``, ``interval`` and
+        ``separated_from_next``.
+    """
     attacks = row["attacks"]
     order = sorted(attacks, key=lambda a: (-attacks[a]["eps_lb_mean"], -attacks[a]["auc_mean"]))
     diff = row.get("bootstrap", {}).get("diff", {})
@@ -266,6 +290,10 @@ def fig3_experiment(*, dataset: str = "digits", model: str = "logreg",
     seed : int or SeedSequence
         Root seed; the setup uses ``child_seed(seed, 0)``, the row at :math:`\varepsilon`
         :func:`fig3_row_seed`.
+    delta : float
+        The :math:`\delta` of the targets and the bounds, in (0, 1).
+    roc_epsilons : sequence of float
+        Targets whose ROC data are kept (``inf`` = no noise).
     method, failure_prob
         Bound method and :math:`\xi` (:func:`semi_core.audit.epsilon_lower_bound`).
     pilot_fraction : float in (0, 1)
@@ -410,7 +438,18 @@ def _games_job(spec: dict, eps: float, taus: list) -> tuple[float, dict]:
 
 def merge_fig3(parts) -> dict:
     """Join :func:`fig3_experiment` results computed for disjoint sets of target eps (e.g. in
-    separate processes) with the same settings; equal to one run over all of them."""
+    separate processes) with the same settings; equal to one run over all of them.
+
+    Parameters
+    ----------
+    parts : iterable of dict
+        :func:`fig3_experiment` results with equal settings and disjoint targets.
+
+    Returns
+    -------
+    dict
+        The joined result.
+    """
     parts = list(parts)
     if not parts:
         raise ValueError("parts must hold at least one fig3_experiment result")
@@ -437,7 +476,18 @@ def _fmt_iv(iv) -> str:
 
 def fig3_markdown(res: dict) -> str:
     """Markdown table per row: exact eps, the cap, per attack the tau-averaged bound with its
-    bootstrap interval and the pilot/certify bound (tau*), then the ranking of each row."""
+    bootstrap interval and the pilot/certify bound (tau*), then the ranking of each row.
+
+    Parameters
+    ----------
+    res : dict
+        A :func:`fig3_experiment` result.
+
+    Returns
+    -------
+    str
+        The Markdown tables.
+    """
     attacks = [a for a in LABELS if res["rows"] and a in res["rows"][0]["attacks"]]
     head = ("| exact eps | largest certifiable (all / certify games) | "
             + " | ".join(LABELS[a] for a in attacks) + " |")
@@ -458,7 +508,18 @@ def fig3_markdown(res: dict) -> str:
 
 
 def ranking_text(row: dict) -> str:
-    """One line: ``SeMI-SGD 0.81 [0.70, 0.92] > SeMI-max 0.64 [...] ~ ...``."""
+    """One line: ``SeMI-SGD 0.81 [0.70, 0.92] > SeMI-max 0.64 [...] ~ ...``.
+
+    Parameters
+    ----------
+    row : dict
+        A row with its ``ranking`` (:func:`fig3_ranking`).
+
+    Returns
+    -------
+    str
+        The one-line ranking.
+    """
     parts = []
     for e in row["ranking"]:
         parts.append(f"{LABELS.get(e['attack'], e['attack'])} {e['eps_lb_mean']:.2f} "

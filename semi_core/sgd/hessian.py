@@ -63,6 +63,11 @@ def mean_loss_hessian(fm: FunctionalModel, theta: torch.Tensor, x: torch.Tensor,
         The training set (``n >= 1`` records).
     chunk : int
         Records per ``hessian`` call (memory bound).
+
+    Returns
+    -------
+    torch.Tensor, shape (d, d)
+        The Hessian of the mean loss.
     """
     n = int(x.shape[0])
     if n < 1:
@@ -79,7 +84,24 @@ def hvp_operator(fm: FunctionalModel, theta: torch.Tensor, x: torch.Tensor,
                  y: torch.Tensor) -> Callable[[torch.Tensor], torch.Tensor]:
     r"""Matrix-free :math:`\mathbf V\mapsto\mathbf V\mathbf H` for rows ``V`` of shape
     ``(k, d)`` (or one vector ``(d,)``): ``vmap`` over the rows of
-    ``jvp(grad(L), (w,), (v,))``, never forming :math:`\mathbf H`."""
+    ``jvp(grad(L), (w,), (v,))``, never forming :math:`\mathbf H`.
+
+    Parameters
+    ----------
+    fm : FunctionalModel
+        The model.
+    theta : torch.Tensor, shape (d,)
+        The point of the Hessian.
+    x : torch.Tensor, shape (n, ...)
+        Training inputs.
+    y : torch.Tensor, shape (n,)
+        Training targets.
+
+    Returns
+    -------
+    callable
+        ``V -> V H`` for ``V`` of shape ``(k, d)`` or ``(d,)``.
+    """
     g = grad(_mean_loss(fm, x, y))
     w = theta.detach()
 
@@ -152,7 +174,20 @@ class EigenInverse:
         self.rank = int((self.inv_vals != 0).sum())
 
     def solve(self, V: torch.Tensor, power: int = 1) -> torch.Tensor:
-        r""":math:`\mathbf H_\epsilon^{-p}\mathbf v` for each row of ``V`` (``(k, d)`` or ``(d,)``)."""
+        r""":math:`\mathbf H_\epsilon^{-p}\mathbf v` for each row of ``V`` (``(k, d)`` or ``(d,)``).
+
+        Parameters
+        ----------
+        V : torch.Tensor, shape (k, d) or (d,)
+            Right-hand sides.
+        power : int
+            Power p of the inverse.
+
+        Returns
+        -------
+        torch.Tensor
+            :math:`\mathbf H_\epsilon^{-p}\mathbf v` per row, shape of ``V``.
+        """
         R, squeeze = _rows(V)
         out = ((R @ self.eigvecs) * self.inv_vals ** int(power)) @ self.eigvecs.T
         return out[0] if squeeze else out
@@ -240,6 +275,24 @@ def lissa_solve(matvec: Callable[[torch.Tensor], torch.Tensor], B: torch.Tensor,
     which converges when ``scale`` :math:`s` exceeds the largest eigenvalue of
     :math:`\mathbf H+\epsilon\mathbf I` (and that matrix is positive definite); the error
     decays like :math:`(1-(\sigma_{\min}+\epsilon)/s)^J`.
+
+    Parameters
+    ----------
+    matvec : callable
+        ``V -> V H`` (:func:`hvp_operator`).
+    B : torch.Tensor, shape (k, d) or (d,)
+        Right-hand sides.
+    damping : float
+        :math:`\epsilon`, >= 0.
+    scale : float
+        :math:`s`, > 0, above the largest eigenvalue of :math:`\mathbf H+\epsilon\mathbf I`.
+    depth : int
+        Number of iterations J, >= 1.
+
+    Returns
+    -------
+    torch.Tensor
+        The approximate solutions, shape of ``B``.
     """
     scale = check_positive(scale, "scale")
     depth = check_int(depth, "depth", minimum=1)
@@ -262,6 +315,20 @@ class CGInverse:
         self.infos: list[CGInfo] = []
 
     def solve(self, V: torch.Tensor, power: int = 1) -> torch.Tensor:
+        r""":math:`\mathbf H_\epsilon^{-p}\mathbf v` for each row of ``V`` by ``power`` conjugate-gradient solves.
+
+        Parameters
+        ----------
+        V : torch.Tensor, shape (k, d) or (d,)
+            Right-hand sides.
+        power : int
+            Power p of the inverse, >= 1.
+
+        Returns
+        -------
+        torch.Tensor
+            The solutions, shape of ``V``.
+        """
         out = V
         for _ in range(check_int(power, "power", minimum=1)):
             out, info = cg_solve(self.matvec, out, damping=self.damping, tol=self.tol,

@@ -47,7 +47,22 @@ __all__ = ["linreg_grad_mean", "linreg_grad_cov", "linreg_mahalanobis_at_optimum
 
 
 def linreg_grad_mean(theta, theta_star, sigma_x) -> np.ndarray:
-    """:math:`\\mu_g(\\theta) = \\Sigma_x(\\theta-\\theta^*)` (seed Lemma F.6)."""
+    """:math:`\\mu_g(\\theta) = \\Sigma_x(\\theta-\\theta^*)` (seed Lemma F.6).
+
+    Parameters
+    ----------
+    theta : array_like, shape (..., d)
+        Parameters.
+    theta_star : array_like, shape (d,)
+        True regression coefficients.
+    sigma_x : array_like, shape (d, d)
+        Covariance of the features (positive definite).
+
+    Returns
+    -------
+    ndarray, shape (..., d)
+        Mean per-sample gradient.
+    """
     sx, _ = check_covariance(sigma_x, "sigma_x")
     delta = check_finite_array(theta, "theta") - check_finite_array(theta_star, "theta_star")
     return delta @ sx
@@ -55,7 +70,24 @@ def linreg_grad_mean(theta, theta_star, sigma_x) -> np.ndarray:
 
 def linreg_grad_cov(theta, theta_star, sigma_x, sigma_eps: float) -> np.ndarray:
     """:math:`\\Sigma_g(\\theta) = (\\sigma_\\varepsilon^2+\\Delta^\\top\\Sigma_x\\Delta)\\Sigma_x +
-    \\Sigma_x\\Delta\\Delta^\\top\\Sigma_x` (seed Lemma F.7); ``theta`` may be ``(..., d)``."""
+    \\Sigma_x\\Delta\\Delta^\\top\\Sigma_x` (seed Lemma F.7); ``theta`` may be ``(..., d)``.
+
+    Parameters
+    ----------
+    theta : array_like, shape (..., d)
+        Parameters.
+    theta_star : array_like, shape (d,)
+        True regression coefficients.
+    sigma_x : array_like, shape (d, d)
+        Covariance of the features (positive definite).
+    sigma_eps : float
+        Standard deviation of the label noise, > 0.
+
+    Returns
+    -------
+    ndarray, shape (..., d, d)
+        Covariance of the per-sample gradient.
+    """
     sx, _ = check_covariance(sigma_x, "sigma_x")
     sigma_eps = check_positive(sigma_eps, "sigma_eps")
     delta = check_finite_array(theta, "theta") - check_finite_array(theta_star, "theta_star")
@@ -69,6 +101,22 @@ def linreg_mahalanobis_at_optimum(x_target, eps_target: float, sigma_x, sigma_ep
     """Target Mahalanobis distance at the optimum (seed Thm F.10), by Cholesky whitening.
 
     .. math:: m^* = (\\varepsilon^*/\\sigma_\\varepsilon)^2\\,x^{*\\top}\\Sigma_x^{-1}x^*
+
+    Parameters
+    ----------
+    x_target : array_like, shape (d,)
+        Features of the target.
+    eps_target : float
+        Label noise of the target (its residual at the optimum).
+    sigma_x : array_like, shape (d, d)
+        Covariance of the features (positive definite).
+    sigma_eps : float
+        Standard deviation of the label noise, > 0.
+
+    Returns
+    -------
+    float
+        :math:`m^*`, >= 0.
     """
     _, chol = check_covariance(sigma_x, "sigma_x")
     sigma_eps = check_positive(sigma_eps, "sigma_eps")
@@ -129,7 +177,22 @@ class LinRegSGDMechanism(MechanismBase):
 
     def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
         """``R`` SGD trajectories :math:`\\theta_1..\\theta_T`; round ``r`` has the canary at
-        ``tau[r]`` when ``member[r]``."""
+        ``tau[r]`` when ``member[r]``.
+
+        Parameters
+        ----------
+        member : array_like of bool, shape (R,)
+            Whether the canary is inserted in each round.
+        tau : int or array_like of int
+            Insertion step(s) in 1..T.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray, shape (R, T, d)
+            The trajectories.
+        """
         member = np.asarray(member, dtype=bool).reshape(-1)
         taus = np.broadcast_to(np.asarray(tau, dtype=np.int64), member.shape)
         if member.size and (taus.min() < 1 or taus.max() > self.T):
@@ -158,7 +221,18 @@ class LinRegSGDMechanism(MechanismBase):
 
     def log_lr_steps(self, releases) -> np.ndarray:
         """Per-step SeMI-SGD log-LRs ``(R, T)`` with the closed-form gradient law at each
-        run's own :math:`\\theta_{t-1}`."""
+        run's own :math:`\\theta_{t-1}`.
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, T, d)
+            Trajectories.
+
+        Returns
+        -------
+        ndarray, shape (R, T)
+            Per-step log-LRs.
+        """
         traj = self._trajectories(releases)
         sx = np.eye(self.d)
         out = np.empty((traj.shape[0], self.T))
@@ -171,11 +245,28 @@ class LinRegSGDMechanism(MechanismBase):
         return out
 
     def canary_losses(self, releases) -> np.ndarray:
-        """The canary's losses :math:`\\tfrac12(y^*-\\theta_t^\\top x^*)^2`, ``t = 0..T``."""
+        """The canary's losses :math:`\\tfrac12(y^*-\\theta_t^\\top x^*)^2`, ``t = 0..T``.
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, T, d)
+            Trajectories.
+
+        Returns
+        -------
+        ndarray, shape (R, T+1)
+            The canary's loss at each step (``t = 0`` at the initial parameters).
+        """
         return 0.5 * (self.y_target - self._trajectories(releases) @ self.x_target) ** 2
 
     def params(self) -> dict:
-        """The configuration (JSON metadata)."""
+        """The configuration (JSON metadata).
+
+        Returns
+        -------
+        dict
+            ``mechanism``, ``T`` and the fields of the configuration.
+        """
         return {"mechanism": "linreg-sgd", "T": self.T, **self.cfg.__dict__}
 
 
@@ -187,6 +278,19 @@ def simulate_h2(cfg: H2Config, *, tau: int, rounds: int, seed, executor=None) ->
     the runner's SeMI* (closed-form :math:`\\mu_g,\\Sigma_g` at each run's own
     :math:`\\theta_{\\tau-1}`), SeMI-max maximises the per-step log-LRs, the baselines use the
     target's losses (:class:`~semi_core.sgd.scorers.LossBaselines`).
+
+    Parameters
+    ----------
+    cfg : H2Config
+        The experiment's configuration.
+    tau : int
+        Insertion step in 1..T.
+    rounds : int
+        Number of games, >= 2.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+    executor : object, optional
+        Executor of the runner's chunks (the result does not depend on it).
 
     Returns
     -------
@@ -204,7 +308,26 @@ def simulate_h2(cfg: H2Config, *, tau: int, rounds: int, seed, executor=None) ->
 
 
 def h2_power_table(cfg: H2Config, *, rounds: int, seed, taus=None, fpr: float = 0.05) -> dict:
-    """Power (TPR at ``fpr``, step rule) and AUC per attack for each ``tau`` (seed Fig. 7b)."""
+    """Power (TPR at ``fpr``, step rule) and AUC per attack for each ``tau`` (seed Fig. 7b).
+
+    Parameters
+    ----------
+    cfg : H2Config
+        The experiment's configuration.
+    rounds : int
+        Games per insertion step, >= 2.
+    seed : int or numpy.random.SeedSequence
+        Root seed (one child per step).
+    taus : sequence of int, optional
+        Insertion steps; None = 1..T.
+    fpr : float
+        False-positive rate of the reported power, in (0, 1).
+
+    Returns
+    -------
+    dict
+        Per attack, the power and AUC at each ``tau``.
+    """
     from semi_core.audit import auc, tpr_at_fpr
 
     taus = list(range(1, cfg.steps + 1)) if taus is None else list(taus)

@@ -54,7 +54,18 @@ class AuditSetup:
 
     def to(self, device) -> AuditSetup:
         """This setup with its model and tensors on ``device``
-        (:func:`~semi_core.sgd.device.move_setup`; itself when already there)."""
+        (:func:`~semi_core.sgd.device.move_setup`; itself when already there).
+
+        Parameters
+        ----------
+        device : str or torch.device
+            Target device.
+
+        Returns
+        -------
+        AuditSetup
+            The moved setup (``self`` when already on ``device``).
+        """
         return move_setup(self, device)
 
 
@@ -91,7 +102,22 @@ class DPSGDMechanism(MechanismBase):
         r"""Trajectories :math:`\theta_1..\theta_T`, ``(R, T, d)``, of ``R`` runs trained together
         as replicas; round ``r`` has the canary at ``tau[r]`` when ``member[r]`` (``tau`` is not
         read for non-members). Each run's batches, slot and noise come from its own child seed
-        of ``rng``, so a run does not depend on the other runs of its chunk."""
+        of ``rng``, so a run does not depend on the other runs of its chunk.
+
+        Parameters
+        ----------
+        member : array_like of bool, shape (R,)
+            Whether the canary is inserted in each round.
+        tau : int or array_like of int
+            Insertion step(s) in 1..T.
+        rng : numpy.random.Generator
+            Source of the runs' child seeds.
+
+        Returns
+        -------
+        ndarray, shape (R, T, d)
+            The trajectories.
+        """
         member = np.asarray(member, dtype=bool).reshape(-1)
         taus = np.broadcast_to(np.asarray(tau, dtype=np.int64), member.shape)
         if member.size and (taus.min() < 1 or taus.max() > self.T):
@@ -107,7 +133,18 @@ class DPSGDMechanism(MechanismBase):
         return traj[:, 1:].detach().cpu().numpy()
 
     def trajectories(self, releases) -> torch.Tensor:
-        r""":math:`\theta_0..\theta_T` ``(R, T+1, d)`` from releases ``(R, T, d)``."""
+        r""":math:`\theta_0..\theta_T` ``(R, T+1, d)`` from releases ``(R, T, d)``.
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, T, d)
+            Releases.
+
+        Returns
+        -------
+        torch.Tensor, shape (R, T+1, d)
+            The trajectories with :math:`\theta_0` prepended.
+        """
         traj = np.asarray(releases, dtype=float)
         if traj.ndim != 3 or traj.shape[1:] != (self.T, self.setup.fm.d):
             raise ValueError(f"releases must have shape (R, {self.T}, {self.setup.fm.d}), "
@@ -123,6 +160,16 @@ class DPSGDMechanism(MechanismBase):
 
         Step ``t`` uses clipped reference gradients at each run's own :math:`\theta_{t-1}`
         (seed §4.2 estimation, shrinkage of :mod:`semi_core.sgd.gradstats`).
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, T, d)
+            Releases.
+
+        Returns
+        -------
+        ndarray, shape (R, T)
+            Per-step log-LRs.
         """
         s, cfg = self.setup, self.setup.cfg
         fm = s.fm
@@ -149,7 +196,18 @@ class DPSGDMechanism(MechanismBase):
         return lrs.cpu().numpy()
 
     def canary_losses(self, releases) -> np.ndarray:
-        r"""The canary's losses :math:`\ell(\theta_t; z^*)`, ``t = 0..T``, ``(R, T+1)``."""
+        r"""The canary's losses :math:`\ell(\theta_t; z^*)`, ``t = 0..T``, ``(R, T+1)``.
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, T, d)
+            Releases.
+
+        Returns
+        -------
+        ndarray, shape (R, T+1)
+            The canary's loss at each step.
+        """
         s = self.setup
         with torch.no_grad():
             traj = self.trajectories(releases)
@@ -159,19 +217,49 @@ class DPSGDMechanism(MechanismBase):
         return losses.cpu().numpy()
 
     def epsilon(self, delta: float, tau: int = 1) -> float:
-        """Exact :math:`\\varepsilon(\\delta)` of the run (replace-one, :math:`\\mu=2/\\sigma_{DP}`)."""
+        """Exact :math:`\\varepsilon(\\delta)` of the run (replace-one, :math:`\\mu=2/\\sigma_{DP}`).
+
+        Parameters
+        ----------
+        delta : float
+            The :math:`\\delta` of the profile, in (0, 1).
+        tau : int
+            Insertion step (the guarantee does not depend on it).
+
+        Returns
+        -------
+        float
+            :math:`\\varepsilon(\\delta)`, >= 0.
+        """
         if self.setup.cfg.sigma_dp == 0:
             raise GroundTruthUnknown("plain SGD (sigma_dp = 0) is not differentially private")
         return dpsgd_epsilon(self.setup.cfg.sigma_dp, delta)
 
     def mu(self, tau: int = 1) -> float:
-        """GDP parameter :math:`\\mu=2/\\sigma_{DP}` (every step; one record used once)."""
+        """GDP parameter :math:`\\mu=2/\\sigma_{DP}` (every step; one record used once).
+
+        Parameters
+        ----------
+        tau : int
+            Insertion step (the guarantee does not depend on it).
+
+        Returns
+        -------
+        float
+            The GDP parameter, > 0.
+        """
         if self.setup.cfg.sigma_dp == 0:
             raise GroundTruthUnknown("plain SGD (sigma_dp = 0) is not differentially private")
         return 2.0 / self.setup.cfg.sigma_dp
 
     def params(self) -> dict:
-        """Configuration and setup information (JSON metadata)."""
+        """Configuration and setup information (JSON metadata).
+
+        Returns
+        -------
+        dict
+            DP-SGD hyper-parameters, ``d`` and how the statistics are computed.
+        """
         c = self.setup.cfg
         return {"mechanism": "dp-sgd", "T": self.T, "batch_size": c.batch_size, "lr": c.lr,
                 "clip": c.clip, "sigma_dp": c.sigma_dp, "d": int(self.setup.fm.d),

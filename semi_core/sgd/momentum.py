@@ -73,10 +73,28 @@ class SGDConfig:
         check_int(self.log_every, "log_every", minimum=1)
 
     def steps(self, n: int) -> int:
-        """Number of steps for a training set of (expected) size ``n``."""
+        """Number of steps for a training set of (expected) size ``n``.
+
+        Parameters
+        ----------
+        n : int
+            (Expected) size of the training set.
+
+        Returns
+        -------
+        int
+            ``round(epochs * n / batch_size)``, at least 1.
+        """
         return max(1, int(round(self.epochs * n / self.batch_size)))
 
     def to_dict(self) -> dict:
+        """The configuration as a plain dict.
+
+        Returns
+        -------
+        dict
+            Every field by name.
+        """
         return asdict(self)
 
 
@@ -86,6 +104,22 @@ def batch_schedule(train_idx, steps: int, batch_size: int, rng: np.random.Genera
     Consecutive random permutations of ``train_idx`` are concatenated and cut into batches of
     exactly ``batch_size`` (a pass that does not divide evenly continues into the next), so every
     record is used once per pass and every batch has the same size.
+
+    Parameters
+    ----------
+    train_idx : array_like of int
+        Indices of the training records (non-empty).
+    steps : int
+        Number of batches, >= 1.
+    batch_size : int
+        Records per batch, >= 1.
+    rng : numpy.random.Generator
+        Source of the permutations.
+
+    Returns
+    -------
+    ndarray of int64, shape (steps, batch_size)
+        The batches.
     """
     idx = np.asarray(train_idx, dtype=np.int64).reshape(-1)
     if idx.size == 0:
@@ -107,6 +141,13 @@ class TrainLog:
     loss: list[float]
 
     def to_dict(self) -> dict:
+        """The log as a plain dict.
+
+        Returns
+        -------
+        dict
+            ``config``, ``steps`` and ``loss``.
+        """
         return {"config": self.config, "steps": self.steps, "loss": self.loss}
 
 
@@ -122,6 +163,28 @@ def train_sgd(fm: FunctionalModel, theta0: torch.Tensor, x: torch.Tensor, y: tor
 
     .. math:: \mathbf h_t=\mu\mathbf h_{t-1}+\nabla L_{\mathcal B_t}(\mathbf w_{t-1})
         +\alpha\mathbf w_{t-1},\quad \mathbf w_t=\mathbf w_{t-1}-\lambda\mathbf h_t
+
+    Parameters
+    ----------
+    fm : FunctionalModel
+        The model.
+    theta0 : torch.Tensor, shape (d,)
+        Initial parameters (not modified).
+    x : torch.Tensor, shape (N, ...)
+        Training inputs.
+    y : torch.Tensor, shape (N,)
+        Training targets.
+    schedule : ndarray of int, shape (steps, batch_size)
+        Batch indices (:func:`batch_schedule`).
+    cfg : SGDConfig
+        Learning rate, momentum and weight decay.
+
+    Returns
+    -------
+    w_T : torch.Tensor, shape (d,)
+        Final parameters.
+    log : TrainLog
+        The batch losses.
     """
     sched = torch.as_tensor(np.asarray(schedule, dtype=np.int64))
     g_fn = grad(_batch_loss(fm))
@@ -146,6 +209,26 @@ def train_sgd_torch(module: nn.Module, x: torch.Tensor, y: torch.Tensor, schedul
 
     ``loss`` as in :class:`~semi_core.sgd.grads.FunctionalModel` (``"mse"`` is
     :math:`\\tfrac12(f(x)-y)^2` on a scalar output). Trains ``module`` in place and returns it.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        The model, trained in place.
+    x : torch.Tensor, shape (N, ...)
+        Training inputs.
+    y : torch.Tensor, shape (N,)
+        Training targets.
+    schedule : ndarray of int, shape (steps, batch_size)
+        Batch indices.
+    cfg : SGDConfig
+        Learning rate, momentum and weight decay.
+    loss : {"cross_entropy", "mse"}
+        The loss.
+
+    Returns
+    -------
+    torch.nn.Module
+        ``module`` after training.
     """
     opt = torch.optim.SGD([p for p in module.parameters() if p.requires_grad], lr=cfg.lr,
                           momentum=cfg.momentum, weight_decay=cfg.weight_decay)
