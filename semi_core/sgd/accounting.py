@@ -63,6 +63,18 @@ def dpsgd_epsilon(sigma_dp: float, delta: float) -> float:
     """Exact :math:`\\varepsilon(\\delta)` of the audited run (one record replaced, used once).
 
     Returns ``inf`` for ``sigma_dp == 0`` (plain SGD, no privacy).
+
+    Parameters
+    ----------
+    sigma_dp : float
+        Noise multiplier, >= 0.
+    delta : float
+        The :math:`\\delta` of the profile, in (0, 1).
+
+    Returns
+    -------
+    float
+        :math:`\\varepsilon(\\delta)`, >= 0 (``inf`` without noise).
     """
     if sigma_dp == 0:
         return math.inf
@@ -74,6 +86,18 @@ def calibrate_sigma(epsilon: float, delta: float) -> float:
 
     Solves :math:`\\varepsilon_{2/\\sigma}(\\delta) = \\varepsilon` for :math:`\\mu` by Brent's
     method (``gdp_epsilon`` is increasing in :math:`\\mu`) and returns :math:`2/\\mu`.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target :math:`\\varepsilon`, > 0.
+    delta : float
+        Target :math:`\\delta`, in (0, 1).
+
+    Returns
+    -------
+    float
+        The noise multiplier, > 0.
     """
     epsilon = check_positive(epsilon, "epsilon")
     delta = check_probability(delta, "delta")
@@ -96,6 +120,20 @@ def dp_accounting_epsilon(sigma_dp: float, delta: float, *, steps: int = 1) -> f
 
     ``steps`` > 1 composes that many Gaussian events (what a record used in several steps
     would cost); the audited run uses each record once, so ``steps=1`` is the ground truth.
+
+    Parameters
+    ----------
+    sigma_dp : float
+        Noise multiplier, > 0.
+    delta : float
+        The :math:`\\delta` of the profile, in (0, 1).
+    steps : int
+        Number of composed Gaussian events, >= 1.
+
+    Returns
+    -------
+    float
+        :math:`\\varepsilon(\\delta)` by the PLD accountant.
     """
     import dp_accounting as dpa
     from dp_accounting.pld.pld_privacy_accountant import PLDAccountant

@@ -71,6 +71,30 @@ def select_canary(fm: FunctionalModel, theta: torch.Tensor, cand_x, cand_y, ref_
 
     with :math:`\\hat\\mu_g,\\hat\\Sigma_g` from the held-out reference set. Returns
     ``(index, distances)``.
+
+    Parameters
+    ----------
+    fm : FunctionalModel
+        The model.
+    theta : torch.Tensor, shape (d,)
+        Parameters at which the gradients are taken.
+    cand_x, cand_y : torch.Tensor
+        Candidate records.
+    ref_x, ref_y : torch.Tensor
+        Held-out reference records (at least 2).
+    clip : float
+        Clipping norm, > 0.
+    shrinkage : float
+        Weight of the identity target, in [0, 1].
+    ridge : float
+        Relative ridge, >= 0.
+
+    Returns
+    -------
+    index : int
+        Index of the chosen candidate.
+    distances : ndarray, shape (r,)
+        Every candidate's squared Mahalanobis distance.
     """
     ref = clip_rows(fm.per_sample_grads(theta, ref_x, ref_y), clip)
     cand = clip_rows(fm.per_sample_grads(theta, cand_x, cand_y), clip)
@@ -130,6 +154,26 @@ def audit_bounds(games: dict[int, GameResult], *, delta: float, failure_prob: fl
     Returns ``{"per_tau": {tau: {attack: {...}}}, "summary": {attack: {...}}}`` where the
     summary holds, per bound method, ``mean`` over tau, ``best`` (post hoc max) and
     ``best_bonferroni`` (each tau's bound at ``failure_prob / len(taus)``).
+
+    Parameters
+    ----------
+    games : dict of int to GameResult
+        Games of each insertion time.
+    delta : float
+        The :math:`\\delta` of the bounds, in [0, 1).
+    failure_prob : float
+        Failure probability of each bound, in (0, 1).
+    methods : sequence of str
+        Bound methods (:func:`semi_core.audit.epsilon_lower_bound`).
+    fpr_levels : sequence of float
+        FPRs at which the TPR is reported.
+    seed : int or numpy.random.SeedSequence
+        Seed of the methods that draw.
+
+    Returns
+    -------
+    dict
+        ``per_tau`` and ``summary`` as above.
     """
     delta = check_probability(delta, "delta", low_open=False)
     if not games:
@@ -183,6 +227,36 @@ def prepare_audit(*, dataset: str = "digits", model: str = "logreg", cfg: DPSGDC
 
     ``n_reference`` caps the reference gradients used per statistic (default: all of the
     held-out reference split).
+
+    Parameters
+    ----------
+    dataset : {"digits", "fashion-mnist"}
+        The data (:func:`~semi_core.sgd.data.load_dataset`).
+    model : str
+        Architecture name.
+    cfg : DPSGDConfig
+        The audited DP-SGD run.
+    seed : int or numpy.random.SeedSequence
+        Root seed of the splits and the pretraining.
+    data_dir : str or os.PathLike, optional
+        Directory of the user's Fashion-MNIST files.
+    pretrain_epochs : int
+        Epochs of public pretraining.
+    pretrain_lr : float
+        Learning rate of the pretraining.
+    shrinkage : float
+        Weight of the identity target of the gradient covariance, in [0, 1].
+    ridge : float
+        Relative ridge, >= 0.
+    sizes : tuple of 4 int, optional
+        Split sizes; None = the dataset's defaults.
+    n_reference : int, optional
+        Cap on the reference gradients; None = all.
+
+    Returns
+    -------
+    AuditSetup
+        Model, pretrained parameters, data, canary and configuration.
     """
     root = as_seed_sequence(seed)
     ss_split, ss_model = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, 7, 0)), \
@@ -230,6 +304,38 @@ def run_audit(*, dataset: str = "digits", model: str = "logreg", epsilon: float 
     :mod:`semi_core.sgd.accounting`). ``executor`` (:class:`~semi_core.game.backends.Executor`,
     an int thread count or None) says where the games run (:func:`audit_games`); the result
     does not depend on it. Returns a JSON-ready ``dict``.
+
+    Parameters
+    ----------
+    dataset, model, data_dir, n_reference
+        As in :func:`prepare_audit`.
+    epsilon : float or None
+        Target :math:`\\varepsilon` (> 0) of the audited run; None or ``inf`` = no noise.
+    rounds : int
+        Games per insertion time.
+    taus : sequence of int, optional
+        Insertion times; None = 1..T.
+    delta : float
+        The :math:`\\delta` of the target and the bounds, in (0, 1).
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+    batch_size, steps, lr, clip
+        DP-SGD hyper-parameters.
+    failure_prob : float
+        Failure probability of each bound, in (0, 1).
+    chunk_size : int
+        Games per runner chunk.
+    setup : AuditSetup, optional
+        A prepared setup (skips :func:`prepare_audit`).
+    executor : Executor, int or None
+        Where the games run.
+    progress : callable, optional
+        Progress reporter.
+
+    Returns
+    -------
+    dict
+        Settings, ground truth, the bounds of :func:`audit_bounds` and timings.
     """
     delta = check_probability(delta, "delta")
     if epsilon is None or np.isinf(epsilon):

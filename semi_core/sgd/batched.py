@@ -361,6 +361,22 @@ def ghost_grads(stack, thetas: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -
     :func:`semi_core.sgd.ghost.ghost_parts`: :math:`\nabla_{W_l} = b_l\tilde a_l^\top`
     (same numbers as :meth:`~semi_core.sgd.grads.FunctionalModel.per_sample_grads_batched`
     without ``vmap``; the DP-SGD statistics use it for the target gradient at every step).
+
+    Parameters
+    ----------
+    stack : LinearStack
+        The model's linear layers.
+    thetas : torch.Tensor, shape (R, d)
+        Parameter vectors.
+    x : torch.Tensor, shape (n, in)
+        Shared inputs.
+    y : torch.Tensor, shape (n,)
+        Shared targets.
+
+    Returns
+    -------
+    torch.Tensor, shape (R, n, d)
+        Per-sample gradients at each parameter vector.
     """
     acts, backs = ghost_parts(stack, thetas, x, y, shared=True)
     R, n = thetas.shape[0], x.shape[0]
@@ -378,6 +394,22 @@ def batched_mahalanobis(ref_grads: torch.Tensor, grads: torch.Tensor, *, shrinka
     :math:`(g-\\hat\\mu_g)^\\top\\hat\\Sigma_g^{-1}(g-\\hat\\mu_g)`.
 
     ``ref_grads`` is ``(m, d)``, ``grads`` is ``(k, d)``; returns ``(k,)`` (Woodbury solve).
+
+    Parameters
+    ----------
+    ref_grads : torch.Tensor, shape (m, d)
+        Reference gradients, m >= 2.
+    grads : torch.Tensor, shape (k, d)
+        Gradients to measure.
+    shrinkage : float
+        Weight of the identity target, in [0, 1].
+    ridge : float
+        Relative ridge, >= 0.
+
+    Returns
+    -------
+    torch.Tensor, shape (k,)
+        Squared Mahalanobis distances, >= 0.
     """
     m, d = ref_grads.shape
     mean, gc, gram, level = shrunk_parts(ref_grads, float(shrinkage), float(ridge))

@@ -40,7 +40,20 @@ __all__ = ["canary_stream", "private_sigma", "CanaryTrainer"]
 
 def private_sigma(epsilon_canary: float, delta: float) -> float:
     r"""Noise multiplier making each canary observation pair exactly
-    :math:`(\varepsilon_{canary},\delta)`-DP: :math:`N(0,\sigma^2)` vs :math:`N(1,\sigma^2)`."""
+    :math:`(\varepsilon_{canary},\delta)`-DP: :math:`N(0,\sigma^2)` vs :math:`N(1,\sigma^2)`.
+
+    Parameters
+    ----------
+    epsilon_canary : float
+        Target :math:`\varepsilon` of one observation pair, > 0.
+    delta : float
+        Target :math:`\delta`, in (0, 1).
+
+    Returns
+    -------
+    float
+        The noise standard deviation, > 0.
+    """
     from semi_core.mechanisms.zoo import gaussian_sigma
 
     return gaussian_sigma(epsilon_canary, delta)
@@ -127,7 +140,22 @@ class CanaryTrainer:
         self.steps_done = 0
 
     def advance(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Train ``k`` more DP-SGD steps; return their ``(x, y, batch_sizes)``."""
+        """Train ``k`` more DP-SGD steps; return their ``(x, y, batch_sizes)``.
+
+        Parameters
+        ----------
+        k : int
+            Number of steps, >= 0.
+
+        Returns
+        -------
+        x : ndarray, shape (k,)
+            Canary observation of each step.
+        y : ndarray, shape (k,)
+            Its pair.
+        batch_sizes : ndarray of int, shape (k,)
+            Batch size of each step.
+        """
         k = check_int(k, "k", minimum=0)
         xs, ys, bs = np.empty(k), np.empty(k), np.empty(k, dtype=int)
         threads = torch.get_num_threads()
@@ -155,7 +183,13 @@ class CanaryTrainer:
         return x, y, int(idx.size)
 
     def pair_source(self):
-        """A :class:`~semi_core.audit.sequential.PairSource` that trains as pairs are drawn."""
+        """A :class:`~semi_core.audit.sequential.PairSource` that trains as pairs are drawn.
+
+        Returns
+        -------
+        PairSource
+            A source whose draws train the model.
+        """
         from semi_core.audit.sequential import PairSource
 
         def draw(size, rng):  # the trainer's own generator drives batches and noise

@@ -67,7 +67,24 @@ __all__ = ["candidate_pool", "rank_canaries", "wb_scores", "WhiteBoxScores",
 
 
 def candidate_pool(dataset: str, seed, *, sizes=None, data_dir=None):
-    """The candidate split :func:`~semi_core.sgd.audit.prepare_audit` draws for ``seed``."""
+    """The candidate split :func:`~semi_core.sgd.audit.prepare_audit` draws for ``seed``.
+
+    Parameters
+    ----------
+    dataset : str
+        Dataset name.
+    seed : int or numpy.random.SeedSequence
+        Root seed of :func:`~semi_core.sgd.audit.prepare_audit`.
+    sizes : tuple of 4 int, optional
+        Split sizes.
+    data_dir : str or os.PathLike, optional
+        Directory of the user's files.
+
+    Returns
+    -------
+    x, y : torch.Tensor
+        The candidate records.
+    """
     root = as_seed_sequence(seed)
     ss = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, 7, 0))
     splits = load_dataset(dataset, data_dir=data_dir, sizes=sizes,
@@ -81,6 +98,30 @@ def rank_canaries(setup: AuditSetup, cand_x, cand_y, *, m: int = 1, seed=0,
     """Alg. 6: rank-sum of candidate Mahalanobis distances over the ``T`` steps of one run.
 
     Returns ``(indices of the top m, rank sums (r,), per-step distances (T, r))``.
+
+    Parameters
+    ----------
+    setup : AuditSetup
+        The audit's setup.
+    cand_x, cand_y : torch.Tensor
+        Candidate records (r of them).
+    m : int
+        Number of canaries returned, in 1..r.
+    seed : int or numpy.random.SeedSequence
+        Seed of the run.
+    shrinkage : float, optional
+        Weight of the identity target; None = the setup's.
+    ridge : float, optional
+        Relative ridge; None = the setup's.
+
+    Returns
+    -------
+    top : ndarray of int, shape (m,)
+        Indices of the top candidates.
+    rank_sums : ndarray, shape (r,)
+        Rank sums.
+    distances : ndarray, shape (T, r)
+        Per-step distances.
     """
     cfg, fm = setup.cfg, setup.fm
     r = int(cand_x.shape[0])
@@ -116,6 +157,20 @@ def wb_scores(setup: AuditSetup, traj, *, chunk: int = 32) -> dict[str, np.ndarr
     ``traj`` are trajectories ``(R, T+1, d)``; reference gradients are those of ``setup.ref_x``
     at each run's own :math:`\theta_{t-1}`. Returns ``{"noise_aware": (R, T), "literal":
     (R, T)}`` (one pass: the gradients are shared).
+
+    Parameters
+    ----------
+    setup : AuditSetup
+        The audit's setup.
+    traj : array_like, shape (R, T+1, d)
+        Trajectories.
+    chunk : int
+        Runs per batched gradient call.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``noise_aware`` and ``literal`` scores, each (R, T).
     """
     cfg, fm = setup.cfg, setup.fm
     tr = torch.as_tensor(np.asarray(traj, dtype=float))
@@ -203,6 +258,36 @@ def compare_canaries(*, dataset: str = "digits", model: str = "logreg",
     runner (:func:`semi_core.game.play.play` with the :class:`WhiteBoxScores` scorer) from the
     same seed: the membership bits, batches, slots and noise are the same for every canary.
     ``executor`` says where the chunks run (the result does not depend on it).
+
+    Parameters
+    ----------
+    dataset, model, n_reference
+        As in :func:`~semi_core.sgd.audit.prepare_audit`.
+    epsilon : float or None
+        Target :math:`\\varepsilon`; None or ``inf`` = no noise.
+    rounds : int
+        Games per canary, >= 4.
+    tau : int
+        Insertion step.
+    delta : float
+        The :math:`\\delta` of the target and the bounds, in (0, 1).
+    failure_prob : float
+        Failure probability of each bound, in (0, 1).
+    seed : int or numpy.random.SeedSequence
+        Root seed (the same games for every canary).
+    batch_size, steps, lr, clip
+        DP-SGD hyper-parameters.
+    chunk_size : int
+        Games per runner chunk.
+    executor : Executor, int or None
+        Where the chunks run.
+    progress : callable, optional
+        Progress reporter.
+
+    Returns
+    -------
+    dict
+        Per canary and score: bounds, AUCs; the ground truth and timings.
     """
     rounds = check_int(rounds, "rounds", minimum=4)
     delta = check_probability(delta, "delta")

@@ -45,6 +45,22 @@ def build_attack_model(kind: str, in_dim: int, n_classes: int, *,
     cross-entropy (the seed's 2-layer MLPs; ``tanh`` keeps the loss twice differentiable);
     ``hidden`` a sequence of widths gives one ``Linear -> Tanh`` per width (``(w1, w2, w3)``:
     a 4-layer MLP, seed App. D.1).
+
+    Parameters
+    ----------
+    kind : {"logreg-mse", "logreg", "mlp"}
+        The architecture.
+    in_dim : int
+        Number of input features, >= 1.
+    n_classes : int
+        Number of classes, >= 2.
+    hidden : int or tuple of int
+        Hidden width(s) of ``"mlp"``.
+
+    Returns
+    -------
+    FunctionalModel
+        The model (float64).
     """
     from torch import nn
 
@@ -72,7 +88,24 @@ def build_attack_model(kind: str, in_dim: int, n_classes: int, *,
 
 def membership_matrix(n_models: int, n_records: int, seed, *, p: float = 0.5) -> np.ndarray:
     """Boolean ``(n_models, n_records)``: record ``i`` is in model ``m``'s training set with
-    probability ``p`` independently (seed §4.1: ``p = 1/2``)."""
+    probability ``p`` independently (seed §4.1: ``p = 1/2``).
+
+    Parameters
+    ----------
+    n_models : int
+        Number of models M, >= 1.
+    n_records : int
+        Number of records N, >= 1.
+    seed : int or numpy.random.SeedSequence
+        Seed of the draw.
+    p : float
+        Inclusion probability, in (0, 1).
+
+    Returns
+    -------
+    ndarray of bool, shape (n_models, n_records)
+        The membership bits.
+    """
     n_models = check_int(n_models, "n_models", minimum=1)
     n_records = check_int(n_records, "n_records", minimum=1)
     p = check_probability(p, "p")
@@ -81,13 +114,39 @@ def membership_matrix(n_models: int, n_records: int, seed, *, p: float = 0.5) ->
 
 
 def model_seeds(seed, n_models: int) -> list[np.random.SeedSequence]:
-    """One child ``SeedSequence`` per model (model ``m`` always gets child ``m``)."""
+    """One child ``SeedSequence`` per model (model ``m`` always gets child ``m``).
+
+    Parameters
+    ----------
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+    n_models : int
+        Number of models, >= 1.
+
+    Returns
+    -------
+    list of numpy.random.SeedSequence
+        One child per model.
+    """
     return as_seed_sequence(seed).spawn(check_int(n_models, "n_models", minimum=1))
 
 
 def init_thetas(fm: FunctionalModel, seeds: list[np.random.SeedSequence]) -> torch.Tensor:
     r"""Initial flat parameters ``(M, d)``, model ``m`` from ``seeds[m]`` (uniform
-    :math:`\pm 1/\sqrt{\text{fan-in}}` weights, :math:`\pm 0.01` biases)."""
+    :math:`\pm 1/\sqrt{\text{fan-in}}` weights, :math:`\pm 0.01` biases).
+
+    Parameters
+    ----------
+    fm : FunctionalModel
+        The model (its module is copied, not modified).
+    seeds : list of numpy.random.SeedSequence
+        One seed per model.
+
+    Returns
+    -------
+    torch.Tensor, shape (M, d)
+        Initial parameters of each model.
+    """
     module = copy.deepcopy(fm.module)
     rows = []
     for s in seeds:
@@ -103,6 +162,22 @@ def schedules(member: np.ndarray, cfg: SGDConfig, seeds: list[np.random.SeedSequ
 
     ``steps`` defaults to ``cfg.steps(mean training-set size)`` so every model runs the same
     number of steps (:func:`semi_core.sgd.momentum.batch_schedule`).
+
+    Parameters
+    ----------
+    member : ndarray of bool, shape (M, N)
+        Membership bits, at least one member per model.
+    cfg : SGDConfig
+        Batch size and epochs.
+    seeds : list of numpy.random.SeedSequence
+        One seed per model.
+    steps : int, optional
+        Steps per model; None = ``cfg.steps`` of the mean training-set size.
+
+    Returns
+    -------
+    ndarray of int64, shape (M, steps, S)
+        Batch indices into the pool.
     """
     member = np.asarray(member, dtype=bool)
     if member.ndim != 2 or member.shape[0] != len(seeds):
@@ -246,16 +321,29 @@ def train_models(fm: FunctionalModel, thetas0: torch.Tensor, x: torch.Tensor, y:
     Parameters
     ----------
     fm : FunctionalModel
+        The model.
     thetas0 : Tensor, shape (M, d)
+        Initial parameters of each model.
     x, y : Tensor
         The pool (``sched`` indexes into it).
     sched : ndarray of int, shape (M, steps, S)
+        Batch indices of each model.
     cfg : SGDConfig
+        Learning rate, momentum, weight decay.
     chunk : int
         Models per ``vmap`` call (memory bound).
     log : list, optional
         Receives ``{"models": (a, b), "step": t, "mean_batch_loss": ...}`` every
         ``cfg.log_every`` steps.
+    generic : bool
+        Force the ``vmap(grad)`` path for any model.
+    manual : bool
+        Explicit batched back-propagation for linear stacks (False = autograd).
+
+    Returns
+    -------
+    torch.Tensor, shape (M, d)
+        Final parameters of each model.
     """
     sched = np.asarray(sched, dtype=np.int64)
     if sched.ndim != 3 or sched.shape[0] != thetas0.shape[0]:
@@ -307,7 +395,28 @@ def train_models(fm: FunctionalModel, thetas0: torch.Tensor, x: torch.Tensor, y:
 
 def train_models_reference(fm: FunctionalModel, thetas0: torch.Tensor, x: torch.Tensor,
                            y: torch.Tensor, sched: np.ndarray, cfg: SGDConfig) -> torch.Tensor:
-    """Slow oracle of :func:`train_models`: one model at a time with ``torch.optim.SGD``."""
+    """Slow oracle of :func:`train_models`: one model at a time with ``torch.optim.SGD``.
+
+    Parameters
+    ----------
+    fm : FunctionalModel
+        The model.
+    thetas0 : torch.Tensor, shape (M, d)
+        Initial parameters.
+    x : torch.Tensor
+        Pool inputs.
+    y : torch.Tensor
+        Pool targets.
+    sched : ndarray of int, shape (M, steps, S)
+        Batch indices.
+    cfg : SGDConfig
+        Optimiser settings.
+
+    Returns
+    -------
+    torch.Tensor, shape (M, d)
+        Final parameters of each model.
+    """
     from .momentum import train_sgd_torch
 
     rows = []
