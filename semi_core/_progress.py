@@ -4,22 +4,54 @@ Every long computation takes ``progress``: ``False``/``None`` (silent), ``True``
 stderr), a :class:`Reporter`, or a callable taking one status string (the older hook style).
 :func:`as_reporter` turns each into a :class:`Reporter`. A reporter shows a ``tqdm`` bar when
 its stream is a terminal and otherwise writes a plain line at most every ``interval`` seconds
-(logs of batch jobs stay readable); :meth:`Reporter.announce` states the estimated total time
-before long work starts. The CLI's ``--progress/--no-progress`` decides whether a command
-reports (default: yes unless ``--json``).
+(logs of batch jobs stay readable: no carriage returns), at least that often while a stage or
+a command (:meth:`Reporter.running`) is under way; :meth:`Reporter.announce` states the
+estimated total time before long work starts. The CLI's ``--progress/--no-progress`` decides
+whether a command reports on stderr (default: yes, also under ``--json``, whose one JSON object
+goes to stdout).
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
+import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import TextIO
 
-__all__ = ["Reporter", "as_reporter", "format_seconds", "ANNOUNCE_AFTER"]
+__all__ = ["Reporter", "as_reporter", "format_seconds", "default_interval", "ANNOUNCE_AFTER",
+           "DEFAULT_INTERVAL", "INTERVAL_ENV"]
 
 #: Work estimated to take longer than this many seconds is announced before it starts.
 ANNOUNCE_AFTER = 10.0
+#: Longest silence (seconds) of a plain-line reporter while work is under way.
+DEFAULT_INTERVAL = 10.0
+#: Environment variable overriding :data:`DEFAULT_INTERVAL` (seconds, > 0).
+INTERVAL_ENV = "SEMI_CORE_PROGRESS_INTERVAL"
+
+
+def default_interval() -> float:
+    """Seconds between plain progress lines: ``$SEMI_CORE_PROGRESS_INTERVAL`` if set, else
+    :data:`DEFAULT_INTERVAL`.
+
+    Returns
+    -------
+    float
+        The interval, > 0.
+    """
+    text = os.environ.get(INTERVAL_ENV, "").strip()
+    if not text:
+        return DEFAULT_INTERVAL
+    try:
+        val = float(text)
+    except ValueError:
+        val = float("nan")
+    if not (val > 0 and math.isfinite(val)):
+        raise ValueError(f"{INTERVAL_ENV} must be a number of seconds > 0, got {text!r}")
+    return val
 
 
 def format_seconds(s: float) -> str:
@@ -40,8 +72,8 @@ class _Stage:
     def __init__(self, rep: Reporter, desc: str, total: int | None, unit: str):
         self.rep, self.desc, self.total, self.unit = rep, desc, total, unit
         self.done = 0
+        self.note = ""
         self.t0 = time.monotonic()
-        self.last = self.t0
         self.bar = None
         if rep.enabled and rep.is_tty:
             from tqdm.auto import tqdm
@@ -50,35 +82,59 @@ class _Stage:
                             dynamic_ncols=True, leave=False)
 
     def update(self, n: int = 1) -> None:
+        """``n`` more units done; off a terminal, a line when none was written for
+        ``interval`` seconds."""
         self.done += int(n)
         if self.bar is not None:
             self.bar.update(n)
             return
-        now = time.monotonic()
-        if self.rep.enabled and now - self.last >= self.rep.interval:
-            self.last = now
-            self.rep.line(self._status(now))
+        self.rep._maybe_line()
+
+    def set_note(self, note: str) -> None:
+        """What the stage is working on now (shown after its count)."""
+        self.note = str(note)
+        if self.bar is not None:
+            self.bar.set_postfix_str(self.note, refresh=True)
 
     def _status(self, now: float) -> str:
         el = now - self.t0
+        note = f" [{self.note}]" if self.note else ""
         if self.total:
             frac = self.done / self.total
             left = el * (1 - frac) / frac if frac > 0 else float("nan")
             eta = f", about {format_seconds(left)} left" if frac > 0 else ""
-            return (f"{self.desc}: {100 * frac:.0f}% ({self.done}/{self.total} {self.unit}s), "
-                    f"{format_seconds(el)} elapsed{eta}")
-        return f"{self.desc}: {self.done} {self.unit}s, {format_seconds(el)} elapsed"
+            return (f"{self.desc}: {100 * frac:.0f}% ({self.done}/{self.total} {self.unit}s)"
+                    f"{note}, {format_seconds(el)} elapsed{eta}")
+        return f"{self.desc}: {self.done} {self.unit}s{note}, {format_seconds(el)} elapsed"
 
-    def __enter__(self) -> _Stage:
+    def open(self) -> _Stage:
+        """Start reporting the stage (what ``with`` does); end it with :meth:`close`."""
+        self.rep._push(self)
         return self
 
-    def __exit__(self, *exc) -> None:
+    def close(self) -> None:
+        """End the stage (what leaving the ``with`` block does)."""
+        self.rep._pop(self)
         if self.bar is not None:
             self.bar.close()
+            self.bar = None
+
+    def __enter__(self) -> _Stage:
+        return self.open()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 class Reporter:
     """Where progress goes.
+
+    Off a terminal a reporter writes one plain line (no carriage return) whenever none was
+    written for ``interval`` seconds while work is under way: the counts of the stages open
+    now (outermost first: done / total, elapsed, estimated time left), written by the work's
+    own updates or, when one step takes longer, by a heartbeat thread. On a terminal each stage
+    is a ``tqdm`` bar. A reporter is also a callable taking one status string, so it can be
+    passed where the older hook style is expected.
 
     Parameters
     ----------
@@ -86,31 +142,51 @@ class Reporter:
         Report at all.
     stream : text stream, optional
         Default ``sys.stderr``.
-    interval : float
-        Seconds between plain lines when the stream is not a terminal.
+    interval : float, optional
+        Longest silence, in seconds, when the stream is not a terminal; default
+        :data:`INTERVAL_ENV` from the environment, else :data:`DEFAULT_INTERVAL`.
     hook : callable, optional
         Called with every status line instead of writing it (library callers).
     """
 
     def __init__(self, enabled: bool = True, *, stream: TextIO | None = None,
-                 interval: float = 10.0, hook: Callable[[str], None] | None = None):
+                 interval: float | None = None, hook: Callable[[str], None] | None = None):
         self.enabled = bool(enabled)
         self.stream = sys.stderr if stream is None else stream
-        self.interval = float(interval)
+        self.interval = default_interval() if interval is None else float(interval)
+        if not (self.interval > 0 and math.isfinite(self.interval)):
+            raise ValueError(f"interval must be a finite number of seconds > 0, got {interval}")
         self.hook = hook
         try:
             self.is_tty = hook is None and bool(self.stream.isatty())
         except (AttributeError, ValueError):
             self.is_tty = False
+        self._stack: list[_Stage] = []
+        self._label: str | None = None
+        self._t0 = time.monotonic()
+        self._last = self._t0
+        self._lock = threading.RLock()
+        self._beat: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._holds = 0
 
     def line(self, msg: str) -> None:
         """One status line (a message between stages, or a periodic update)."""
         if not self.enabled:
             return
-        if self.hook is not None:
-            self.hook(msg)
-            return
-        print(msg, file=self.stream, flush=True)
+        with self._lock:
+            self._last = time.monotonic()
+            if self.hook is not None:
+                self.hook(msg)
+                return
+            if self.is_tty and any(s.bar is not None for s in self._stack):
+                from tqdm.auto import tqdm
+
+                tqdm.write(msg, file=self.stream)
+                return
+            print(msg, file=self.stream, flush=True)
+
+    __call__ = line
 
     def announce(self, seconds: float | None, what: str) -> None:
         """State the estimated time of ``what`` before it starts (when it is long)."""
@@ -120,6 +196,89 @@ class Reporter:
     def stage(self, desc: str, total: int | None = None, unit: str = "round") -> _Stage:
         """A counted stage: ``with rep.stage("play", total=R) as s: ... s.update(k)``."""
         return _Stage(self, desc, total, unit)
+
+    def status(self) -> str:
+        """The current status: the command's elapsed time and every open stage's count."""
+        now = time.monotonic()
+        with self._lock:
+            parts = [s._status(now) for s in self._stack]
+            if self._label is not None:
+                parts.insert(0, f"{self._label}: {format_seconds(now - self._t0)} elapsed")
+        return " | ".join(parts) if parts else f"{format_seconds(now - self._t0)} elapsed"
+
+    @contextlib.contextmanager
+    def running(self, label: str):
+        """The whole of a command: a status line at least every ``interval`` seconds until the
+        block ends (off a terminal; on one where no bar is shown), ``label`` leading it."""
+        self._label, self._t0 = label, time.monotonic()
+        self._last = self._t0
+        self._hold()
+        try:
+            yield self
+        finally:
+            with self._lock:  # stages left open by an exception end with the command
+                for stage in list(self._stack):
+                    if stage.bar is not None:
+                        stage.bar.close()
+                        stage.bar = None
+                self._stack.clear()
+                self._holds = min(self._holds, 1)
+            self._release()
+            self._label = None
+
+    # -- internals ------------------------------------------------------------------------
+    def _maybe_line(self) -> None:
+        if self.enabled and time.monotonic() - self._last >= self.interval:
+            self.line(self.status())
+
+    def _push(self, stage: _Stage) -> None:
+        with self._lock:
+            self._stack.append(stage)
+        self._hold()
+
+    def _pop(self, stage: _Stage) -> None:
+        with self._lock:
+            if stage not in self._stack:
+                return
+            self._stack.remove(stage)
+        self._release()
+
+    def _hold(self) -> None:
+        """Start the heartbeat (plain-line reporters writing to a stream) for one holder."""
+        if not self.enabled or self.hook is not None:
+            return
+        with self._lock:
+            self._holds += 1
+            if self._beat is None:
+                self._stop = threading.Event()
+                self._beat = threading.Thread(target=self._heartbeat, args=(self._stop,),
+                                              name="semi_core-progress", daemon=True)
+                self._beat.start()
+
+    def _release(self) -> None:
+        if not self.enabled or self.hook is not None:
+            return
+        with self._lock:
+            self._holds -= 1
+            if self._holds > 0 or self._beat is None:
+                return
+            beat, self._beat = self._beat, None
+            self._stop.set()
+        beat.join()
+
+    def _heartbeat(self, stop: threading.Event) -> None:
+        while True:
+            wait = self._last + self.interval - time.monotonic()
+            if stop.wait(max(wait, 0.01 * self.interval)):
+                return
+            with self._lock:
+                if stop.is_set():
+                    return
+                if self.is_tty and any(s.bar is not None for s in self._stack):
+                    self._last = time.monotonic()  # the bar shows progress
+                    continue
+                if time.monotonic() - self._last >= self.interval:
+                    self.line(self.status())
 
 
 def as_reporter(progress) -> Reporter:
@@ -131,6 +290,6 @@ def as_reporter(progress) -> Reporter:
     if progress is True:
         return Reporter(True)
     if callable(progress):
-        return Reporter(True, hook=progress, interval=10.0)
+        return Reporter(True, hook=progress)
     raise TypeError(f"progress must be a bool, a Reporter or a callable, got "
                     f"{type(progress).__name__}")

@@ -57,3 +57,96 @@ def test_runner_announces_long_work(monkeypatch):
 def test_format_seconds():
     assert [format_seconds(s) for s in (5, 600, 7200, 3e5)] == ["5 s", "10.0 min", "2.0 h",
                                                                 "3.5 days"]
+
+
+# -- plain lines at least every interval (a heartbeat), and the CLI's one reporter ----------
+
+def test_heartbeat_writes_lines_while_a_step_is_long():
+    """A step longer than the interval still gets lines (no update needed), none after."""
+    import time
+
+    out = io.StringIO()
+    rep = Reporter(True, stream=out, interval=0.05)
+    with rep.running("semi-core demo"), rep.stage("work", total=2, unit="step") as st:
+        time.sleep(0.5)  # one long step: no update() call in between
+        st.update(1)
+    n = len(out.getvalue().splitlines())
+    time.sleep(0.2)
+    text = out.getvalue()
+    assert len(text.splitlines()) == n >= 4, text  # several lines, and none once it ended
+    assert "\r" not in text
+    assert "semi-core demo: " in text and "work: 0% (0/2 steps)" in text
+
+
+def test_interval_from_environment(monkeypatch):
+    monkeypatch.setenv("SEMI_CORE_PROGRESS_INTERVAL", "0.25")
+    assert Reporter(True).interval == 0.25
+    monkeypatch.setenv("SEMI_CORE_PROGRESS_INTERVAL", "-1")
+    with pytest.raises(ValueError, match="SEMI_CORE_PROGRESS_INTERVAL"):
+        Reporter(True)
+
+
+def _seq_audit_cmd(*extra):
+    import sys
+
+    code = "import sys; from semi_core.cli import main; sys.exit(main(sys.argv[1:]))"
+    return [sys.executable, "-c", code, "seq-audit", "--claimed-epsilon", "0.01",
+            "--max-obs", "1500", "--runs", "6", "--json", *extra]
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_cli_json_progress_to_a_file(tmp_path, quiet):
+    """stderr to a file (not a terminal): plain progress lines under --json, stdout one JSON
+    object; --no-progress writes nothing on stderr."""
+    import json
+    import os
+    import subprocess
+
+    env = dict(os.environ, SEMI_CORE_PROGRESS_INTERVAL="0.2")
+    with open(tmp_path / "err.log", "wb") as err:
+        proc = subprocess.run(_seq_audit_cmd(*(["--no-progress"] if quiet else [])),
+                              stdout=subprocess.PIPE, stderr=err, env=env, timeout=300)
+    assert proc.returncode == 0
+    obj = json.loads(proc.stdout)  # exactly one JSON object
+    assert isinstance(obj, dict) and "summary" in obj
+    log = (tmp_path / "err.log").read_bytes()
+    if quiet:
+        assert log == b""
+        return
+    assert b"\r" not in log
+    lines = log.decode().splitlines()
+    assert len(lines) >= 3, lines
+    assert all(line.startswith("semi-core seq-audit: ") for line in lines), lines
+
+
+def test_no_progress_help_states_no_true_default():
+    from semi_core.cli import build_parser
+
+    helps = build_parser(["simulate"])._subparsers._group_actions[0].choices["simulate"]
+    text = helps.format_help()
+    assert "--no-progress" in text and "(default: True)" not in text
+
+
+def test_report_interrupt_counts_sections(tmp_path, monkeypatch):
+    """An interrupt inside a section's games is reported in sections (the progress's units),
+    not in the runner's tasks."""
+    import sys
+    import types
+
+    from semi_core.game.backends import Interrupted
+    from semi_core.report import Section, build_report
+
+    def ok(ctx):
+        return Section("ok", "fine")
+
+    def stopped(ctx):
+        raise Interrupted({i: None for i in range(11)}, None, 12)  # "after 11 of 12 tasks"
+
+    for name, fn in (("_fake_ok_section", ok), ("_fake_stop_section", stopped)):
+        monkeypatch.setitem(sys.modules, name, types.SimpleNamespace(build=fn))
+    out = io.StringIO()
+    with pytest.raises(KeyboardInterrupt, match=r"after 1 of 3 sections \(in _fake_stop_section"):
+        build_report(tmp_path / "rep", sections=["_fake_ok_section", "_fake_stop_section",
+                                                 "_fake_ok_section"],
+                     progress=Reporter(True, stream=out))
+    assert not (tmp_path / "rep").exists()

@@ -223,7 +223,10 @@ def main(argv: list[str] | None = None) -> int:
             parsing = False
             command = getattr(args, "command", command) or command
             as_json = bool(getattr(args, "json", as_json))
-            result = args.func(args)
+            from ._options import command_progress
+
+            with command_progress(args, command):  # progress on stderr, never on stdout
+                result = args.func(args)
             from ._common import emit
 
             with signals.deferred():

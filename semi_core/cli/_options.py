@@ -53,8 +53,10 @@ The vocabulary
     certification method ``band | dkw | cp | gdp | one-run`` (default ``band``;
     :func:`semi_core.audit.epsilon_lower_bound`).
 ``--progress/--no-progress``
-    progress on stderr: a bar on a terminal, else a line every 10 s, and the estimated time
-    of long work (default: on unless ``--json``).
+    progress on stderr: a bar on a terminal, else a plain line at least every 10 s, and the
+    estimated time of long work (default: on, also under ``--json``, whose one object goes to
+    stdout). Every command that can run long takes it; its handler reports through
+    :func:`reporter_from_args` and :func:`semi_core.cli.main` keeps a heartbeat line going.
 ``--threads``, ``--workers``, ``--scheduler``, ``--connect-timeout``, ``--worker-timeout``
     where the games run (:class:`semi_core.game.backends.Executor`; every command that plays
     games takes them; the result does not depend on them). Dask: only trusted schedulers (the
@@ -81,7 +83,8 @@ __all__ = ["SemiCoreParser", "UsageError", "DeprecatedAlias", "add_json", "add_s
            "add_failure_prob", "add_delta", "add_tau", "resolve_tau", "add_mechanism_args",
            "mechanism_from_args", "parse_tau", "add_rounds", "add_method", "add_tradeoff",
            "add_progress",
-           "progress_enabled", "add_executor_args", "executor_from_args", "add_latex",
+           "progress_enabled", "reporter_from_args", "command_progress", "add_executor_args",
+           "executor_from_args", "add_latex",
            "LATEX_INLINE", "nonneg_int", "positive_int",
            "DEFAULT_TAU"]
 
@@ -304,22 +307,46 @@ def add_tradeoff(parser) -> None:
 
 
 def add_progress(parser) -> None:
-    """``--progress`` / ``--no-progress`` (default: on unless ``--json``)."""
+    """``--progress`` / ``--no-progress``: progress on stderr (default on, also under ``--json``:
+    the one JSON object goes to stdout, progress to stderr)."""
     bar = parser.add_mutually_exclusive_group()
     bar.add_argument("--progress", dest="progress", action="store_true", default=None,
-                     help="report progress on stderr: a bar on a terminal, else a line every "
-                          "10 s, and the estimated time before long work (default: on unless "
-                          "--json)")
-    bar.add_argument("--no-progress", dest="progress", action="store_false",
-                     help="report no progress")
+                     help="report progress on stderr: a bar on a terminal, else a plain line "
+                          "at least every 10 s (done / total, elapsed, time left), and the "
+                          "estimated time before long work (default: on, also with --json)")
+    bar.add_argument("--no-progress", dest="progress", action="store_false", default=None,
+                     help="report no progress on stderr (default: progress is reported)")
 
 
 def progress_enabled(args) -> bool:
-    """Resolve ``--progress``: the explicit flag, else on unless ``--json`` (a bar on a
-    terminal, plain lines otherwise: :mod:`semi_core._progress`)."""
-    if args.progress is not None:
-        return bool(args.progress)
-    return not getattr(args, "json", False)
+    """Resolve ``--progress``: the explicit flag, else on (``--json`` does not change it: its
+    one JSON object goes to stdout; a bar on a terminal, plain lines otherwise:
+    :mod:`semi_core._progress`)."""
+    progress = getattr(args, "progress", None)
+    return True if progress is None else bool(progress)
+
+
+def reporter_from_args(args):
+    """The command's one :class:`semi_core._progress.Reporter` (created on first use, then the
+    same object: the command's heartbeat and every stage of its work report through it)."""
+    from semi_core._progress import Reporter
+
+    rep = getattr(args, "_reporter", None)
+    if rep is None:
+        rep = Reporter(progress_enabled(args))
+        args._reporter = rep
+    return rep
+
+
+def command_progress(args, command: str):
+    """Context manager around a command's work: where the command takes ``--progress``, a
+    status line on stderr at least every interval (10 s; ``SEMI_CORE_PROGRESS_INTERVAL``) until
+    it ends, unless ``--no-progress``."""
+    import contextlib
+
+    if not hasattr(args, "progress"):
+        return contextlib.nullcontext()
+    return reporter_from_args(args).running(f"semi-core {command}")
 
 
 def add_executor_args(parser) -> None:

@@ -36,9 +36,11 @@ from semi_core.cli._common import Result
 from semi_core.cli._options import (
     add_executor_args,
     add_json,
+    add_progress,
     add_seed,
     executor_from_args,
     positive_int,
+    reporter_from_args,
 )
 
 __all__ = ["register", "handler"]
@@ -110,6 +112,7 @@ def register(subparsers) -> None:
     p.add_argument("--roc", default=None, metavar="PNG", help="write ROC curves (log axes)")
     add_executor_args(p)
     add_seed(p)
+    add_progress(p)
     add_json(p)
     p.set_defaults(func=handler)
 
@@ -265,7 +268,8 @@ def handler(args) -> Result:
                            loo_targets=loo_targets, loo_models=loo_models, sgd=sgd,
                            data_path=args.data_path, pool_size=args.pool_size,
                            rmia_gamma=float(args.rmia_gamma), rmia_a=float(args.rmia_a))
-        run = run_attacks(cfg, attacks, seed=args.seed, executor=executor)
+        run = run_attacks(cfg, attacks, seed=args.seed, executor=executor,
+                          progress=reporter_from_args(args))
     except (ValueError, TypeError) as exc:
         raise _flag_error(exc) from None
     metrics = run.metrics(fpr=(0.01, 0.001), n_bootstrap=args.bootstrap, seed=args.seed)

@@ -25,11 +25,13 @@ from semi_core.cli._options import (
     add_executor_args,
     add_failure_prob,
     add_json,
+    add_progress,
     add_rounds,
     add_seed,
     add_tau,
     executor_from_args,
     positive_int,
+    reporter_from_args,
     resolve_tau,
 )
 
@@ -78,6 +80,7 @@ def register(subparsers) -> None:
     add_failure_prob(p)
     add_executor_args(p)
     add_seed(p)
+    add_progress(p)
     add_json(p)
     p.set_defaults(func=handler)
 
@@ -148,7 +151,7 @@ def handler(args) -> Result:
                     steps=args.steps, lr=args.lr, clip=args.clip,
                     failure_prob=args.failure_prob, n_reference=n_ref,
                     data_dir=args.data_dir, chunk_size=args.chunk_size,
-                    executor=executor_from_args(args))
+                    executor=executor_from_args(args), progress=reporter_from_args(args))
     lines = [f"DP-SGD audit: {out['dataset']} / {out['model']}, sigma_DP = {out['sigma_dp']:.4g}, "
              f"epsilon_true = {out['epsilon_true']:.4g} (delta = {out['delta']:g}), "
              f"{args.rounds} games per tau, tau = {tau}",

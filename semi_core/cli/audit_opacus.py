@@ -36,7 +36,7 @@ from semi_core.cli._options import (
     add_tau,
     executor_from_args,
     positive_int,
-    progress_enabled,
+    reporter_from_args,
     resolve_tau,
 )
 
@@ -152,7 +152,7 @@ def handler(args) -> Result:
     model_fn, data = digits_example(seed=args.seed)
     try:
         rep = audit_opacus(model_fn, data, config, seed=args.seed, executor=executor,
-                           progress=progress_enabled(args))
+                           progress=reporter_from_args(args))
     except ValueError as exc:
         raise _flag_error(exc) from None
     out = rep.to_dict()

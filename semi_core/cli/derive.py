@@ -5,7 +5,7 @@ from __future__ import annotations
 from semi_core import _latex
 
 from ._common import Result
-from ._options import LATEX_INLINE, add_json, add_latex
+from ._options import LATEX_INLINE, add_json, add_latex, add_progress, reporter_from_args
 
 __all__ = ["register", "handler"]
 
@@ -22,6 +22,7 @@ def register(subparsers) -> None:
     add_latex(parser, what="each formula")
     parser.add_argument("--name", default=None, metavar="NAME",
                         help="only this derivation (see the list without --name)")
+    add_progress(parser)
     add_json(parser)
     parser.set_defaults(func=handler)
 
@@ -47,32 +48,35 @@ def handler(args) -> Result:
     """Build the derivations (cached) and report them."""
     from semi_core._io import atomic_write_text
     from semi_core._validation import check_output_path
-    from semi_core.symbolic import all_derivations, get_derivation
+    from semi_core.symbolic import derivation_names, get_derivation
 
     target = (check_output_path(args.latex, "--latex", suffix=".tex")
               if args.latex not in (None, LATEX_INLINE) else None)
     if args.name is not None:
         try:
-            items = {args.name: get_derivation(args.name)}
+            get_derivation(args.name)
         except (KeyError, ValueError) as exc:
             raise ValueError(f"--name: {' '.join(str(exc).split())}") from None
-    else:
-        items = all_derivations()
+    names = [args.name] if args.name is not None else derivation_names()
     rows = []
     lines = []
-    for name, der in items.items():
-        rows.append({
-            "name": name,
-            "latex": der.to_latex(),
-            "source": der.source,
-            "matches_seed": der.matches_seed(),
-            "note": der.note,
-        })
-        lines.append(f"{name}  [{der.source}]  {_match_word(rows[-1]['matches_seed'])}")
-        if args.latex is not None:
-            lines.append(f"    {rows[-1]['latex']}")
-        if rows[-1]["matches_seed"] is False or "ERRATUM" in der.note:
-            lines.append(f"    note: {der.note}")
+    with reporter_from_args(args).stage("derive", total=len(names), unit="derivation") as st:
+        for name in names:
+            st.set_note(name)
+            der = get_derivation(name)  # built once, cached
+            rows.append({
+                "name": name,
+                "latex": der.to_latex(),
+                "source": der.source,
+                "matches_seed": der.matches_seed(),
+                "note": der.note,
+            })
+            lines.append(f"{name}  [{der.source}]  {_match_word(rows[-1]['matches_seed'])}")
+            if args.latex is not None:
+                lines.append(f"    {rows[-1]['latex']}")
+            if rows[-1]["matches_seed"] is False or "ERRATUM" in der.note:
+                lines.append(f"    note: {der.note}")
+            st.update(1)
     n_diff = sum(r["matches_seed"] is False for r in rows)
     lines.append(f"{len(rows)} derivations, {n_diff} differ from the seed's printed form")
     payload = {"derivations": rows}

@@ -52,10 +52,12 @@ from semi_core.cli._common import Result, load_npy
 from semi_core.cli._options import (
     add_executor_args,
     add_json,
+    add_progress,
     add_seed,
     executor_from_args,
     nonneg_int,
     positive_int,
+    reporter_from_args,
 )
 
 __all__ = ["register", "handler"]
@@ -111,6 +113,7 @@ def register(subparsers) -> None:
                    help="with --dataset: how many of the most exposed records (default 20)")
     add_executor_args(p)
     add_seed(p)
+    add_progress(p)
     add_json(p)
     p.set_defaults(func=handler)
 
@@ -247,7 +250,7 @@ def _average(args, law, dname, executor) -> Result:
 
         t0 = time.perf_counter()
         res = simulate_average_datum(mech, args.simulate, args.seed, chunk_size=_CHUNK,
-                                     executor=executor)
+                                     executor=executor, progress=reporter_from_args(args))
         s = summarize_leakage(res, (args.fpr,))["exact"]
         f = str(args.fpr)
         mem, non = res.scores("exact")
@@ -405,7 +408,8 @@ def handler(args) -> Result:
         chunk = _CHUNK if mode == "sufficient" else max(1, min(_CHUNK, int(
             2e7 // (args.n * law.d))))
         res = simulate_leakage(mech, args.simulate, args.seed, attacks=attacks,
-                               chunk_size=chunk, executor=executor)
+                               chunk_size=chunk, executor=executor,
+                               progress=reporter_from_args(args))
         summ = summarize_leakage(res, (args.fpr,))
         s = summ[mech.test]
         f = str(args.fpr)

@@ -9,7 +9,7 @@ run leaves ``--out`` as it was, and a directory holding ``report.md`` is complet
 from __future__ import annotations
 
 from ._common import Result
-from ._options import add_json, add_progress, add_seed, progress_enabled
+from ._options import add_json, add_progress, add_seed, reporter_from_args
 
 
 def register(sub) -> None:
@@ -42,7 +42,7 @@ def run(args) -> Result:
         if unknown:
             raise ValueError(f"--section must be among {SECTION_MODULES}, got {unknown}")
     path = build_report(out, quick=args.quick, seed=args.seed, sections=args.section,
-                        show_progress=progress_enabled(args))
+                        progress=reporter_from_args(args))
     summary = json.loads((path.parent / "report.json").read_text())
     payload = {"report": str(path), "quick": args.quick,
                "sections": {k: {"figures": v["figures"], "seconds": v["seconds"]}

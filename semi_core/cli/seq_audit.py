@@ -15,7 +15,6 @@ runs) with standard errors, and ``log_wealth`` paths (every ``--path-stride``-th
 from __future__ import annotations
 
 import dataclasses
-import sys
 
 import numpy as np
 
@@ -25,7 +24,9 @@ from semi_core.cli._options import (
     add_delta,
     add_failure_prob,
     add_json,
+    add_progress,
     add_seed,
+    reporter_from_args,
 )
 
 __all__ = ["register", "handler"]
@@ -95,6 +96,7 @@ def register(subparsers) -> None:
                         "ons, --witness exact for oga")
     p.add_argument("--path-stride", type=int, default=10, help="keep every k-th path point")
     add_seed(p)
+    add_progress(p)
     add_json(p)
     p.set_defaults(func=handler)
 
@@ -110,11 +112,9 @@ def _grid(text: str) -> list[float]:
 
 
 def _bar(args):
-    if args.json:
-        return None, lambda i, n: None
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=args.runs, desc="seq-audit", unit="run", file=sys.stderr)
+    """The runs as a stage of the command's one progress reporter (stderr, ``--no-progress``):
+    ``(stage, tick)``; ``stage.close()`` ends it."""
+    bar = reporter_from_args(args).stage("seq-audit", total=args.runs, unit="run").open()
     return bar, lambda i, n: bar.update(1)
 
 

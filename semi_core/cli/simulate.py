@@ -25,7 +25,7 @@ from semi_core.cli._options import (
     executor_from_args,
     mechanism_from_args,
     positive_int,
-    progress_enabled,
+    reporter_from_args,
     resolve_tau,
 )
 
@@ -86,7 +86,7 @@ def handler(args) -> Result:
 
     mech = mechanism_from_args(args)
     tau = resolve_tau(args.tau, mech.T, prior=True)
-    progress = progress_enabled(args)
+    progress = reporter_from_args(args)
     # a prior: the Crafter draws tau from it and SeMI-Unif is the Neyman-Pearson test for it
     prior = tau if isinstance(tau, np.ndarray) else None
     kw = dict(data=args.data, mode=args.mode, tau=tau, unif_pmf=prior, p_member=args.p_member,

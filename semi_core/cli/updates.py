@@ -44,9 +44,11 @@ from semi_core.cli._options import (
     add_delta,
     add_executor_args,
     add_json,
+    add_progress,
     add_seed,
     executor_from_args,
     positive_int,
+    reporter_from_args,
 )
 
 __all__ = ["register", "handler"]
@@ -128,6 +130,7 @@ def register(subparsers) -> None:
     add_delta(p, default=1e-4, note=" (the DP audit of the update)")
     add_executor_args(p)
     add_seed(p)
+    add_progress(p)
     add_json(p)
     p.set_defaults(func=handler)
 
@@ -183,7 +186,8 @@ def handler(args) -> Result:
     if args.sigma_dp > 0:  # refuse unbounded DP-audit work before any training
         check_training_work(cfg, 200, "the DP-update audit: training the runs")
     with shared_executor(executor) as ex:  # one Dask cluster for every game of the command
-        run = run_experiment(cfg, scores=(args.score,), executor=ex)
+        run = run_experiment(cfg, scores=(args.score,), executor=ex,
+                             progress=reporter_from_args(args))
         out = summarize(run, score=args.score, combiner=args.combiner,
                         threshold=args.threshold, collisions=args.delta_collisions)
         if args.sigma_dp > 0:

@@ -14,7 +14,16 @@ Monte Carlo checks (it was ``--rng-seed``, kept as a deprecated alias); the pape
 from __future__ import annotations
 
 from ._common import Result
-from ._options import LATEX_INLINE, DeprecatedAlias, _seed, add_json, add_latex, add_seed
+from ._options import (
+    LATEX_INLINE,
+    DeprecatedAlias,
+    _seed,
+    add_json,
+    add_latex,
+    add_progress,
+    add_seed,
+    reporter_from_args,
+)
 
 
 def register(sub) -> None:
@@ -34,6 +43,7 @@ def register(sub) -> None:
     add_seed(p, help_suffix="; Monte Carlo checks")
     p.add_argument("--rng-seed", dest="seed", type=_seed, action=DeprecatedAlias, new="--seed")
     p.add_argument("--list", action="store_true", help="list the registered claim ids only")
+    add_progress(p)
     add_json(p)
     p.set_defaults(func=run, seed=None)  # None: not given (refused with --list); default 0
 
@@ -70,7 +80,14 @@ def run(args) -> Result:
                 for c in claims]
         return Result({"claims": rows, "count": len(rows)},
                       "\n".join(f"{c.id:45s} {c.location}" for c in claims))
-    results = verify(args.paper, args.claim, quick=not args.full, rng_seed=0 if args.seed is None else args.seed)
+    with reporter_from_args(args).stage("verify", total=len(claims), unit="claim") as st:
+        def before(claim_id: str) -> None:  # called before each claim: the previous one is done
+            if st.note:
+                st.update(1)
+            st.set_note(claim_id)
+
+        results = verify(args.paper, args.claim, quick=not args.full,
+                         rng_seed=0 if args.seed is None else args.seed, progress=before)
     summ = summary(results)
     written = {}
     if "latex" in targets:

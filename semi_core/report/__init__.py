@@ -63,7 +63,7 @@ COMPLETION_MARKERS = ("report.json", "report.md")
 
 
 def build_report(out_dir, *, quick: bool = True, seed: int = 0, sections=None,
-                 show_progress: bool = True) -> Path:
+                 show_progress: bool = True, progress=None) -> Path:
     """Build every section and write ``report.md`` and ``report.json`` under ``out_dir``.
 
     Atomic (:func:`semi_core._io.atomic_output_dir`): the sections write into a private
@@ -73,21 +73,53 @@ def build_report(out_dir, *, quick: bool = True, seed: int = 0, sections=None,
     (at most a hidden ``.NAME.partial-*`` directory after a ``SIGKILL``), so a directory with
     ``report.md`` always holds a complete report. Links planted at output names are replaced,
     never followed.
+
+    Parameters
+    ----------
+    out_dir : path
+        The report directory.
+    quick : bool
+        Fewer Monte Carlo rounds (each section says so).
+    seed : int
+        Root seed of every section.
+    sections : list of str, optional
+        Section modules to build (default :data:`SECTION_MODULES`).
+    show_progress : bool
+        Report progress on stderr when ``progress`` is not given.
+    progress : bool, Reporter or callable, optional
+        Where progress goes (:func:`semi_core._progress.as_reporter`): one stage counting
+        sections, the sections' own stages nested in it.
+
+    Returns
+    -------
+    pathlib.Path
+        ``out_dir/report.md``.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        Interrupted: the message counts the sections built, as the progress does.
     """
-    # lazy: tqdm is a heavy import, loaded only when this runs
-    from tqdm.auto import tqdm
+    from semi_core._progress import as_reporter
 
-
+    rep = as_reporter(show_progress if progress is None else progress)
     modules = list(sections or SECTION_MODULES)
     with atomic_output_dir(out_dir, name="out_dir", last=COMPLETION_MARKERS) as tmp:
-        bar = tqdm(modules, desc="report", disable=not show_progress, unit="section")
-        ctx = ReportContext(out_dir=tmp, quick=quick, seed=seed,
-                            progress=lambda m: bar.set_postfix_str(m))
+        ctx = ReportContext(out_dir=tmp, quick=quick, seed=seed, progress=rep)
         built: list[tuple[Section, float]] = []
-        for name in bar:
-            t0 = time.perf_counter()
-            sec = importlib.import_module(name).build(ctx)
-            built.append((sec, time.perf_counter() - t0))
+        with rep.stage("report", total=len(modules), unit="section") as st:
+            for name in modules:
+                st.set_note(name.rsplit(".", 1)[-1])
+                t0 = time.perf_counter()
+                try:
+                    sec = importlib.import_module(name).build(ctx)
+                except KeyboardInterrupt as exc:
+                    # count in the units the progress shows (sections), not the inner tasks
+                    # (the CLI still tells SIGTERM from Ctrl-C: it records the signal)
+                    raise KeyboardInterrupt(f"interrupted after {st.done} of {len(modules)} sections "
+                               f"(in {name.rsplit('.', 1)[-1]}); no report written") from exc
+                built.append((sec, time.perf_counter() - t0))
+                st.update(1)
         lines = ["# semi_core report", "",
                  f"Mode: {'quick' if quick else 'full'}; seed {seed}.", ""]
         for sec, dt in built:

@@ -25,7 +25,7 @@ from ._core import (
     is_zero,
     numeric_lambdify,
 )
-from ._registry import all_derivations, get_derivation
+from ._registry import all_derivations, derivation_names, get_derivation
 from .gaussian import gaussian_log_lr
 from .sgd import dp_sgd_coefficients, dp_sgd_log_lr, sgd_log_lr
 
@@ -38,6 +38,7 @@ __all__ = [
     "NcChi2SF",
     "NcChi2PPF",
     "all_derivations",
+    "derivation_names",
     "get_derivation",
     "is_zero",
     "gaussian_log_lr",

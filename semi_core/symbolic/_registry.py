@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ._core import Derivation, registered
 
-__all__ = ["topic_modules", "all_derivations", "get_derivation"]
+__all__ = ["topic_modules", "all_derivations", "get_derivation", "derivation_names"]
 
 _PACKAGE = __name__.rsplit(".", 1)[0]
 
@@ -32,6 +32,18 @@ def topic_modules() -> tuple[str, ...]:
 def _load() -> None:
     for name in topic_modules():
         importlib.import_module(f"{_PACKAGE}.{name}")
+
+
+def derivation_names() -> list[str]:
+    """Names of every registered derivation, in registration order, without building any.
+
+    Returns
+    -------
+    list of str
+        The names :func:`get_derivation` accepts.
+    """
+    _load()
+    return list(registered())
 
 
 def all_derivations() -> dict[str, Derivation]:

@@ -46,7 +46,8 @@ def test_semi_stream(capsys):
     assert obj["summary"]["rejection_rate"] == [1.0]
 
 
-def test_text_mode_progress(capsys):
+def test_text_mode_progress(capsys, monkeypatch):
+    monkeypatch.setenv("SEMI_CORE_PROGRESS_INTERVAL", "0.01")  # a line even for a short run
     assert main(["seq-audit", "--epsilon", "0.01", "--max-obs", "500", "--runs", "2"]) == 0
     cap = capsys.readouterr()
     assert "rejection rate" in cap.out and "seq-audit" in cap.err
