@@ -432,6 +432,7 @@ def simulate(mech, rounds: int, seed=0, *, data="gaussian", mode: str = "exact",
                          "(overflow at this target distance / data family); use a nearer target")
     return EngineResult(member=member, tau=tau_r,
                         stats={name: stats[i] for i, name in enumerate(STAT_NAMES)},
+                        seed=root.entropy if isinstance(root.entropy, int) else None,
                         mode=params.mode, data=params.data_spec, chunk_size=chunk_size,
                         seconds=seconds, backend=backend,
                         kernel="numpy-twin" if use_twins() else "numba",
@@ -701,7 +702,8 @@ def simulate_streaming(mech, rounds: int, seed=0, *, fprs=(0.1, 0.01, 0.001), bi
                                "fpr_achieved": st["above0"] / n0, "threshold": st["thr"]}
         tests[name] = {"tpr_at_fpr": rows, "auc": a, "auc_se": a_se, "auc_bin_error": err}
     return {"tests": tests, "n_members": n1, "n_nonmembers": n0, "passes": passes,
-            "bins": bins, "mode": params.mode, "data": params.data_spec,
+            "seed": root.entropy if isinstance(root.entropy, int) else None, "bins": bins,
+            "mode": params.mode, "data": params.data_spec,
             "chunk_size": chunk_size, "backend": backend,
             "kernel": "numpy-twin" if use_twins() else "numba",
             "seconds": time.perf_counter() - t0}
@@ -725,7 +727,8 @@ def reference_per_round(mech, rounds: int, seed=0, *, data="gaussian", tau=None,
     pmf = resolve_tau_pmf(T, tau)
     upmf = None if unif_pmf is None else check_pmf(unif_pmf, "unif_pmf", size=T)
     dists = [DataDistribution(family, mech.mu_t[t], mech.cov_t[t]) for t in range(T)]
-    rng = np.random.Generator(np.random.PCG64(as_seed_sequence(seed)))
+    root = as_seed_sequence(seed)
+    rng = np.random.Generator(np.random.PCG64(root))
     member = np.empty(rounds, dtype=bool)
     taus = np.empty(rounds, dtype=np.int64)
     rel = np.empty((rounds, T, mech.d))
@@ -741,4 +744,5 @@ def reference_per_round(mech, rounds: int, seed=0, *, data="gaussian", tau=None,
         rel[r] = mech.releases(means)
         member[r], taus[r] = b, ta
     # The auditor's side, vectorised over rounds (the mechanism's one scoring path).
-    return GameResult(member=member, tau=taus, stats=mech.score(rel, taus, unif_pmf=upmf))
+    return GameResult(member=member, tau=taus, stats=mech.score(rel, taus, unif_pmf=upmf),
+                      seed=root.entropy if isinstance(root.entropy, int) else None)
