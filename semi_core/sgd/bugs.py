@@ -66,7 +66,22 @@ class Bug:
     factor: float = 1.0
 
     def mu_factor(self, *, clip: float, n: int, steps: int) -> float:
-        """Factor on :math:`\\mu = 2/\\sigma_{DP}` of the buggy run (``inf``: no privacy)."""
+        """Factor on :math:`\\mu = 2/\\sigma_{DP}` of the buggy run (``inf``: no privacy).
+
+        Parameters
+        ----------
+        clip : float
+            Clipping norm.
+        n : int
+            Batch size.
+        steps : int
+            Number of steps.
+
+        Returns
+        -------
+        float
+            The factor, > 0 (``inf`` when the bug removes privacy).
+        """
         if self.name == "noise_unscaled":
             return float(clip)
         if self.name == "batch_clip":
@@ -98,7 +113,18 @@ BUGS: dict[str, Bug] = {b.name: b for b in (
 
 
 def get_bug(name: str | None) -> Bug | None:
-    """The :class:`Bug` called ``name`` (``None`` or ``"none"``: the correct implementation)."""
+    """The :class:`Bug` called ``name`` (``None`` or ``"none"``: the correct implementation).
+
+    Parameters
+    ----------
+    name : str or None
+        A key of ``BUGS``, ``"none"`` or None.
+
+    Returns
+    -------
+    Bug or None
+        The bug, or None for the correct implementation.
+    """
     if name is None or name == "none":
         return None
     if not isinstance(name, str) or name not in BUGS:

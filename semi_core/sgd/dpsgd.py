@@ -78,6 +78,24 @@ def draw_game(seed_seq: np.random.SeedSequence, *, pool_size: int, cfg: DPSGDCon
 
     ``tau=None`` is an H0 run; otherwise the canary replaces batch ``tau``'s element ``slot``
     (uniform on ``0..n-1``).
+
+    Parameters
+    ----------
+    seed_seq : numpy.random.SeedSequence
+        The run's stream.
+    pool_size : int
+        Number of private records, >= T n.
+    cfg : DPSGDConfig
+        Steps, batch size and noise.
+    d : int
+        Number of parameters.
+    tau : int or None
+        Insertion step in 1..T, or None for an H0 run.
+
+    Returns
+    -------
+    GameDraw
+        Batches, canary slot and noise of the run.
     """
     T, n = cfg.steps, cfg.batch_size
     if pool_size < T * n:
@@ -106,7 +124,28 @@ def _batch_tensors(draw: GameDraw, pool_x: torch.Tensor, pool_y: torch.Tensor,
 def train_dpsgd(fm: FunctionalModel, theta0: torch.Tensor, draw: GameDraw, pool_x, pool_y,
                 canary, cfg: DPSGDConfig) -> torch.Tensor:
     """One run, one step at a time (the per-run reference). Returns :math:`(\\theta_0..\\theta_T)`
-    as a ``(T+1, d)`` tensor."""
+    as a ``(T+1, d)`` tensor.
+
+    Parameters
+    ----------
+    fm : FunctionalModel
+        The model.
+    theta0 : torch.Tensor, shape (d,)
+        Initial parameters.
+    draw : GameDraw
+        The run's draws (:func:`draw_game`).
+    pool_x, pool_y : torch.Tensor
+        The private pool.
+    canary : tuple of torch.Tensor
+        The canary record ``(x, y)``.
+    cfg : DPSGDConfig
+        The DP-SGD configuration.
+
+    Returns
+    -------
+    torch.Tensor, shape (T+1, d)
+        The trajectory.
+    """
     xb, yb = _batch_tensors(draw, pool_x, pool_y, canary)
     noise = torch.as_tensor(draw.noise, dtype=theta0.dtype, device=theta0.device)
     traj = [theta0]
@@ -129,6 +168,28 @@ def train_dpsgd_batched(fm: FunctionalModel, theta0: torch.Tensor, draws: list[G
     computed by :func:`~semi_core.sgd.ghost.ghost_clipped_mean` (no per-sample gradient
     tensor). Returns ``(R, T+1, d)``; identical (up to float rounding) to
     :func:`train_dpsgd` per run.
+
+    Parameters
+    ----------
+    fm : FunctionalModel
+        The model.
+    theta0 : torch.Tensor, shape (d,)
+        Initial parameters (shared by the runs).
+    draws : list of GameDraw
+        One draw per run.
+    pool_x, pool_y : torch.Tensor
+        The private pool.
+    canary : tuple of torch.Tensor
+        The canary record ``(x, y)``.
+    cfg : DPSGDConfig
+        The DP-SGD configuration.
+    fast : bool
+        Use the ghost clipped mean for stacks of linear layers.
+
+    Returns
+    -------
+    torch.Tensor, shape (R, T+1, d)
+        The trajectories.
     """
     parts = [_batch_tensors(dr, pool_x, pool_y, canary) for dr in draws]
     xb = torch.stack([p[0] for p in parts])          # (R, T, n, ...)

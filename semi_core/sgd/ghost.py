@@ -56,7 +56,18 @@ class LinearStack:
 def linear_stack(fm) -> LinearStack | None:
     """Return the :class:`LinearStack` of a :class:`~semi_core.sgd.grads.FunctionalModel`, or
     ``None`` when the model is not a stack of linear and parameter-free layers with
-    cross-entropy whose trainable linear layers train both weight and bias."""
+    cross-entropy whose trainable linear layers train both weight and bias.
+
+    Parameters
+    ----------
+    fm : FunctionalModel
+        The model.
+
+    Returns
+    -------
+    LinearStack or None
+        The stack, or None.
+    """
     mod = fm.module
     if fm.loss_name != "cross_entropy":
         return None
@@ -97,7 +108,28 @@ def ghost_parts(stack: LinearStack, thetas: torch.Tensor, x: torch.Tensor, y: to
                 shared: bool = False):
     """Layer inputs with bias column ``A_l`` (R, n, in+1) and output gradients ``B_l``
     (R, n, out) of every trainable layer, for ``R`` parameter vectors ``thetas`` (R, d) on
-    batches ``x`` (R, n, in) (or shared ``x`` (n, in) with ``shared=True``)."""
+    batches ``x`` (R, n, in) (or shared ``x`` (n, in) with ``shared=True``).
+
+    Parameters
+    ----------
+    stack : LinearStack
+        The model's layers.
+    thetas : torch.Tensor, shape (R, d)
+        Parameter vectors.
+    x : torch.Tensor, shape (R, n, in) or (n, in)
+        Inputs, per replica or shared.
+    y : torch.Tensor, shape (R, n) or (n,)
+        Targets, per replica or shared.
+    shared : bool
+        Whether ``x`` and ``y`` are shared.
+
+    Returns
+    -------
+    acts : list of torch.Tensor
+        ``A_l`` per trainable layer, shape (R, n, in+1).
+    backs : list of torch.Tensor
+        ``B_l`` per trainable layer, shape (R, n, out).
+    """
     R = thetas.shape[0]
     # With shared inputs, everything before the first trainable layer is the same for every
     # replica: compute it once and hand out stride-0 expanded views.
@@ -134,7 +166,26 @@ def ghost_parts(stack: LinearStack, thetas: torch.Tensor, x: torch.Tensor, y: to
 def ghost_clipped_mean(stack: LinearStack, thetas: torch.Tensor, x: torch.Tensor,
                        y: torch.Tensor, *, clip: float) -> torch.Tensor:
     r"""Clipped mean gradient :math:`\frac1n\sum_i \min(1, C/\|g_i\|)\,g_i` per replica,
-    ``(R, d)``, from :func:`ghost_parts` (no per-sample gradient tensor)."""
+    ``(R, d)``, from :func:`ghost_parts` (no per-sample gradient tensor).
+
+    Parameters
+    ----------
+    stack : LinearStack
+        The model's layers.
+    thetas : torch.Tensor, shape (R, d)
+        Parameter vectors.
+    x : torch.Tensor, shape (R, n, in)
+        Batches.
+    y : torch.Tensor, shape (R, n)
+        Targets.
+    clip : float
+        Clipping norm C, > 0.
+
+    Returns
+    -------
+    torch.Tensor, shape (R, d)
+        Clipped mean gradient of each replica.
+    """
     clip = check_positive(clip, "clip")
     acts, backs = ghost_parts(stack, thetas, x, y)
     n = x.shape[1]

@@ -134,7 +134,26 @@ def _semi_sgd_log_lr_batched(update, eta, mu_g, sigma_g, g_target, n) -> np.ndar
 
 
 def dpsgd_covariances(sigma_g, n, eta, sigma_dp, clip):
-    """:math:`(V_0, V_1)` of the module docstring, dense or low-rank-plus-diagonal."""
+    """:math:`(V_0, V_1)` of the module docstring, dense or low-rank-plus-diagonal.
+
+    Parameters
+    ----------
+    sigma_g : ndarray or LowRankPlusDiagonal, shape (d, d)
+        Covariance of the (clipped) per-sample gradient.
+    n : int
+        Batch size, >= 2.
+    eta : float
+        Learning rate, > 0.
+    sigma_dp : float
+        Noise multiplier, >= 0.
+    clip : float
+        Clipping norm, > 0.
+
+    Returns
+    -------
+    V0, V1 : ndarray or LowRankPlusDiagonal
+        Covariances of the update under H0 and H1.
+    """
     n = check_batch_size(n, "n")
     eta = check_positive(eta, "eta")
     s = (float(sigma_dp) * float(clip) / n) ** 2
@@ -160,6 +179,30 @@ def dpsgd_log_lr(update, eta, mu_g, sigma_g, g_target, n, *, sigma_dp: float,
     :func:`semi_sgd_log_lr` (``mu_g``, ``sigma_g``, ``g_target`` of clipped gradients), plus
     ``sigma_dp >= 0`` (noise multiplier) and ``clip`` :math:`C > 0`. With ``sigma_dp = 0`` this
     equals Theorem 4.1.
+
+    Parameters
+    ----------
+    update : array_like, shape (..., d)
+        :math:`\\theta_\\tau-\\theta_{\\tau-1}`.
+    eta : float
+        Learning rate, > 0.
+    mu_g : array_like, shape (d,)
+        Mean clipped per-sample gradient.
+    sigma_g : array_like or LowRankPlusDiagonal, shape (d, d)
+        Its covariance.
+    g_target : array_like, shape (d,)
+        Clipped gradient of the target.
+    n : int
+        Batch size, >= 2.
+    sigma_dp : float
+        Noise multiplier, >= 0.
+    clip : float
+        Clipping norm C, > 0.
+
+    Returns
+    -------
+    ndarray, shape (...)
+        The log-LR.
     """
     upd, eta, mu, g, n, d = _check_common(update, eta, mu_g, g_target, n)
     if not (np.isfinite(sigma_dp) and sigma_dp >= 0):

@@ -18,7 +18,18 @@ MODEL_KINDS = ("logreg", "mlp", "frozen")
 
 
 def torch_generator(seed_seq: np.random.SeedSequence) -> torch.Generator:
-    """A ``torch.Generator`` seeded from a NumPy ``SeedSequence`` (64 bits of its state)."""
+    """A ``torch.Generator`` seeded from a NumPy ``SeedSequence`` (64 bits of its state).
+
+    Parameters
+    ----------
+    seed_seq : numpy.random.SeedSequence
+        The stream.
+
+    Returns
+    -------
+    torch.Generator
+        A CPU generator.
+    """
     gen = torch.Generator()
     gen.manual_seed(int(seed_seq.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1)))
     return gen
@@ -33,7 +44,30 @@ def _init(module: nn.Module, gen: torch.Generator) -> None:
 
 def pretrain(module: nn.Module, x: torch.Tensor, y: torch.Tensor, *, epochs: int, lr: float,
              batch_size: int, gen: torch.Generator) -> float:
-    """Plain mini-batch SGD on the public split; returns the final training accuracy."""
+    """Plain mini-batch SGD on the public split; returns the final training accuracy.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        The model, trained in place.
+    x : torch.Tensor
+        Public inputs.
+    y : torch.Tensor
+        Public labels.
+    epochs : int
+        Number of passes, >= 0.
+    lr : float
+        Learning rate, > 0.
+    batch_size : int
+        Mini-batch size.
+    gen : torch.Generator
+        Source of the shuffles.
+
+    Returns
+    -------
+    float
+        Training accuracy in [0, 1].
+    """
     epochs = check_int(epochs, "epochs", minimum=0)
     lr = check_positive(lr, "lr")
     opt = torch.optim.SGD([p for p in module.parameters() if p.requires_grad], lr=lr)
@@ -56,6 +90,34 @@ def build_model(kind: str, public_x: np.ndarray, public_y: np.ndarray, n_classes
     ``kind``: ``"logreg"`` (``Linear``), ``"mlp"`` (``Linear-ReLU-Linear`` with ``hidden`` units),
     ``"frozen"`` (an MLP feature extractor pretrained on the public split, then frozen; only the
     last linear layer is trainable: the seed's frozen-backbone setting).
+
+    Parameters
+    ----------
+    kind : {"logreg", "mlp", "frozen"}
+        The architecture.
+    public_x : ndarray
+        Public inputs.
+    public_y : ndarray
+        Public labels.
+    n_classes : int
+        Number of classes.
+    seed_seq : numpy.random.SeedSequence
+        Stream of the initialisation and the pretraining.
+    epochs : int
+        Pretraining epochs.
+    lr : float
+        Pretraining learning rate.
+    hidden : int
+        Hidden units of ``"mlp"`` and ``"frozen"``.
+
+    Returns
+    -------
+    fm : FunctionalModel
+        The model.
+    theta0 : torch.Tensor, shape (d,)
+        Its pretrained trainable parameters.
+    public_accuracy : float
+        Accuracy on the public split.
     """
     if kind not in MODEL_KINDS:
         raise ValueError(f"model must be one of {MODEL_KINDS}, got {kind!r}")

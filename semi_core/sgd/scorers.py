@@ -56,7 +56,18 @@ class LossBaselines:
 
 def attack_names(res: GameResult) -> GameResult:
     """The result with its SeMI statistics renamed to the attack names (``semi-star`` ->
-    ``semi_sgd``, ``semi-max`` -> ``semi_max``), attacks in :data:`ATTACKS` order."""
+    ``semi_sgd``, ``semi-max`` -> ``semi_max``), attacks in :data:`ATTACKS` order.
+
+    Parameters
+    ----------
+    res : GameResult
+        A result of the SGD games.
+
+    Returns
+    -------
+    GameResult
+        The same games with renamed statistics.
+    """
     back = {test: name for name, test in ATTACK_TESTS.items()}
     stats = {back.get(k, k): v for k, v in res.stats.items()}
     order = [a for a in ATTACKS if a in stats] + [k for k in stats if k not in ATTACKS]

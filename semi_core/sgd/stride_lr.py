@@ -108,7 +108,20 @@ class DenseMoments:
 
     def level(self, shrinkage: float, ridge: float) -> torch.Tensor:
         r""":math:`(\lambda+r)\nu`, :math:`\nu = \mathrm{tr}S/d` (1 where :math:`S = 0`), as in
-        :func:`semi_core.sgd.gradstats.shrunk_parts`."""
+        :func:`semi_core.sgd.gradstats.shrunk_parts`.
+
+        Parameters
+        ----------
+        shrinkage : float
+            Weight :math:`\lambda` of the identity target, in [0, 1].
+        ridge : float
+            Relative ridge r, >= 0.
+
+        Returns
+        -------
+        torch.Tensor
+            The identity level per point.
+        """
         d = self.cov.shape[-1]
         nu = self.cov.diagonal(dim1=-2, dim2=-1).sum(-1) / d
         nu = torch.where(nu > 0, nu, torch.ones_like(nu))
