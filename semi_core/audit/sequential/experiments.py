@@ -16,7 +16,7 @@ from semi_core._rng import as_seed_sequence
 
 from .batch import batch_mmd_test
 from .semi_stream import fixed_r_rejection_rate, semi_stream_audit
-from .tester import mechanism_source, run_audits, sampler_source
+from .tester import mechanism_source, rejection_summary, run_audits, sampler_source
 
 __all__ = ["SEED_TABLE1", "SEED_TABLE2", "SEED_TABLE3", "MECH_ORDER", "mechanism_table",
            "ablation_table", "power_at_alternative", "ALTERNATIVE",
@@ -168,11 +168,13 @@ def ablation_table(*, runs: int = 10, max_obs: int = 2000, batch_n: int = 2000, 
                 rates.append(res.summary["rejection_rate"])
                 degen.append(res.summary["degenerate_runs"])
             else:
-                rej = [batch_mmd_test(mechanism_source(mech, *SEED_PAIR), epsilon=epsilon,
-                                      delta=delta, failure_prob=failure_prob, n=batch_n,
-                                      bandwidth=bw, bound=bound, seed=c)["rejected"]
-                       for c in ss.spawn(runs)]
-                rates.append(float(np.mean(rej)))
+                res = run_audits(
+                    audit=lambda c, m=mech, bw=bw, bound=bound: batch_mmd_test(
+                        mechanism_source(m, *SEED_PAIR), epsilon=epsilon, delta=delta,
+                        failure_prob=failure_prob, n=batch_n, bandwidth=bw, bound=bound,
+                        seed=c)["rejected"],
+                    runs=runs, seed=ss, summary=rejection_summary)
+                rates.append(res.summary["rejection_rate"])
                 degen.append(None)
         out.append({"procedure": label, "rates": dict(zip(mechs, rates)),
                     "degenerate": dict(zip(mechs, degen)), "seed_value": SEED_TABLE3[label]})
@@ -307,12 +309,10 @@ def boundary_type1(*, runs: int = 1000, epsilon: float = 0.8, failure_prob: floa
                          algorithm=alg, evalue=ev, bandwidth=0.05)
         out[f"alg{alg}_{ev}"] = res.summary
     rr = RandomizedResponse(epsilon, 1e-4)
-    rej = [semi_stream_audit(rr, epsilon, delta=1e-4, failure_prob=failure_prob,
-                             max_rounds=4 * max_obs, seed=ss).rejected[0]
-           for ss in as_seed_sequence(seed).spawn(runs)]
-    rate = float(np.mean(rej))
-    out["semi_stream"] = {"runs": runs, "rejection_rate": rate,
-                          "rejection_rate_se": float(np.sqrt(rate * (1 - rate) / runs))}
+    out["semi_stream"] = run_audits(
+        audit=lambda ss: semi_stream_audit(rr, epsilon, delta=1e-4, failure_prob=failure_prob,
+                                           max_rounds=4 * max_obs, seed=ss).rejected[0],
+        runs=runs, seed=seed, summary=rejection_summary).summary
     return out
 
 
@@ -329,12 +329,12 @@ def semi_rounds_comparison(mechanism=None, *, epsilon: float = 1.0, delta: float
         from semi_core.mechanisms.noisy_mean import NoisyMean
 
         mechanism = NoisyMean(10, 1, noise=0.1, data_mean=-1.0, data_std=0.1)
-    stops = []
-    for ss in as_seed_sequence(seed).spawn(runs):
-        r = semi_stream_audit(mechanism, epsilon, delta=delta, failure_prob=failure_prob,
-                              max_rounds=max_rounds, seed=ss)
-        stops.append(np.inf if r.stopped_at[0] is None else r.stopped_at[0])
-    stops = np.asarray(stops, dtype=float)
+    stops = np.asarray(run_audits(
+        audit=lambda ss: semi_stream_audit(mechanism, epsilon, delta=delta,
+                                           failure_prob=failure_prob, max_rounds=max_rounds,
+                                           seed=ss),
+        keep=lambda r: np.inf if r.stopped_at[0] is None else r.stopped_at[0],
+        runs=runs, seed=seed, summary=None).runs, dtype=float)
     if progress:
         progress("stream done")
     fixed = {}

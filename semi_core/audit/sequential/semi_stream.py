@@ -296,8 +296,41 @@ def fixed_r_rejection_rate(mechanism, rounds: int, *, epsilon: float, delta: flo
 
     ``method="cp"`` uses the pre-registered LR threshold 0 (Clopper--Pearson, no split);
     ``"dkw"`` optimises the threshold with DKW bands. Same :math:`\alpha` as the stream audit.
+    Audit ``i`` plays its ``rounds`` games with the one runner (:func:`semi_core.game.play.play`)
+    on the ``i``-th child of ``seed`` (:func:`.tester.run_audits`); an audit whose games drew one
+    class only certifies nothing (:math:`\underline\varepsilon = 0`, not rejected).
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        A mechanism the runner plays (offering ``test``).
+    rounds : int
+        Games per audit (>= 2).
+    epsilon, delta : float
+        The claim :math:`(\varepsilon,\delta)`.
+    failure_prob : float
+        :math:`\alpha` of each audit's bound.
+    method : {"cp", "dkw"}
+        Fixed threshold 0 with Clopper--Pearson, or the DKW-optimised threshold.
+    audits : int
+        Independent audits (>= 1).
+    tau : int
+        Insertion step of the target.
+    test : str
+        The score.
+    seed : int or SeedSequence
+        Root seed.
+
+    Returns
+    -------
+    dict
+        ``rounds``, ``rejection_rate`` and its binomial ``rejection_rate_se``
+        (:func:`.tester.rejection_summary`), ``median_eps_lb``, ``method``.
     """
     from semi_core.audit.bounds import audit_batch
+    from semi_core.game.play import play
+
+    from .tester import rejection_summary, run_audits
 
     rounds = check_int(rounds, "rounds", minimum=2)
     audits = check_int(audits, "audits", minimum=1)
@@ -310,21 +343,17 @@ def fixed_r_rejection_rate(mechanism, rounds: int, *, epsilon: float, delta: flo
                nbytes=3.0 * 8.0 * rounds,
                seconds=audits * rounds * (_pilot_seconds(mechanism, tau, test) + 1e-6),
                hint="lower audits or rounds")
-    rng = np.random.Generator(np.random.PCG64(as_seed_sequence(seed)))
-    rej = 0
-    eps_lb = []
-    for _ in range(audits):
-        member = rng.random(rounds) < 0.5
-        if member.all() or (~member).all():
-            member[0] = ~member[0]
-        rel = mechanism.release(member, tau, rng)
-        s = np.asarray(mechanism.score(rel, tau, tests=[test])[test], float).reshape(-1)
-        kw = {"thresholds": [0.0]} if method == "cp" else {}
-        e = float(audit_batch(s[member][None, :], s[~member][None, :], delta=delta,
-                              failure_prob=failure_prob, method=method, **kw)[0])
-        eps_lb.append(e)
-        rej += e > epsilon
-    rate = rej / audits
-    return {"rounds": rounds, "rejection_rate": rate,
-            "rejection_rate_se": math.sqrt(rate * (1 - rate) / audits),
+    kw = {"thresholds": [0.0]} if method == "cp" else {}
+
+    def one_audit(ss) -> float:
+        s_in, s_out = play(mechanism, rounds, ss, tau=tau, tests=(test,)).scores(test)
+        if not (s_in.size and s_out.size):
+            return 0.0
+        return float(audit_batch(s_in[None, :], s_out[None, :], delta=delta,
+                                 failure_prob=failure_prob, method=method, **kw)[0])
+
+    eps_lb = run_audits(audit=one_audit, runs=audits, seed=seed, summary=None).runs
+    summ = rejection_summary(np.asarray(eps_lb) > epsilon)
+    return {"rounds": rounds, "rejection_rate": summ["rejection_rate"],
+            "rejection_rate_se": summ["rejection_rate_se"],
             "median_eps_lb": float(np.median(eps_lb)), "method": method}

@@ -78,6 +78,7 @@ from .tau import check_alpha, check_epsilon, tau_for
 __all__ = ["witness_diagnostics", "UNRESOLVED_MAX",
            "SequentialResult", "GridResult", "PairSource", "mechanism_source", "stream_source",
            "sampler_source", "sequential_test", "sequential_grid", "run_audits", "summarize",
+           "rejection_summary",
            "sequential_work", "check_sequential_work"]
 
 
@@ -700,18 +701,57 @@ class AuditRuns:
     summary: dict = field(default_factory=dict)
 
 
+def rejection_summary(rejected, stops=None) -> dict:
+    r"""Rejection rate, its binomial standard error and the mean stopping time over the
+    rejecting runs (with its SE): the one summary of repeated audits.
+
+    .. math:: \hat p = \frac{1}{R}\sum_i \mathbb 1\{\text{run } i \text{ rejects}\},\qquad
+              \mathrm{SE}(\hat p) = \sqrt{\hat p(1-\hat p)/R}
+
+    Parameters
+    ----------
+    rejected : array_like of bool, shape (R,) or (R, k)
+        Whether run ``i`` rejected (per claim ``j`` when 2-D).
+    stops : sequence, optional
+        Stopping times of the rejecting runs (per claim when ``rejected`` is 2-D: one sequence
+        per column); omitted for fixed-size audits.
+
+    Returns
+    -------
+    dict
+        ``runs``, ``rejections``, ``rejection_rate``, ``rejection_rate_se`` (floats, or lists
+        per claim when ``rejected`` is 2-D; NaN when there are no runs), and with ``stops``
+        ``mean_stop`` / ``mean_stop_se`` (None where no run rejected).
+    """
+    rej = np.asarray(rejected, dtype=float)
+    if rej.ndim not in (1, 2):
+        raise ValueError(f"rejected must be (runs,) or (runs, claims), got shape {rej.shape}")
+    R = rej.shape[0]
+    if R:
+        rate = rej.mean(axis=0)
+        se = np.sqrt(rate * (1 - rate) / R)
+    else:
+        rate = se = np.full(rej.shape[1:], np.nan)
+    out = {"runs": R, "rejections": rej.sum(axis=0).astype(int).tolist(),
+           "rejection_rate": rate.tolist(), "rejection_rate_se": se.tolist()}
+    if stops is not None:
+        cols = [stops] if rej.ndim == 1 else list(stops)
+        st = [np.asarray(c, dtype=float) for c in cols]
+        mean = [float(c.mean()) if c.size else None for c in st]
+        mse = [float(c.std(ddof=1) / np.sqrt(c.size)) if c.size > 1 else (0.0 if c.size else None)
+               for c in st]
+        out["mean_stop"], out["mean_stop_se"] = (mean[0], mse[0]) if rej.ndim == 1 else (mean,
+                                                                                       mse)
+    return out
+
+
 def summarize(runs: Sequence[SequentialResult]) -> dict:
-    """Rejection rate (binomial SE) and mean stopping time over rejecting runs (SE)."""
+    """Rejection rate (binomial SE) and mean stopping time over rejecting runs (SE)
+    (:func:`rejection_summary`), the degenerate runs and a verdict."""
     R = len(runs)
-    rej = np.array([r.rejected for r in runs], dtype=float)
-    stops = np.array([r.stopped_at for r in runs if r.rejected], dtype=float)
-    rate = float(rej.mean()) if R else float("nan")
-    out = {"runs": R, "rejections": int(rej.sum()), "rejection_rate": rate,
-           "rejection_rate_se": float(np.sqrt(rate * (1 - rate) / R)) if R else float("nan"),
-           "mean_stop": float(stops.mean()) if stops.size else None,
-           "mean_stop_se": (float(stops.std(ddof=1) / np.sqrt(stops.size))
-                            if stops.size > 1 else (0.0 if stops.size else None)),
-           "degenerate_runs": int(sum(r.degenerate for r in runs))}
+    out = rejection_summary([r.rejected for r in runs],
+                            [r.stopped_at for r in runs if r.rejected])
+    out["degenerate_runs"] = int(sum(r.degenerate for r in runs))
     nd = out["degenerate_runs"]
     if nd and out["rejections"] == 0:
         out["verdict"] = (f"inconclusive: the witness was degenerate in {nd}/{R} runs (no "
@@ -723,14 +763,54 @@ def summarize(runs: Sequence[SequentialResult]) -> dict:
     return out
 
 
-def run_audits(make_source: Callable[[], PairSource], *, runs: int, seed=0, progress=None,
-               **kw) -> AuditRuns:
-    """``runs`` independent sequential tests (run ``i`` uses the ``i``-th child of ``seed``)."""
+def run_audits(make_source: Callable[[], PairSource] | None = None, *, runs: int, seed=0,
+               progress=None, audit: Callable | None = None, keep: Callable | None = None,
+               summary: Callable | None = summarize, **kw) -> AuditRuns:
+    r"""``runs`` independent audits of one configuration: run ``i`` uses the ``i``-th child of
+    ``seed`` (``as_seed_sequence(seed).spawn(runs)[i]``), whatever the audit.
+
+    Parameters
+    ----------
+    make_source : callable, optional
+        A fresh :class:`PairSource` per run; run ``i`` is
+        ``sequential_test(make_source(), seed=child_i, **kw)`` (the default audit).
+    runs : int
+        Number of runs (>= 1).
+    seed : int, SeedSequence or None
+        Root seed (a SeedSequence is spawned from: its children advance).
+    progress : callable, optional
+        ``progress(i, runs)`` after run ``i``.
+    audit : callable, optional
+        Any other audit, called as ``audit(child_i)`` (a sequential grid, the SeMI stream
+        audit, a batch test, a fixed-R audit); excludes ``make_source`` and ``kw``.
+    keep : callable, optional
+        What is kept of each run (e.g. strided paths); default the result itself.
+    summary : callable or None
+        Summary of the kept runs (default :func:`summarize`, for :class:`SequentialResult`);
+        None for none.
+    **kw
+        Passed to :func:`sequential_test`.
+
+    Returns
+    -------
+    AuditRuns
+    """
     runs = check_int(runs, "runs", minimum=1)
+    if audit is None:
+        if make_source is None:
+            raise TypeError("run_audits needs make_source (sequential tests) or audit")
+
+        def audit(ss):
+            return sequential_test(make_source(), seed=ss, **kw)
+    elif make_source is not None or kw:
+        raise TypeError("run_audits takes either make_source and the sequential test's options "
+                        "or audit, not both")
     children = as_seed_sequence(seed).spawn(runs)
     out = []
     for i, ss in enumerate(children):
-        out.append(sequential_test(make_source(), seed=ss, **kw))
+        res = audit(ss)
+        out.append(res if keep is None else keep(res))
+        del res
         if progress is not None:
             progress(i + 1, runs)
-    return AuditRuns(out, summarize(out))
+    return AuditRuns(out, summary(out) if summary is not None else {})
