@@ -35,14 +35,6 @@ CUDA = torch.cuda.is_available()
 ABSENT = ("meta", "cuda:99")   # no data / not on any machine this suite runs on
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _loop(model=None, train=user_train, reference=(X[:64], Y[:64]), **kw):
     kw = {"canary": "dirac", "noise_multiplier": SIGMA, **kw}
     return TrainingLoop(train, make_model() if model is None else model,

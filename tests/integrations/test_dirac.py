@@ -16,30 +16,14 @@ from semi_core.sgd.dirac import (  # noqa: E402
     WhiteBoxMechanism,
     WhiteBoxScorer,
     WhiteBoxSetup,
-    dirac_coordinates,
     draw_runs,
     train_batched,
 )
-from semi_core.sgd.dpsgd import DPSGDConfig, GameDraw, train_dpsgd_batched  # noqa: E402
-from semi_core.sgd.grads import FunctionalModel, clip_rows  # noqa: E402
+from semi_core.sgd.dpsgd import GameDraw, train_dpsgd_batched  # noqa: E402
+
+from .conftest import white_box_setup as wb_setup  # noqa: E402
 
 MC = 4.5
-
-
-def wb_setup(problem, *, sigma=2.0, clip=1.0, steps=3, n=16, kind="dirac", k=1, scale=4.0):
-    model_fn, (x, y) = problem
-    fm = FunctionalModel(model_fn())
-    theta0 = fm.theta()
-    cfg = DPSGDConfig(batch_size=n, steps=steps, lr=0.5, clip=clip, sigma_dp=sigma)
-    pool_x, pool_y, ref_x, ref_y = x[100:], y[100:], x[:100], y[:100]
-    if kind == "dirac":
-        ref = clip_rows(fm.per_sample_grads(theta0, pool_x, pool_y), clip)
-        coords, mom = dirac_coordinates(ref, k)
-        return WhiteBoxSetup(fm=fm, theta0=theta0, pool_x=pool_x, pool_y=pool_y, ref_x=ref_x,
-                             ref_y=ref_y, cfg=cfg, coords=coords, scale=scale), mom
-    return WhiteBoxSetup(fm=fm, theta0=theta0, pool_x=pool_x, pool_y=pool_y, ref_x=ref_x,
-                         ref_y=ref_y, cfg=cfg, kind="input", canary_x=x[0] * 3,
-                         canary_y=(y[0] + 1) % 3), None
 
 
 def plan_runs(setup, *, rounds, tau, seed):

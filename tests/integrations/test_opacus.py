@@ -21,21 +21,10 @@ from semi_core.integrations.opacus import (  # noqa: E402
 )
 from semi_core.sgd.bugs import BUGS, get_bug  # noqa: E402
 from semi_core.sgd.dirac import WhiteBoxMechanism, draw_runs  # noqa: E402
-from semi_core.sgd.dpsgd import DPSGDConfig  # noqa: E402
+
+from .conftest import dpsgd_cfg as cfg  # noqa: E402
 
 MC = 4.5
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
-
-def cfg(sigma, clip=1.0, steps=3, n=16):
-    return DPSGDConfig(batch_size=n, steps=steps, lr=0.5, clip=clip, sigma_dp=sigma)
 
 
 def plan_runs(setup, *, rounds, tau, seed):

@@ -15,37 +15,19 @@ from semi_core.sgd.bugs import get_bug  # noqa: E402
 from semi_core.sgd.dirac import (  # noqa: E402
     WhiteBoxMechanism,
     WhiteBoxScorer,
-    WhiteBoxSetup,
-    dirac_coordinates,
     play_white_box,
 )
-from semi_core.sgd.dpsgd import DPSGDConfig  # noqa: E402
 from semi_core.sgd.grads import FunctionalModel, clip_rows  # noqa: E402
 from semi_core.testing import check_mechanism  # noqa: E402
+
+from .conftest import dpsgd_cfg, white_box_setup  # noqa: E402
 
 MC = 4.5
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
-
-def wb_setup(problem, *, kind="dirac", k=1, sigma=1.5, steps=3, n=16):
-    model_fn, (x, y) = problem
-    fm = FunctionalModel(model_fn())
-    theta0 = fm.theta()
-    cfg = DPSGDConfig(batch_size=n, steps=steps, lr=0.5, clip=1.0, sigma_dp=sigma)
-    common = dict(fm=fm, theta0=theta0, pool_x=x[100:], pool_y=y[100:], ref_x=x[:100],
-                  ref_y=y[:100], cfg=cfg)
-    if kind == "dirac":
-        coords, _ = dirac_coordinates(clip_rows(fm.per_sample_grads(theta0, x[100:], y[100:]),
-                                                1.0), k)
-        return WhiteBoxSetup(**common, coords=coords)
-    return WhiteBoxSetup(**common, kind="input", canary_x=x[0] * 3, canary_y=(y[0] + 1) % 3)
+def wb_setup(problem, *, sigma=1.5, **kw):
+    """The white-box set-up of :func:`.conftest.white_box_setup` at ``sigma = 1.5``."""
+    return white_box_setup(problem, sigma=sigma, **kw)[0]
 
 
 def _same(a, b):
@@ -72,7 +54,7 @@ def test_opacus_mechanisms_pass_check_mechanism(problem):
     from semi_core.integrations.opacus import OpacusMechanism, prepare_opacus_setup
 
     model_fn, data = problem
-    cfg = DPSGDConfig(batch_size=16, steps=3, lr=0.5, clip=1.0, sigma_dp=1.5)
+    cfg = dpsgd_cfg(1.5)
     for sampler, k in (("fixed", 2), ("poisson", 1)):
         ctx = prepare_opacus_setup(model_fn, data, cfg=cfg, canary="dirac", sampler=sampler,
                                    canaries_per_run=k, seed=0)
@@ -243,7 +225,7 @@ def test_opacus_game_identical_in_process_threads_and_dask(problem, dask_client)
     )
 
     model_fn, data = problem
-    cfg = DPSGDConfig(batch_size=16, steps=3, lr=0.5, clip=1.0, sigma_dp=1.5)
+    cfg = dpsgd_cfg(1.5)
     ctx = prepare_opacus_setup(model_fn, data, cfg=cfg, canary="dirac", canaries_per_run=2,
                                seed=0)
     mech = OpacusMechanism(ctx)

@@ -12,14 +12,6 @@ from semi_core.sgd.bugs import BUGS  # noqa: E402
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
-
 def test_correct_implementation_false_alarms(problem):
     """40 audits (400 runs, 4 Dirac canaries each): the nonparametric refutation never fires;
     the GDP route (valid here: exactly Gaussian scores) fires at most at its nominal rate

@@ -29,15 +29,6 @@ from tests.integrations.user_loop import (  # noqa: E402  (the user's code)
 )
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """Tiny models: torch's intra-op threads only add contention (2 shared cores)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _loop(train=user_train, **kw):
     kw = {"canary": "dirac", "noise_multiplier": SIGMA, **kw}
     return TrainingLoop(train, make_model(), reference=(X[:64], Y[:64]), steps=STEPS, lr=LR,
