@@ -198,6 +198,20 @@ def band_values(n: int, grid: np.ndarray, local_level) -> np.ndarray:
     r"""Band :math:`b_g=\mathrm{Beta}^{-1}(1-x;\,g+1,\,N-g)` at the grid counts.
 
     ``local_level`` may be an array (levels along a new last axis).
+
+    Parameters
+    ----------
+    n : int
+        Number of scores N.
+    grid : ndarray of int, shape (G,)
+        Grid counts g in 0..N-1.
+    local_level : float or ndarray, shape (L,)
+        Local level(s) x, in (0, 1).
+
+    Returns
+    -------
+    ndarray, shape (G,) or (G, L)
+        The band values in [0, 1].
     """
     g = np.asarray(grid, dtype=float)
     x = np.asarray(local_level, dtype=float)
@@ -216,6 +230,21 @@ def simulate_min_crossing_level(n: int, grid: np.ndarray, bands: np.ndarray, rep
     :math:`(V_{(g+1)})_{g\in\mathcal G}`: :math:`V_{(j)}=\Gamma_j/\Gamma_{N+1}` with independent
     Gamma increments between grid indices (Rényi representation), :math:`O(|\mathcal G|)` per
     replicate whatever :math:`N`.
+
+    Parameters
+    ----------
+    n : int
+        Number of uniforms N.
+    grid : ndarray of int, shape (G,)
+        Grid counts.
+    bands : ndarray, shape (G, L)
+        Band values per grid count and level.
+    reps : int
+        Number of replicates.
+    rng : numpy.random.Generator
+        Source of the Gamma increments.
+    chunk : int
+        Replicates per vectorised block (memory bound).
 
     Returns
     -------
@@ -313,6 +342,16 @@ def shipped_band(key: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray, flo
     One read of the block :data:`semi_core.audit._band_table.BAND_BLOCKS` points to in
     :data:`BAND_VALUES_FILE` (plain numbers, nothing unpickled). None when ``key`` is not
     shipped or the file is absent; a short read is an error.
+
+    Parameters
+    ----------
+    key : tuple of 3 int
+        ``(n, round(q 1e12), reps)``.
+
+    Returns
+    -------
+    tuple or None
+        ``(grid, values, local_level)``, or None.
     """
     block_of = BAND_BLOCKS.get(key)
     if block_of is None:
@@ -337,6 +376,18 @@ def band_values_blob(table: dict) -> tuple[np.ndarray, dict]:
 
     Grids by :func:`count_grid`, values by :func:`band_values` at each entry's chosen level
     (exactly the calibration's on the host that runs it).
+
+    Parameters
+    ----------
+    table : dict
+        Calibrations ``{key: (ell, crossings)}`` keyed by :func:`table_key`.
+
+    Returns
+    -------
+    values : ndarray of float64
+        The concatenated blocks.
+    index : dict
+        ``{key: (offset, G, local_level)}``.
     """
     blocks, index, off = [], {}, 0
     for key in sorted(table):
@@ -352,7 +403,24 @@ def band_values_blob(table: dict) -> tuple[np.ndarray, dict]:
 def simulate_calibration(n: int, q: float, reps: int) -> tuple[int, int]:
     """Run the calibration's simulation: ``(ell, crossings)``, the chosen level's index among
     the candidate levels (``-1``: none passes, Bonferroni) and its number of crossings in
-    ``reps`` replicates. What :mod:`semi_core.audit._band_table` stores."""
+    ``reps`` replicates. What :mod:`semi_core.audit._band_table` stores.
+
+    Parameters
+    ----------
+    n : int
+        Number of scores, >= 1.
+    q : float
+        Level of the band, in (0, 1).
+    reps : int
+        Number of simulated replicates.
+
+    Returns
+    -------
+    ell : int
+        Index of the chosen level (-1: none passes).
+    crossings : int
+        Its number of crossings.
+    """
     from semi_core.stats.binomial import clopper_pearson_upper
 
     grid = count_grid(n)
@@ -372,7 +440,22 @@ def simulate_calibration(n: int, q: float, reps: int) -> tuple[int, int]:
 
 
 def table_key(n: int, q: float, reps: int) -> tuple[int, int, int]:
-    """Key of :data:`semi_core.audit._band_table.BAND_TABLE`: ``(n, round(q 1e12), reps)``."""
+    """Key of :data:`semi_core.audit._band_table.BAND_TABLE`: ``(n, round(q 1e12), reps)``.
+
+    Parameters
+    ----------
+    n : int
+        Number of scores.
+    q : float
+        Level of the band.
+    reps : int
+        Number of replicates of the calibration.
+
+    Returns
+    -------
+    tuple of 3 int
+        The key.
+    """
     return int(n), int(round(q * 1e12)), int(reps)
 
 
@@ -414,7 +497,18 @@ POISSON_K = (5_000, 50_000, 500_000, 5_000_000)
 def poisson_grid(k: int) -> np.ndarray:
     r"""Counts :math:`\mathcal S_K`: the lower half of :func:`count_grid` for :math:`N=2K+1` (every
     count up to ``BAND_DENSE``, then 3 % growth, ending at ``K``). The lower half of every
-    :math:`\mathcal G(N)` with :math:`(N-1)/2<K` is in :math:`\mathcal S_K\cup\{(N-1)/2\}`."""
+    :math:`\mathcal G(N)` with :math:`(N-1)/2<K` is in :math:`\mathcal S_K\cup\{(N-1)/2\}`.
+
+    Parameters
+    ----------
+    k : int
+        Truncation K, >= 0.
+
+    Returns
+    -------
+    ndarray of int64
+        The counts, ascending.
+    """
     g = count_grid(2 * int(k) + 1)
     return g[g <= k]
 
@@ -438,6 +532,15 @@ def simulate_poisson_calibration(k: int, q: float, reps: int = BAND_REPS) -> tup
     :math:`\mathrm{CP}_{\mathrm{upper}}(c_\ell,R,\eta)\le p-\eta`, :math:`\eta=p/10`) for its
     share :math:`p` of ``q`` (:data:`POISSON_SPLIT`); no :math:`N` enters. Seeded by
     ``(k, q, reps)``.
+
+    Parameters
+    ----------
+    k : int
+        Truncation K.
+    q : float
+        Level of the band, in (0, 1).
+    reps : int
+        Number of simulated replicates.
 
     Returns
     -------
@@ -495,6 +598,26 @@ def poisson_band_values(n: int, q: float, k: int, x_upper: float, x_lower: float
 
     (:math:`\Gamma` increasing), and :math:`V_{(g+1)}\le V_{(g'+1)}` for :math:`g\le g'`, so
     :math:`b_g` is the smallest of these bounds over :math:`g'\ge g` (capped at 1).
+
+    Parameters
+    ----------
+    n : int
+        Number of scores N (the lower half must be within the truncation ``k``).
+    q : float
+        Level of the band, in (0, 1).
+    k : int
+        Truncation K of the calibration.
+    x_upper, x_lower : float
+        Calibrated local levels (:func:`simulate_poisson_calibration`).
+    grid : ndarray of int, optional
+        Grid :math:`\mathcal G(N)`; None = :func:`count_grid` of ``n``.
+    quantiles : tuple of ndarray, optional
+        Precomputed ``(S_K, a, a')`` (:func:`poisson_quantiles`); None = computed here.
+
+    Returns
+    -------
+    ndarray, shape (G,)
+        The band values in [0, 1].
     """
     from scipy.special import gammainccinv, gammaincinv
 
@@ -519,7 +642,20 @@ def poisson_band_values(n: int, q: float, k: int, x_upper: float, x_lower: float
 
 def poisson_quantiles(k: int, x_upper: float, x_lower: float) -> np.ndarray:
     """``S_K, a, a'`` of truncation ``k`` at local levels ``x_upper``, ``x_lower``, as one float64
-    array (what ``_band_poisson.f8`` ships per calibration; see :func:`poisson_band_values`)."""
+    array (what ``_band_poisson.f8`` ships per calibration; see :func:`poisson_band_values`).
+
+    Parameters
+    ----------
+    k : int
+        Truncation K.
+    x_upper, x_lower : float
+        Local levels.
+
+    Returns
+    -------
+    ndarray of float64, shape (3 |S_K|,)
+        ``S_K``, ``a`` and ``a'`` concatenated.
+    """
     s = poisson_grid(k)
     return np.concatenate([s.astype(float), _gamma_quantiles(s, x_upper, upper=True)[:, 0],
                            _gamma_quantiles(s, x_lower, upper=False)[:, 0]])
@@ -551,7 +687,20 @@ def _shipped_poisson_quantiles(key) -> tuple | None:
 def poisson_band(n: int, q: float) -> BandCalibration | None:
     """The Poisson-embedded band for ``n`` scores at level ``q`` from the shipped Gamma-process
     calibration (:data:`semi_core.audit._band_poisson.POISSON_TABLE`); None when ``n`` is below
-    :data:`POISSON_MIN_N`, beyond the largest truncation or ``q`` is not shipped."""
+    :data:`POISSON_MIN_N`, beyond the largest truncation or ``q`` is not shipped.
+
+    Parameters
+    ----------
+    n : int
+        Number of scores.
+    q : float
+        Level of the band, in (0, 1).
+
+    Returns
+    -------
+    BandCalibration or None
+        The band, or None where no shipped calibration applies.
+    """
     if n < POISSON_MIN_N:
         return None
     half = (n - 1) // 2
@@ -598,7 +747,20 @@ def calibrate_band(n: int, failure_prob: float, *, reps: int = BAND_REPS) -> Ban
 
 
 def band_at_counts(cal: BandCalibration, counts) -> np.ndarray:
-    r""":math:`\bar\alpha=b_{\lceil k\rceil_{\mathcal G}}` for counts ``k`` (1 where ``k >= N``)."""
+    r""":math:`\bar\alpha=b_{\lceil k\rceil_{\mathcal G}}` for counts ``k`` (1 where ``k >= N``).
+
+    Parameters
+    ----------
+    cal : BandCalibration
+        The band.
+    counts : array_like of int
+        Counts k >= 0.
+
+    Returns
+    -------
+    ndarray
+        The band value at each count (shape of ``counts``).
+    """
     k = np.asarray(counts)
     idx = np.searchsorted(cal.grid, k, side="left")
     inside = idx < cal.grid.size
@@ -613,6 +775,20 @@ def band_crossing_probability(n: int, grid, values) -> float:
     :math:`C(b_g)\ge g+1` at every grid point; the recursion carries the distribution of
     :math:`C` through the sorted :math:`b_g`, removing the mass below each constraint.
     :math:`O(|\mathcal G|N^2)`.
+
+    Parameters
+    ----------
+    n : int
+        Number of uniforms, >= 1.
+    grid : array_like of int
+        Grid counts.
+    values : array_like
+        Band values at the grid counts.
+
+    Returns
+    -------
+    float
+        The crossing probability in [0, 1].
     """
     from scipy.stats import binom  # lazy: reference only (scipy.stats is slow to import)
 
@@ -646,6 +822,20 @@ def rank_threshold_counts(member: np.ndarray, nonmember: np.ndarray, grid) -> tu
     ``le0`` :math:`=\#\{X\le\gamma\}`, ``le1`` :math:`=\#\{Y\le\gamma\}` (exact with ties).
     Rows are sorted (:math:`O(N\log N)`; NumPy's sort beats a many-kth partition), the counts
     found by binary search.
+
+    Parameters
+    ----------
+    member : ndarray, shape (B, N1)
+        Member scores of B problems.
+    nonmember : ndarray, shape (B, N0)
+        Non-member scores.
+    grid : array_like of int, shape (G,)
+        Counts g in 0..N0-1.
+
+    Returns
+    -------
+    gamma, le0, le1 : ndarray, shape (B, G)
+        The thresholds and the counts at or below them.
     """
     n0 = nonmember.shape[1]
     ranks = n0 - 1 - np.asarray(grid, dtype=np.int64)[::-1]

@@ -83,7 +83,18 @@ RULES = ("step", "hull")
 
 def fpr_resolution(n_nonmember) -> float:
     r"""The attainable FPR resolution :math:`1/N_0` of ``n_nonmember`` non-member scores (the
-    smallest non-zero empirical FPR)."""
+    smallest non-zero empirical FPR).
+
+    Parameters
+    ----------
+    n_nonmember : int
+        Number of non-member scores, >= 1.
+
+    Returns
+    -------
+    float
+        :math:`1/N_0`.
+    """
     n0 = check_int(n_nonmember, "n_nonmember", minimum=1)
     return 1.0 / n0
 
@@ -92,6 +103,13 @@ def resolvable(fpr, n_nonmember) -> np.ndarray:
     r"""Whether each FPR level can be resolved by ``n_nonmember`` non-members:
     :math:`\lfloor fN_0\rfloor\ge1`, i.e. :math:`f\ge1/N_0` (module docstring). Where it is
     false, TPR "at" ``f`` is the TPR at empirical FPR 0.
+
+    Parameters
+    ----------
+    fpr : float or array_like
+        FPR levels in [0, 1].
+    n_nonmember : int
+        Number of non-member scores, >= 1.
 
     Returns
     -------
@@ -106,13 +124,41 @@ def resolvable(fpr, n_nonmember) -> np.ndarray:
 
 def mark_unresolved(text: str, is_resolvable: bool, mark: str = "*") -> str:
     """``text`` followed by ``mark`` when the cell's FPR level is not resolvable (table cells;
-    a footnote should say "* FPR below 1/N0: TPR at FPR 0")."""
+    a footnote should say "* FPR below 1/N0: TPR at FPR 0").
+
+    Parameters
+    ----------
+    text : str
+        The cell.
+    is_resolvable : bool
+        Whether its FPR level is resolvable.
+    mark : str
+        Appended when it is not.
+
+    Returns
+    -------
+    str
+        The cell, marked when unresolvable.
+    """
     return text if is_resolvable else text + mark
 
 
 def resolution_fields(fpr, n_nonmember) -> dict:
     """JSON fields that go beside TPR at ``fpr``: ``fpr_resolution`` (1/N0), ``resolvable``
-    ``{"<f>": bool}`` and ``unresolved_fpr`` (the levels below the resolution)."""
+    ``{"<f>": bool}`` and ``unresolved_fpr`` (the levels below the resolution).
+
+    Parameters
+    ----------
+    fpr : float or array_like
+        FPR levels in [0, 1].
+    n_nonmember : int
+        Number of non-member scores, >= 1.
+
+    Returns
+    -------
+    dict
+        ``fpr_resolution``, ``resolvable`` and ``unresolved_fpr``.
+    """
     f = np.atleast_1d(np.asarray(fpr, dtype=np.float64))
     ok = resolvable(f, n_nonmember)
     return {"fpr_resolution": fpr_resolution(n_nonmember),
@@ -122,7 +168,20 @@ def resolution_fields(fpr, n_nonmember) -> dict:
 
 def split_scores(scores, member) -> tuple[np.ndarray, np.ndarray]:
     """``(member_scores, nonmember_scores)`` from a ``(scores, member)`` pair, after validating shapes,
-    NaN and both classes."""
+    NaN and both classes.
+
+    Parameters
+    ----------
+    scores : array_like, shape (N,)
+        Scores (higher = member), no NaN.
+    member : array_like of bool, shape (N,)
+        Membership of each score; both classes present.
+
+    Returns
+    -------
+    member_scores, nonmember_scores : ndarray
+        The scores of each class.
+    """
     s = as_score_array(scores, "scores")  # a masked array is refused, not unmasked
     m = as_score_array(member, "member") if isinstance(member, np.ma.MaskedArray) else \
         np.asarray(member)
@@ -311,6 +370,18 @@ def advantage(member_scores, nonmember_scores) -> float:
     .. math::
 
         \mathrm{Adv}=\max_\gamma\big(\widehat{\mathrm{TPR}}(\gamma)-\widehat{\mathrm{FPR}}(\gamma)\big)
+
+    Parameters
+    ----------
+    member_scores : array_like
+        Scores of the members (higher = member).
+    nonmember_scores : array_like
+        Scores of the non-members.
+
+    Returns
+    -------
+    float
+        The advantage, in [0, 1].
     """
     fpr, tpr, _ = roc_curve(member_scores, nonmember_scores)
     return float(max(0.0, np.max(tpr - fpr)))
@@ -418,12 +489,24 @@ class RocMetrics(ResultDisplay):
     resolvable: tuple[bool, ...] = ()
 
     def to_dict(self) -> dict:
-        """Plain ``dict`` (for JSON)."""
+        """Plain ``dict`` (for JSON).
+
+        Returns
+        -------
+        dict
+            Every field by name.
+        """
         return asdict(self)
 
     def summary(self) -> Table:
         """One row per metric: ``metric, fpr, value, lower, upper`` (the interval at level
-        ``confidence``; ``None`` where there is none)."""
+        ``confidence``; ``None`` where there is none).
+
+        Returns
+        -------
+        Table
+            The metrics table.
+        """
 
         def row(metric, fpr, value, iv):
             lo, hi = (None, None) if iv is None else (float(iv[0]), float(iv[1]))

@@ -79,7 +79,20 @@ class ScoreAuditor:
 
     @classmethod
     def from_losses(cls, member_losses, nonmember_losses) -> ScoreAuditor:
-        """Scores where **lower = member** (losses): negated, so higher = member."""
+        """Scores where **lower = member** (losses): negated, so higher = member.
+
+        Parameters
+        ----------
+        member_losses : array_like
+            Losses of the members (finite).
+        nonmember_losses : array_like
+            Losses of the non-members (finite).
+
+        Returns
+        -------
+        ScoreAuditor
+            The auditor of the negated losses.
+        """
         return cls(-check_scores(member_losses, "member_losses"),
                    -check_scores(nonmember_losses, "nonmember_losses"))
 
@@ -94,6 +107,22 @@ class ScoreAuditor:
         is not :math:`(\varepsilon, \delta)`-DP for any :math:`\varepsilon` below the value.
         ``method`` is one of :data:`semi_core.audit.bounds.METHODS` (the result states the
         assumption it rests on); extra keyword arguments go to the bound.
+
+        Parameters
+        ----------
+        delta : float
+            The :math:`\delta` of the bound, in [0, 1).
+        failure_prob : float
+            Probability that the bound is wrong, in (0, 1).
+        method : str
+            One of :data:`semi_core.audit.bounds.METHODS`.
+        **kwargs
+            Further keywords of the method.
+
+        Returns
+        -------
+        AuditResult
+            The bound, the method, the assumption and its details.
         """
         return epsilon_lower_bound(self.member, self.nonmember, delta=delta,
                                    failure_prob=failure_prob, method=method, **kwargs)
@@ -101,7 +130,24 @@ class ScoreAuditor:
     def max_certifiable_epsilon(self, *, delta: float, failure_prob: float = 0.05,
                                 method: str = DEFAULT_METHOD, tradeoff=None) -> float:
         """The largest bound these class sizes could certify (perfect separation): a bound
-        of 0 reads against it (``tradeoff``: ``one-run-fdp``'s curve, as in the bound)."""
+        of 0 reads against it (``tradeoff``: ``one-run-fdp``'s curve, as in the bound).
+
+        Parameters
+        ----------
+        delta : float
+            The :math:`\\delta` of the bound, in [0, 1).
+        failure_prob : float
+            Probability that the bound is wrong, in (0, 1).
+        method : str
+            One of :data:`semi_core.audit.bounds.METHODS`.
+        tradeoff : optional
+            The trade-off curve of ``one-run-fdp``.
+
+        Returns
+        -------
+        float
+            The largest certifiable :math:`\\varepsilon`, >= 0.
+        """
         kw = {} if tradeoff is None else {"tradeoff": tradeoff}
         return certifiable_epsilon_max(self.member.size, self.nonmember.size, delta=delta,
                                        failure_prob=failure_prob, method=method, **kw)
@@ -109,23 +155,77 @@ class ScoreAuditor:
     def tpr_at_fpr(self, fpr, *, rule: str = "step"):
         """TPR at FPR ``fpr`` (:func:`semi_core.audit.roc.tpr_at_fpr`): the best single
         threshold (``"step"``) or the ROC convex hull (``"hull"``, jax_privacy's
-        ``tpr_at_given_fpr``)."""
+        ``tpr_at_given_fpr``).
+
+        Parameters
+        ----------
+        fpr : float or array_like
+            FPR levels in [0, 1].
+        rule : {"step", "hull"}
+            Single threshold or ROC convex hull.
+
+        Returns
+        -------
+        float or ndarray
+            TPR at each level.
+        """
         return tpr_at_fpr(self.member, self.nonmember, fpr, rule=rule)
 
     def auc(self, *, rule: str = "step") -> float:
         """Area under the ROC curve (:func:`semi_core.audit.roc.auc`): Mann-Whitney
         (``"step"``) or under the ROC convex hull (``"hull"``, jax_privacy's
-        ``attack_auroc``)."""
+        ``attack_auroc``).
+
+        Parameters
+        ----------
+        rule : {"step", "hull"}
+            Mann-Whitney or convex hull.
+
+        Returns
+        -------
+        float
+            The AUC in [0, 1].
+        """
         return float(auc(self.member, self.nonmember, rule=rule))
 
     def roc(self, *, fpr=(0.001, 0.01, 0.1), interval: str = "binomial", **kwargs) -> RocMetrics:
-        """TPR at each FPR and AUC with intervals (:func:`semi_core.audit.roc.roc_metrics`)."""
+        """TPR at each FPR and AUC with intervals (:func:`semi_core.audit.roc.roc_metrics`).
+
+        Parameters
+        ----------
+        fpr : sequence of float
+            FPR levels.
+        interval : str
+            Interval of the TPRs (:func:`semi_core.audit.roc.roc_metrics`).
+        **kwargs
+            Further keywords of :func:`~semi_core.audit.roc.roc_metrics`.
+
+        Returns
+        -------
+        RocMetrics
+            TPRs, AUC and intervals.
+        """
         return roc_metrics(self.member, self.nonmember, fpr=fpr, interval=interval, **kwargs)
 
     def summary(self, *, delta: float = 1e-5, failure_prob: float = 0.05,
                 methods=None) -> Table:
         """One row per certifying method: the bound, what it could certify at best and the
-        assumption it rests on (TPR at 1 % / 0.1 % FPR and the AUC in the title)."""
+        assumption it rests on (TPR at 1 % / 0.1 % FPR and the AUC in the title).
+
+        Parameters
+        ----------
+        delta : float
+            The :math:`\\delta` of the bounds, in [0, 1).
+        failure_prob : float
+            Failure probability of each bound, in (0, 1).
+        methods : sequence of str, optional
+            Methods; None = every method except the one-run ones.
+
+        Returns
+        -------
+        Table
+            One row per method.
+        """
         methods = ([m for m in METHODS if not m.startswith("one-run")] if methods is None
                    else list(methods))
         rows = []
@@ -145,6 +245,12 @@ class ScoreAuditor:
         return self.summary()._repr_html_()
 
     def to_dict(self) -> dict[str, Any]:
-        """Counts and the headline metrics (JSON-safe)."""
+        """Counts and the headline metrics (JSON-safe).
+
+        Returns
+        -------
+        dict
+            ``members``, ``non_members`` and ``auc``.
+        """
         return {"members": int(self.member.size), "non_members": int(self.nonmember.size),
                 "auc": self.auc()}

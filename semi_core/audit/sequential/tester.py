@@ -124,7 +124,20 @@ class PairSource:
 
 
 def mechanism_source(mechanism, S, S_prime) -> PairSource:
-    """Pairs from a dataset mechanism (zoo class, or any callable ``mechanism(dataset, rng)``)."""
+    """Pairs from a dataset mechanism (zoo class, or any callable ``mechanism(dataset, rng)``).
+
+    Parameters
+    ----------
+    mechanism : object or callable
+        A zoo mechanism or ``mechanism(dataset, rng)``.
+    S, S_prime : array_like
+        The two neighbouring datasets.
+
+    Returns
+    -------
+    PairSource
+        Draws ``(A(S), A(S'))`` pairs.
+    """
     from semi_core.mechanisms.zoo import as_dataset_mechanism
 
     mech = as_dataset_mechanism(mechanism)
@@ -136,7 +149,20 @@ def mechanism_source(mechanism, S, S_prime) -> PairSource:
 
 
 def stream_source(X, Y, name: str = "stream") -> PairSource:
-    """Pairs read in order from pre-recorded outputs (e.g. the DP-SGD canary stream)."""
+    """Pairs read in order from pre-recorded outputs (e.g. the DP-SGD canary stream).
+
+    Parameters
+    ----------
+    X, Y : array_like, shape (N, ...)
+        Recorded outputs on the two datasets (flattened per row).
+    name : str
+        Name of the source in the results.
+
+    Returns
+    -------
+    PairSource
+        Yields the pairs in order; drawing past the end is an error.
+    """
     X = np.asarray(X, dtype=float)
     Y = np.asarray(Y, dtype=float)
     X = X.reshape(X.shape[0], -1)
@@ -157,7 +183,20 @@ def stream_source(X, Y, name: str = "stream") -> PairSource:
 
 def sampler_source(sample_x: Callable, sample_y: Callable, name: str = "distributions"
                    ) -> PairSource:
-    """Pairs from two samplers ``sample(size, rng) -> (size, d)`` (synthetic experiments)."""
+    """Pairs from two samplers ``sample(size, rng) -> (size, d)`` (synthetic experiments).
+
+    Parameters
+    ----------
+    sample_x, sample_y : callable
+        ``sample(size, rng) -> ndarray (size, d)``.
+    name : str
+        Name of the source.
+
+    Returns
+    -------
+    PairSource
+        The source.
+    """
     return PairSource(lambda size, rng: (sample_x(size, rng), sample_y(size, rng)), name)
 
 
@@ -200,6 +239,26 @@ def witness_diagnostics(bandwidth: float, warm: tuple | None, pair_counts: tuple
     * the witness values :math:`|v_t|` all below :math:`10^{-9}` (no bet can move the wealth).
 
     Returns a dict with those numbers, ``degenerate`` and ``reason``.
+
+    Parameters
+    ----------
+    bandwidth : float
+        RBF bandwidth used.
+    warm : tuple or None
+        Warm-up pairs ``(X, Y)``, or None.
+    pair_counts : tuple of 2 int
+        Numbers of resolved and distinct test pairs.
+    one_minus_k : float
+        :math:`M_t/(2t)` at the end of the run.
+    n_pairs : int
+        Number of test pairs.
+    v_max : float
+        Largest witness value :math:`|v_t|`.
+
+    Returns
+    -------
+    dict
+        The diagnostics, ``degenerate`` (bool) and ``reason``.
     """
     reasons = []
     out = {"bandwidth": float(bandwidth)}
@@ -273,6 +332,18 @@ class SequentialResult(ResultDisplay):
         return "no violation found"
 
     def to_dict(self, *, paths: bool = True) -> dict:
+        """The result as a JSON-safe dict.
+
+        Parameters
+        ----------
+        paths : bool
+            Include the wealth and witness paths.
+
+        Returns
+        -------
+        dict
+            Verdict, stopping time, diagnostics and (optionally) the paths.
+        """
         d = {"rejected": self.rejected, "verdict": self.verdict,
              "degenerate_witness": self.degenerate, "witness_diagnostics": self.diagnostics,
              "stopped_at": self.stopped_at,
@@ -287,7 +358,13 @@ class SequentialResult(ResultDisplay):
         return d
 
     def summary(self) -> Table:
-        """One row per quantity (``quantity, value``), paths left out."""
+        """One row per quantity (``quantity, value``), paths left out.
+
+        Returns
+        -------
+        Table
+            The summary table.
+        """
         d = self.to_dict(paths=False)
         d.pop("witness_diagnostics", None)
         return Table([{"quantity": k, "value": v} for k, v in d.items()], title=repr(self))
@@ -321,6 +398,18 @@ class GridResult(ResultDisplay):
     n_observed: int
 
     def to_dict(self, *, paths: bool = True) -> dict:
+        """The grid's result as a JSON-safe dict.
+
+        Parameters
+        ----------
+        paths : bool
+            Include each test's paths.
+
+        Returns
+        -------
+        dict
+            Tested epsilons, the lower bound and each test's result.
+        """
         return {"epsilons": self.epsilons.tolist(), "epsilon_lower_bound": self.epsilon_lower_bound,
                 "seed_reading_smallest_not_rejected": self.seed_reading,
                 "bandwidth": self.bandwidth, "n_observed": self.n_observed,
@@ -328,7 +417,13 @@ class GridResult(ResultDisplay):
                 "tests": [r.to_dict(paths=paths) for r in self.results]}
 
     def summary(self) -> Table:
-        """One row per tested epsilon: ``epsilon, verdict, stopped_at, final_log_wealth``."""
+        """One row per tested epsilon: ``epsilon, verdict, stopped_at, final_log_wealth``.
+
+        Returns
+        -------
+        Table
+            The summary table.
+        """
         rows = [{"epsilon": float(r.epsilon), "verdict": r.verdict, "stopped_at": r.stopped_at,
                  "final_log_wealth": float(r.log_wealth[-1]) if r.log_wealth.size else 0.0}
                 for r in self.results]
@@ -446,6 +541,30 @@ def sequential_work(max_obs: int, *, n_eps: int = 1, algorithm: int = 1, warmup:
     (per-unit costs measured on one core and rounded up; :math:`b` is the block size). With
     ``features`` :math:`=D` (the RFF witness, :math:`p=D(2D+1)` features) the witness term
     :math:`c_wN^2d` becomes :math:`c_r N (3p + 8D(d+3))` and :math:`32bD + 8D(d+4D)` bytes.
+
+    Parameters
+    ----------
+    max_obs : int
+        Number N of test pairs.
+    n_eps : int
+        Number m of tested epsilons.
+    algorithm : {1, 2}
+        The paper's algorithm.
+    warmup : int
+        Number w of warm-up pairs.
+    d : int
+        Output dimension.
+    block : int
+        Block size b of Alg. 2.
+    features : int, optional
+        D of the RFF witness; None = the exact OGA witness.
+
+    Returns
+    -------
+    nbytes : float
+        Peak bytes.
+    seconds : float
+        Wall seconds.
     """
     N, w = float(max_obs), float(warmup)
     nbytes = 16.0 * N * d + 40.0 * N + 2.0 * w * w * (24.0 + 32.0 * d)
@@ -475,6 +594,17 @@ def check_sequential_work(max_obs: int, *, n_eps: int = 1, algorithm: int = 1, w
 
     ``names`` maps ``max_obs``, ``runs``, ``warmup`` to the names shown in the message (CLI
     flags); ``extra_bytes`` is what the caller keeps of all runs (their JSON paths).
+
+    Parameters
+    ----------
+    max_obs, n_eps, algorithm, warmup, d, features
+        As in :func:`sequential_work`.
+    runs : int
+        Number of runs.
+    extra_bytes : float
+        Bytes kept by the caller over all runs.
+    names : dict, optional
+        Names shown in the message.
     """
     nm = {"max_obs": "max_obs", "runs": "runs", "warmup": "warmup", **(names or {})}
     nbytes, seconds = sequential_work(max_obs, n_eps=n_eps, algorithm=algorithm, warmup=warmup,
@@ -680,6 +810,28 @@ def sequential_test(source: PairSource, *, epsilon: float, delta: float,
     r"""One anytime-valid test of :math:`H_0:\mathrm{MMD}(\mathcal A(S),\mathcal A(S'))\le
     \tau(\varepsilon,\delta)` (Alg. 1 or 2); see :func:`sequential_grid` for the parameters.
 
+    Parameters
+    ----------
+    source : PairSource
+        Pairs of outputs on the neighbouring datasets.
+    epsilon : float
+        Tested :math:`\varepsilon`, >= 0.
+    delta : float
+        Tested :math:`\delta`, in [0, 1).
+    failure_prob : float
+        Type I error of the test, in (0, 1).
+    max_obs : int
+        Largest number of test pairs.
+    algorithm : {1, 2}
+        The paper's algorithm.
+    **kw
+        Further keywords of :func:`sequential_grid` (``seed``, ``warmup``, ...).
+
+    Returns
+    -------
+    SequentialResult
+        The verdict and its paths.
+
     Examples
     --------
     >>> from semi_core.mechanisms.zoo import NonDPLaplace1, SEED_PAIR
@@ -747,7 +899,18 @@ def rejection_summary(rejected, stops=None) -> dict:
 
 def summarize(runs: Sequence[SequentialResult]) -> dict:
     """Rejection rate (binomial SE) and mean stopping time over rejecting runs (SE)
-    (:func:`rejection_summary`), the degenerate runs and a verdict."""
+    (:func:`rejection_summary`), the degenerate runs and a verdict.
+
+    Parameters
+    ----------
+    runs : sequence of SequentialResult
+        Independent runs.
+
+    Returns
+    -------
+    dict
+        Rejection rate, mean stopping time (with SEs), degenerate runs and the verdict.
+    """
     R = len(runs)
     out = rejection_summary([r.rejected for r in runs],
                             [r.stopped_at for r in runs if r.rejected])
