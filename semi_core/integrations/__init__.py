@@ -17,7 +17,7 @@ needs it.
 
 from __future__ import annotations
 
-import importlib
+from semi_core._extras import import_lazily
 
 _EXPORTS = {"audit_opacus": "opacus", "OpacusAuditReport": "opacus",
             "TrainingLoop": "training", "audit_training": "training",
@@ -28,5 +28,5 @@ __all__ = sorted(_EXPORTS)
 
 def __getattr__(name):
     if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        return getattr(import_lazily(__name__, _EXPORTS[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,7 +11,7 @@ never needs torch. Modules needing only NumPy/SciPy: :mod:`~semi_core.sgd.accoun
 
 from __future__ import annotations
 
-import importlib
+from semi_core._extras import import_lazily
 
 _EXPORTS = {
     "FunctionalModel": "grads", "clip_rows": "grads", "clip_factors": "grads",
@@ -42,5 +42,5 @@ __all__ = sorted(_EXPORTS)
 
 def __getattr__(name):
     if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        return getattr(import_lazily(__name__, _EXPORTS[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,7 +8,11 @@ The NumPy combiners, thresholds and the top-``n_up`` assignment live in
 :mod:`semi_core.stats.update_combination` (one implementation, shared with the DP-SGD audit).
 """
 
-from .experiment import (
+from semi_core._extras import require
+
+require("torch", __name__)  # a clear error naming the extra, before the imports below
+
+from .experiment import (  # noqa: E402 - after the extra check
     DATASETS,
     MODELS,
     SCORES,
@@ -20,7 +24,7 @@ from .experiment import (
     run_experiment,
     summarize,
 )
-from .training import UPDATES, TrainConfig, run_updates, train_replicas, update_mu
+from .training import UPDATES, TrainConfig, run_updates, train_replicas, update_mu  # noqa: E402
 
 __all__ = ["DATASETS", "MODELS", "SCORES", "THRESHOLDS", "UPDATES", "UpdateConfig", "UpdateRun",
            "TrainConfig", "game_result", "lira_offline_loss", "run_experiment", "run_updates",

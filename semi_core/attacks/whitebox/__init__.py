@@ -12,7 +12,11 @@ runner's :func:`~semi_core.game.play.play_pool` with the attacks as pool scorers
 matrices); :mod:`.tables` the seed's Table 2-5, 8, 9 analogues. Needs the torch extra.
 """
 
-from .experiment import (
+from semi_core._extras import require
+
+require("torch", __name__)  # a clear error naming the extra, before the imports below
+
+from .experiment import (  # noqa: E402 - after the extra check
     ATTACKS,
     LOO_ATTACKS,
     AttackConfig,
@@ -27,8 +31,8 @@ from .experiment import (
     parse_attacks,
     run_attacks,
 )
-from .mechanism import TrainedModelMechanism
-from .scores import (
+from .mechanism import TrainedModelMechanism  # noqa: E402
+from .scores import (  # noqa: E402 - after the extra check
     IHA_TERMS,
     iha_score,
     iha_terms,

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-import torch
+from semi_core._extras import require
+
+require("torch", "semi_core.integrations.opacus")  # names the extra to install
+import torch  # noqa: E402
 
 CANARIES = ("dirac", "gradient-mahalanobis", "input")
 SAMPLERS = ("fixed", "poisson")
