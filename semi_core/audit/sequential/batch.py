@@ -30,7 +30,22 @@ __all__ = ["batch_mmd_test", "batch_lower_bound"]
 
 
 def batch_lower_bound(mmd_b: float, m: int, alpha: float) -> float:
-    """Level-``alpha`` lower confidence bound on the MMD from the V-statistic of ``m`` pairs."""
+    """Level-``alpha`` lower confidence bound on the MMD from the V-statistic of ``m`` pairs.
+
+    Parameters
+    ----------
+    mmd_b : float
+        The V-statistic.
+    m : int
+        Number of pairs, >= 1.
+    alpha : float
+        Level, in (0, 1).
+
+    Returns
+    -------
+    float
+        The lower bound (may be negative).
+    """
     return float(mmd_b - 4.0 / math.sqrt(m) - math.sqrt(4.0 * math.log(1.0 / alpha) / m))
 
 
@@ -42,12 +57,19 @@ def batch_mmd_test(source, *, epsilon: float, delta: float, failure_prob: float 
     Parameters
     ----------
     source : PairSource
+        Pairs of outputs on the neighbouring datasets.
     epsilon, delta, failure_prob : float
+        Tested :math:`(\varepsilon, \delta)` and the level.
     n : int
         Fixed sample size (pairs), ``>= 1``.
     bandwidth : float or "median"
         DP-Auditorium fixes 1; ``"median"`` uses ``warmup`` discarded pairs.
+    warmup : int
+        Pairs discarded to pick the median bandwidth.
     bound : {"new", "auditorium"}
+        The MMD threshold.
+    seed : int or numpy.random.SeedSequence
+        Seed of the draws.
 
     Returns
     -------

@@ -49,7 +49,18 @@ COMPONENTS = ("tau", "ons", "oga")
 
 
 def parse_conventions(text: str) -> frozenset:
-    """``"paper"`` -> {}, ``"notebook"`` -> all of :data:`COMPONENTS`, else a comma list of them."""
+    """``"paper"`` -> {}, ``"notebook"`` -> all of :data:`COMPONENTS`, else a comma list of them.
+
+    Parameters
+    ----------
+    text : str
+        ``"paper"``, ``"notebook"`` or a comma list of components.
+
+    Returns
+    -------
+    frozenset of str
+        The notebook components in use.
+    """
     if not isinstance(text, str):
         raise ValueError(f"conventions must be a string, got {text!r}")
     t = text.strip().lower()
@@ -67,7 +78,20 @@ def parse_conventions(text: str) -> frozenset:
 
 def tau_notebook(epsilon: float, delta: float) -> float:
     r"""The notebook's threshold :math:`2[(1+\delta e^{-\varepsilon})(1-e^{-\varepsilon})/
-    (1+e^{-\varepsilon})+e^{-\varepsilon}\delta]`."""
+    (1+e^{-\varepsilon})+e^{-\varepsilon}\delta]`.
+
+    Parameters
+    ----------
+    epsilon : float
+        :math:`\varepsilon`, >= 0.
+    delta : float
+        :math:`\delta`, in [0, 1].
+
+    Returns
+    -------
+    float
+        The threshold.
+    """
     q = math.exp(-epsilon)
     return 2.0 * ((1.0 + delta * q) * (1.0 - q) / (1.0 + q) + q * delta)
 
@@ -83,14 +107,36 @@ class NotebookONS:
         self.lam = 0.0
 
     def update(self, grad: float) -> float:
-        """``grad`` = :math:`z_t=-a_t/(1+\\lambda_t a_t)`; returns :math:`\\lambda_{t+1}`."""
+        """``grad`` = :math:`z_t=-a_t/(1+\\lambda_t a_t)`; returns :math:`\\lambda_{t+1}`.
+
+        Parameters
+        ----------
+        grad : float
+            The gradient :math:`z_t`.
+
+        Returns
+        -------
+        float
+            The next bet :math:`\\lambda_{t+1}`.
+        """
         self.S += grad * grad
         self.lam = min(self.high, max(0.0, self.lam - self.C * grad / self.S))
         return self.lam
 
 
 def new_notebook_witness(n_max: int) -> dict:
-    """Buffers of one notebook OGA run (coefficients, running norm and M, witness values)."""
+    """Buffers of one notebook OGA run (coefficients, running norm and M, witness values).
+
+    Parameters
+    ----------
+    n_max : int
+        Largest number of steps.
+
+    Returns
+    -------
+    dict
+        ``c``, ``norm2``, ``M`` and ``v``.
+    """
     return {"c": np.zeros(n_max), "norm2": 0.0, "M": 0.0, "v": np.zeros(n_max)}
 
 
@@ -99,7 +145,19 @@ def notebook_witness_block(X, Y, t0: int, t1: int, bandwidth: float, st: dict) -
     :math:`v_t=\sum_{i<t}c_i[K(X_i,X_t)-K(X_i,Y_t)-K(Y_i,X_t)+K(Y_i,Y_t)]`, then
     :math:`\|g\|^2=\|f_t\|^2+v_t/\sqrt{M_t}+k_t/(4M_t)`, :math:`\gamma_t=\min\{1,1/(2\|g\|)\}`,
     :math:`c_t=1/(2\sqrt{M_t})` and every :math:`c_i\leftarrow\gamma_t c_i`. While
-    :math:`M_t=0` the step is skipped (the notebook would divide by zero)."""
+    :math:`M_t=0` the step is skipped (the notebook would divide by zero).
+
+    Parameters
+    ----------
+    X, Y : ndarray, shape (n, d)
+        Paired outputs.
+    t0, t1 : int
+        First and one-past-last step.
+    bandwidth : float
+        RBF bandwidth, > 0.
+    st : dict
+        The run's buffers (:func:`new_notebook_witness`), updated in place.
+    """
     inv = 1.0 / (2.0 * bandwidth * bandwidth)
     c = st["c"]
     for t in range(t0, t1):

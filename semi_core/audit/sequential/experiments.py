@@ -77,7 +77,38 @@ def power_at_alternative(name: str, eps: float, *, bandwidth: float, runs: int, 
                          conventions: str = "paper", algorithm: int = 1) -> dict:
     """Rejection rate at the known alternative :data:`ALTERNATIVE` ``[name]`` with the Type-I
     runs' (median) bandwidth fixed: what the same tester, seeing the outputs through the same
-    kernel, can detect. A Type-I row of 0 rejections is evidence only when this is high."""
+    kernel, can detect. A Type-I row of 0 rejections is evidence only when this is high.
+
+    Parameters
+    ----------
+    name : str
+        Mechanism of the Type-I row (a key of ``ALTERNATIVE``).
+    eps : float
+        Tested :math:`\\varepsilon`, >= 0.
+    bandwidth : float
+        Fixed RBF bandwidth, > 0.
+    runs : int
+        Number of runs.
+    delta : float
+        Tested :math:`\\delta`, in [0, 1).
+    failure_prob : float
+        Level of each test, in (0, 0.5].
+    max_obs : int
+        Test pairs per run.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+    floor : {"count", "scale"}
+        Reading of the zoo mechanisms.
+    conventions : str
+        ``"paper"``, ``"notebook"`` or a comma list (:mod:`.conventions`).
+    algorithm : {1, 2}
+        The paper's algorithm.
+
+    Returns
+    -------
+    dict
+        Rejection rate with its SE and the settings.
+    """
     from semi_core.mechanisms.zoo import SEED_PAIR
 
     alt = _zoo(ALTERNATIVE[name], eps, delta, floor)
@@ -99,7 +130,48 @@ def mechanism_table(*, algorithm: int, epsilons=(0.01, 0.1), runs: int = 20, del
     ``floor``: the mechanisms' reading (:class:`semi_core.mechanisms.zoo.NoisyCountMean`);
     ``conventions``: paper or notebook (:mod:`.conventions`). Every DP row carries
     ``degenerate_runs`` and ``power_at_alternative`` (:func:`power_at_alternative`,
-    ``power_runs`` runs, default ``runs``)."""
+    ``power_runs`` runs, default ``runs``).
+
+    Parameters
+    ----------
+    algorithm : {1, 2}
+        The paper's algorithm.
+    epsilons : sequence of float
+        Tested :math:`\\varepsilon` values.
+    runs : int
+        Runs per cell.
+    delta : float
+        Tested :math:`\\delta`.
+    failure_prob : float
+        Level of each test, in (0, 0.5].
+    max_obs : dict, optional
+        Test pairs per run by algorithm; None = the seed's.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+    mechanisms : sequence of str
+        Zoo mechanisms of the rows.
+    keep_paths : int
+        Number of runs per cell whose wealth paths are kept.
+    bandwidth : float or "median"
+        RBF bandwidth, or the median heuristic on warm-up pairs.
+    progress : callable, optional
+        Progress reporter.
+    witness : {"exact", "rff"}
+        The OGA witness.
+    features : int
+        Frequencies D of the RFF witness.
+    floor : {"count", "scale"}
+        Reading of the zoo mechanisms.
+    conventions : str
+        ``"paper"``, ``"notebook"`` or a comma list.
+    power_runs : int, optional
+        Runs of :func:`power_at_alternative`; None = ``runs``.
+
+    Returns
+    -------
+    dict
+        The settings and one row per mechanism and epsilon.
+    """
     from semi_core.mechanisms.zoo import SEED_PAIR
 
     max_obs = max_obs or SEED_NMAX
@@ -142,7 +214,34 @@ def ablation_table(*, runs: int = 10, max_obs: int = 2000, batch_n: int = 2000, 
     """Seed Table 3: sequential (Alg. 1) vs batch, new vs DP-Auditorium bound, median heuristic
     vs bandwidth 1; rejection rates over ``runs`` runs for DPGaussian, NonDPGaussian1/2
     (``floor``: the mechanisms' reading). ``degenerate`` counts the sequential runs whose
-    witness was degenerate (:func:`.tester.witness_diagnostics`) per mechanism."""
+    witness was degenerate (:func:`.tester.witness_diagnostics`) per mechanism.
+
+    Parameters
+    ----------
+    runs : int
+        Runs per cell.
+    max_obs : int
+        Test pairs of the sequential test.
+    batch_n : int
+        Pairs of the batch test.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+    epsilon : float
+        Tested :math:`\\varepsilon`.
+    delta : float
+        Tested :math:`\\delta`.
+    failure_prob : float
+        Level of each test.
+    progress : callable, optional
+        Progress reporter.
+    floor : {"count", "scale"}
+        Reading of the zoo mechanisms.
+
+    Returns
+    -------
+    dict
+        Rejection rates per variant and mechanism, and ``degenerate``.
+    """
     from semi_core.mechanisms.zoo import SEED_PAIR
 
     mechs = ("dp-gaussian", "nondp-gaussian-1", "nondp-gaussian-2")
@@ -188,7 +287,30 @@ def gaussian_shift_grid(*, dims=(1, 2, 3, 4, 5), norms=(0.0, 0.25, 0.5, 0.75, 1.
                         runs: int = 20, max_obs: int = 1000, failure_prob: float = 0.05,
                         seed=0, progress=None) -> dict:
     """App. F.2: N(0, I_d) vs N(mu, I_d), H0: MMD = 0 (eps = delta = 0, tau = 0), Alg. 1,
-    median-heuristic bandwidth; rejection rate and mean rejection time per (d, ||mu||)."""
+    median-heuristic bandwidth; rejection rate and mean rejection time per (d, ||mu||).
+
+    Parameters
+    ----------
+    dims : sequence of int
+        Dimensions d.
+    norms : sequence of float
+        Shift norms :math:`\\|\\mu\\|`.
+    runs : int
+        Runs per cell.
+    max_obs : int
+        Test pairs per run.
+    failure_prob : float
+        Level of each test.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+    progress : callable, optional
+        Progress reporter.
+
+    Returns
+    -------
+    dict
+        ``runs``, ``max_obs`` and one cell per ``(d, norm)``.
+    """
     cells = []
     for d in dims:
         for k, m in enumerate(norms):
@@ -223,7 +345,20 @@ def _bump(t):
 def perturbed_uniform_sampler(d: int = 2, amplitude: float = 1.0) -> Callable:
     r"""Sampler of the density :math:`1 + a\prod_i G(x_i)/e^{-d}` on :math:`[0,1]^d` with one
     zero-mean bump :math:`G` per axis (the one-perturbation construction of Schrab et al. 2023;
-    :math:`|G|\le e^{-1}`, so the density is in :math:`[1-a, 1+a]`). Rejection sampling."""
+    :math:`|G|\le e^{-1}`, so the density is in :math:`[1-a, 1+a]`). Rejection sampling.
+
+    Parameters
+    ----------
+    d : int
+        Dimension.
+    amplitude : float
+        Amplitude a of the perturbation, in [0, 1].
+
+    Returns
+    -------
+    callable
+        ``sample(n, rng) -> ndarray (n, d)``.
+    """
     a = float(amplitude)
 
     def sample(n, rng):
@@ -240,7 +375,28 @@ def perturbed_uniform_sampler(d: int = 2, amplitude: float = 1.0) -> Callable:
 
 def perturbed_uniform(*, runs: int = 100, max_obs: int = 3000, failure_prob: float = 0.05,
                       amplitude: float = 1.0, seed=0, keep_paths: int = 100) -> dict:
-    """App. F.1: U[0,1]^2 vs itself (null) and vs the perturbed uniform (alternative), Alg. 1."""
+    """App. F.1: U[0,1]^2 vs itself (null) and vs the perturbed uniform (alternative), Alg. 1.
+
+    Parameters
+    ----------
+    runs : int
+        Runs per case.
+    max_obs : int
+        Test pairs per run.
+    failure_prob : float
+        Level of each test.
+    amplitude : float
+        Amplitude of the perturbation.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+    keep_paths : int
+        Number of runs whose paths are kept.
+
+    Returns
+    -------
+    dict
+        The null and the alternative case, each with its rejection rate.
+    """
     unif = lambda n, r: r.random((n, 2))  # noqa: E731
     pert = perturbed_uniform_sampler(2, amplitude)
     out = {}
@@ -262,7 +418,36 @@ def type1_rates(*, runs: int = 200, epsilons=(0.01, 0.1), delta: float = 1e-5,
                 progress=None, floor: str = "count", power_runs: int | None = None) -> dict:
     """Rejection rates of DPLaplace and DPGaussian (Type I) with binomial SEs, the runs whose
     witness was degenerate, and beside each row the power at the known alternative
-    (:func:`power_at_alternative`, ``power_runs`` runs, default ``min(runs, 20)``)."""
+    (:func:`power_at_alternative`, ``power_runs`` runs, default ``min(runs, 20)``).
+
+    Parameters
+    ----------
+    runs : int
+        Runs per cell.
+    epsilons : sequence of float
+        Tested :math:`\\varepsilon` values.
+    delta : float
+        Tested :math:`\\delta`.
+    failure_prob : float
+        Level of each test.
+    algorithms : sequence of int
+        The paper's algorithms to run.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+    max_obs : dict, optional
+        Test pairs per run by algorithm; None = the seed's.
+    progress : callable, optional
+        Progress reporter.
+    floor : {"count", "scale"}
+        Reading of the zoo mechanisms.
+    power_runs : int, optional
+        Runs of :func:`power_at_alternative`; None = ``min(runs, 20)``.
+
+    Returns
+    -------
+    dict
+        One row per mechanism, algorithm and epsilon.
+    """
     from semi_core.mechanisms.zoo import SEED_PAIR
 
     max_obs = max_obs or SEED_NMAX
@@ -293,7 +478,26 @@ def boundary_type1(*, runs: int = 1000, epsilon: float = 0.8, failure_prob: floa
                    max_obs: int = 500, seed=0) -> dict:
     """Type I at the boundary of the null: the binary mechanism that is exactly epsilon-DP
     (MMD = tau(epsilon, 0) with bandwidth 0.05) for Alg. 1 and 2, and randomized response
-    (exactly (epsilon, 1e-4)-DP, attains p*) for the SeMI stream audit."""
+    (exactly (epsilon, 1e-4)-DP, attains p*) for the SeMI stream audit.
+
+    Parameters
+    ----------
+    runs : int
+        Runs per test.
+    epsilon : float
+        The mechanism's exact :math:`\\varepsilon`.
+    failure_prob : float
+        Level of each test.
+    max_obs : int
+        Test pairs (rounds) per run.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+
+    Returns
+    -------
+    dict
+        Rejection rate of each test with its SE.
+    """
     from semi_core.mechanisms.zoo import RandomizedResponse
 
     p = np.exp(epsilon) / (1 + np.exp(epsilon))
@@ -324,7 +528,36 @@ def semi_rounds_comparison(mechanism=None, *, epsilon: float = 1.0, delta: float
     """Rounds the SeMI stream audit needs to reject ``(epsilon, delta)`` vs fixed-R audits
     (:func:`semi_core.audit.bounds.audit_batch`, CP at the pre-registered LR threshold 0 and DKW)
     at the same confidence; default mechanism: the noisy mean (n=10, noise 0.1, data
-    N(-1, 0.1^2), canary +1) with the SeMI* score."""
+    N(-1, 0.1^2), canary +1) with the SeMI* score.
+
+    Parameters
+    ----------
+    mechanism : Mechanism, optional
+        The audited mechanism; None = the default noisy mean.
+    epsilon : float
+        Tested :math:`\\varepsilon`.
+    delta : float
+        Tested :math:`\\delta`.
+    failure_prob : float
+        Confidence level of every audit.
+    runs : int
+        Stream audits run.
+    max_rounds : int
+        Largest rounds of a stream audit.
+    fixed_rounds : sequence of int
+        Round counts of the fixed-R audits.
+    audits : int
+        Fixed-R audits per round count.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+    progress : callable, optional
+        Progress reporter.
+
+    Returns
+    -------
+    dict
+        The stream audits' stopping rounds and each fixed-R rejection rate.
+    """
     if mechanism is None:
         from semi_core.mechanisms.noisy_mean import NoisyMean
 

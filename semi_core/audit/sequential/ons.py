@@ -48,7 +48,18 @@ class OnlineNewtonStep:
         self.lam = self.low
 
     def update(self, grad: float) -> float:
-        """Feed the gradient of the last loss at the played point; return the next play."""
+        """Feed the gradient of the last loss at the played point; return the next play.
+
+        Parameters
+        ----------
+        grad : float
+            Gradient of the last loss at the played point.
+
+        Returns
+        -------
+        float
+            The next play, within ``[low, high]``.
+        """
         self.A += grad * grad
         self.lam = min(self.high, max(self.low, self.lam - grad / (self.beta * self.A)))
         return self.lam

@@ -14,7 +14,22 @@ __all__ = ["rbf", "median_bandwidth", "mmd_gaussian_shift", "mmd_v_statistic", "
 
 
 def rbf(A, B, bandwidth: float) -> np.ndarray:
-    """Gram matrix :math:`K(a_i, b_j)` of rows of ``A`` (n, d) and ``B`` (m, d)."""
+    """Gram matrix :math:`K(a_i, b_j)` of rows of ``A`` (n, d) and ``B`` (m, d).
+
+    Parameters
+    ----------
+    A : array_like, shape (n, d)
+        Points.
+    B : array_like, shape (m, d)
+        Points.
+    bandwidth : float
+        Bandwidth h, > 0.
+
+    Returns
+    -------
+    ndarray, shape (n, m)
+        The Gram matrix.
+    """
     A = np.atleast_2d(np.asarray(A, dtype=float))
     B = np.atleast_2d(np.asarray(B, dtype=float))
     if A.shape[0] == 1 and A.shape[1] > 1 and B.shape[1] == 1:
@@ -58,6 +73,22 @@ def mmd_gaussian_shift(mu, sigma: float, bandwidth: float, d: int = 1) -> float:
 
         \mathrm{MMD}^2 = 2\Big(\frac{h^2}{h^2+2\sigma^2}\Big)^{d/2}
         \Big(1-\exp\Big(-\frac{\|\mu\|^2}{2(h^2+2\sigma^2)}\Big)\Big).
+
+    Parameters
+    ----------
+    mu : array_like, shape (d,)
+        The shift.
+    sigma : float
+        Standard deviation, > 0.
+    bandwidth : float
+        RBF bandwidth h, > 0.
+    d : int
+        Dimension.
+
+    Returns
+    -------
+    float
+        The MMD, >= 0.
     """
     m2 = float(np.sum(np.square(mu)))
     s = bandwidth**2 + 2 * sigma**2
@@ -65,14 +96,44 @@ def mmd_gaussian_shift(mu, sigma: float, bandwidth: float, d: int = 1) -> float:
 
 
 def mmd_discrete(P, Q, points, bandwidth: float) -> float:
-    """Exact MMD of two pmfs on the same finite set of points (rows of ``points``)."""
+    """Exact MMD of two pmfs on the same finite set of points (rows of ``points``).
+
+    Parameters
+    ----------
+    P, Q : array_like, shape (k,)
+        The two pmfs.
+    points : array_like, shape (k, d)
+        Their support.
+    bandwidth : float
+        RBF bandwidth, > 0.
+
+    Returns
+    -------
+    float
+        The MMD, >= 0.
+    """
     v = np.asarray(P, float) - np.asarray(Q, float)
     G = rbf(points, points, bandwidth)
     return float(np.sqrt(max(v @ G @ v, 0.0)))
 
 
 def mmd_v_statistic(X, Y, bandwidth: float) -> float:
-    r"""Biased (V-statistic) estimate :math:`\widehat{\mathrm{MMD}}_b` of paired samples."""
+    r"""Biased (V-statistic) estimate :math:`\widehat{\mathrm{MMD}}_b` of paired samples.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, ...)
+        Sample of the first law.
+    Y : array_like, shape (m, ...)
+        Sample of the second law.
+    bandwidth : float
+        RBF bandwidth, > 0.
+
+    Returns
+    -------
+    float
+        The estimate, >= 0.
+    """
     X = np.asarray(X, float).reshape(len(X), -1)
     Y = np.asarray(Y, float).reshape(len(Y), -1)
     n, m = X.shape[0], Y.shape[0]

@@ -70,19 +70,58 @@ DEFAULT_FEATURES = 16
 
 
 def check_features(features) -> int:
-    """``features``: an integer number of frequencies ``D`` in ``[1, MAX_FEATURES]``."""
+    """``features``: an integer number of frequencies ``D`` in ``[1, MAX_FEATURES]``.
+
+    Parameters
+    ----------
+    features : int
+        Number of frequencies.
+
+    Returns
+    -------
+    int
+        The validated number.
+    """
     return check_int(features, "features", minimum=1, maximum=MAX_FEATURES)
 
 
 def rff_feature_dim(features: int) -> int:
-    """Dimension :math:`m(m+1)/2` of :math:`\\phi` for :math:`D` frequencies (:math:`m=2D`)."""
+    """Dimension :math:`m(m+1)/2` of :math:`\\phi` for :math:`D` frequencies (:math:`m=2D`).
+
+    Parameters
+    ----------
+    features : int
+        Number of frequencies D.
+
+    Returns
+    -------
+    int
+        :math:`D(2D+1)`.
+    """
     m = 2 * int(features)
     return m * (m + 1) // 2
 
 
 def rff_frequencies(d: int, features: int, bandwidth: float, seed) -> np.ndarray:
     r"""``D`` frequencies :math:`w_j\sim N(0, h^{-2} I_d)`, shape ``(D, d)``, from
-    :func:`semi_core._rng.child_seed` ``(seed, RFF_SEED_KEY)``."""
+    :func:`semi_core._rng.child_seed` ``(seed, RFF_SEED_KEY)``.
+
+    Parameters
+    ----------
+    d : int
+        Output dimension.
+    features : int
+        Number of frequencies D.
+    bandwidth : float
+        RBF bandwidth h, > 0.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+
+    Returns
+    -------
+    ndarray, shape (D, d)
+        The frequencies.
+    """
     features = check_features(features)
     if not (np.isfinite(bandwidth) and bandwidth > 0):
         raise ValueError(f"bandwidth must be finite and > 0, got {bandwidth}")
@@ -91,7 +130,20 @@ def rff_frequencies(d: int, features: int, bandwidth: float, seed) -> np.ndarray
 
 
 def rff_base_features(X, W: np.ndarray) -> np.ndarray:
-    r"""Rows :math:`z(x)` of the points ``X`` (n, d): shape ``(n, 2D)``, unit norm."""
+    r"""Rows :math:`z(x)` of the points ``X`` (n, d): shape ``(n, 2D)``, unit norm.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Points.
+    W : ndarray, shape (D, d)
+        Frequencies.
+
+    Returns
+    -------
+    ndarray, shape (n, 2D)
+        The features.
+    """
     X = np.asarray(X, dtype=np.float64).reshape(len(X), -1)
     P = X @ W.T
     return np.concatenate([np.cos(P), np.sin(P)], axis=1) / math.sqrt(W.shape[0])
@@ -103,20 +155,63 @@ def _pairs(m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def rff_features(X, W: np.ndarray) -> np.ndarray:
-    r"""Rows :math:`\phi(x)` (the features of :math:`K_D^2`), shape ``(n, D(2D+1))``."""
+    r"""Rows :math:`\phi(x)` (the features of :math:`K_D^2`), shape ``(n, D(2D+1))``.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Points.
+    W : ndarray, shape (D, d)
+        Frequencies.
+
+    Returns
+    -------
+    ndarray, shape (n, D(2D+1))
+        The features.
+    """
     Z = rff_base_features(X, W)
     iu, ju, c = _pairs(Z.shape[1])
     return Z[:, iu] * Z[:, ju] * c
 
 
 def rff_feature_differences(X, Y, W: np.ndarray) -> np.ndarray:
-    r"""Rows :math:`\Delta_t = \phi(X_t) - \phi(Y_t)`, shape ``(n, D(2D+1))``."""
+    r"""Rows :math:`\Delta_t = \phi(X_t) - \phi(Y_t)`, shape ``(n, D(2D+1))``.
+
+    Parameters
+    ----------
+    X, Y : array_like, shape (n, d)
+        Paired points.
+    W : ndarray, shape (D, d)
+        Frequencies.
+
+    Returns
+    -------
+    ndarray, shape (n, D(2D+1))
+        The differences.
+    """
     return rff_features(X, W) - rff_features(Y, W)
 
 
 def rff_kernel(A, B, W: np.ndarray, *, squared: bool = True) -> np.ndarray:
     r"""Gram matrix between rows of ``A`` and ``B`` of the witness's kernel :math:`K_D^2`
-    (``squared=False``: the plain RFF kernel :math:`K_D`; tests and oracles)."""
+    (``squared=False``: the plain RFF kernel :math:`K_D`; tests and oracles).
+
+    Parameters
+    ----------
+    A : array_like, shape (n, d)
+        Points.
+    B : array_like, shape (m, d)
+        Points.
+    W : ndarray, shape (D, d)
+        Frequencies.
+    squared : bool
+        :math:`K_D^2` (True) or :math:`K_D`.
+
+    Returns
+    -------
+    ndarray, shape (n, m)
+        The Gram matrix.
+    """
     G = rff_base_features(A, W) @ rff_base_features(B, W).T
     return G * G if squared else G
 
@@ -125,7 +220,20 @@ def new_rff_state(n_max: int, features: int) -> dict:
     """Buffers of one RFF OGA run with ``features`` frequencies: the unscaled witness ``F``
     (a symmetric ``2D x 2D`` matrix, :mod:`semi_core.kernels.rff_witness`),
     ``[M, scale, ||f||^2]``, and the witness values ``v`` and squared norms ``k`` of every
-    step."""
+    step.
+
+    Parameters
+    ----------
+    n_max : int
+        Largest number of steps.
+    features : int
+        Number of frequencies D.
+
+    Returns
+    -------
+    dict
+        ``F``, ``state``, ``v`` and ``k``.
+    """
     m = 2 * int(features)
     return {"F": np.zeros((m, m)), "state": np.array([0.0, 1.0, 0.0]),
             "v": np.zeros(n_max), "k": np.zeros(n_max)}

@@ -68,6 +68,24 @@ def semi_stream_work(max_rounds: int, *, n_eps: int = 1, refit_every: int = 50,
 
     for :math:`N` rounds, :math:`m` epsilons and :math:`t_r` seconds per round of the
     mechanism's release and score (measured by the caller on a small pilot).
+
+    Parameters
+    ----------
+    max_rounds : int
+        Number of rounds N.
+    n_eps : int
+        Number of tested epsilons m.
+    refit_every : int
+        Rounds between threshold refits.
+    release_seconds : float
+        Measured seconds per round of the mechanism.
+
+    Returns
+    -------
+    nbytes : float
+        Peak bytes.
+    seconds : float
+        Wall seconds.
     """
     N = float(max_rounds)
     nbytes = N * (_ROUND_BYTES + 16.0 * n_eps)
@@ -91,7 +109,29 @@ def check_semi_stream_work(mechanism, max_rounds: int, *, n_eps: int = 1, refit_
                            extra_bytes: float = 0.0, names: dict | None = None) -> None:
     """Refuse up front (:func:`semi_core._validation.check_work`) stream audits whose memory or
     time (:func:`semi_stream_work`, times ``runs``) exceeds the limits: memory first (from the
-    arguments alone), then time with the release cost of a 16-round pilot."""
+    arguments alone), then time with the release cost of a 16-round pilot.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The audited mechanism (a 16-round pilot is timed).
+    max_rounds : int
+        Rounds per run.
+    n_eps : int
+        Number of tested epsilons.
+    refit_every : int
+        Rounds between threshold refits.
+    tau : int
+        Insertion step of the pilot.
+    test : str
+        Score of the pilot.
+    runs : int
+        Number of runs.
+    extra_bytes : float
+        Bytes kept by the caller.
+    names : dict, optional
+        Names shown in the message (CLI flags).
+    """
     nm = {"max_rounds": "max_rounds", "runs": "runs", **(names or {})}
     what = (f"the SeMI stream audit ({nm['runs']} = {runs} x {nm['max_rounds']} = "
             f"{max_rounds} rounds, {n_eps} epsilon(s))")
@@ -104,7 +144,22 @@ def check_semi_stream_work(mechanism, max_rounds: int, *, n_eps: int = 1, refit_
 
 
 def log_mixture_wealth(k, n, p) -> np.ndarray:
-    r""":math:`\log\mathcal K_n` of the uniform-on-:math:`[p,1]` mixture (broadcasting k, n, p)."""
+    r""":math:`\log\mathcal K_n` of the uniform-on-:math:`[p,1]` mixture (broadcasting k, n, p).
+
+    Parameters
+    ----------
+    k : array_like
+        Number of successes.
+    n : array_like
+        Number of rounds.
+    p : array_like
+        Null success bound, in (0, 1).
+
+    Returns
+    -------
+    ndarray
+        :math:`\log\mathcal K_n`, broadcast over the inputs.
+    """
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
     p = np.asarray(p, dtype=float)
@@ -115,7 +170,22 @@ def log_mixture_wealth(k, n, p) -> np.ndarray:
 
 
 def learned_threshold(scores: np.ndarray, bits: np.ndarray, default: float) -> float:
-    """Accuracy-maximising threshold for ``1{s > theta}`` on past rounds (``default`` if none)."""
+    """Accuracy-maximising threshold for ``1{s > theta}`` on past rounds (``default`` if none).
+
+    Parameters
+    ----------
+    scores : ndarray, shape (n,)
+        Scores of the past rounds.
+    bits : ndarray of bool, shape (n,)
+        Their membership bits.
+    default : float
+        Threshold when there is no past round.
+
+    Returns
+    -------
+    float
+        The threshold.
+    """
     if scores.size == 0:
         return float(default)
     order = np.argsort(scores, kind="stable")
@@ -158,6 +228,18 @@ class SemiStreamResult(ResultDisplay):
         return [s is not None for s in self.stopped_at]
 
     def to_dict(self, *, paths: bool = False) -> dict:
+        """The result as a JSON-safe dict.
+
+        Parameters
+        ----------
+        paths : bool
+            Include the wealth paths.
+
+        Returns
+        -------
+        dict
+            Epsilons, stopping rounds, verdicts, the lower bound and the settings.
+        """
         d = {"epsilons": self.epsilons.tolist(), "stopped_at": self.stopped_at,
              "rejected": self.rejected, "epsilon_lower_bound": self.epsilon_lower_bound,
              "delta": self.delta, "failure_prob": self.failure_prob, "n_rounds": self.n_rounds,
@@ -169,7 +251,13 @@ class SemiStreamResult(ResultDisplay):
         return d
 
     def summary(self) -> Table:
-        """One row per tested epsilon: ``epsilon, rejected, stopped_at``."""
+        """One row per tested epsilon: ``epsilon, rejected, stopped_at``.
+
+        Returns
+        -------
+        Table
+            The summary table.
+        """
         rows = [{"epsilon": float(e), "rejected": s is not None, "stopped_at": s}
                 for e, s in zip(self.epsilons, self.stopped_at, strict=True)]
         return Table(rows, title=repr(self))
@@ -202,8 +290,16 @@ def semi_stream_audit(mechanism, epsilons: float | Sequence[float], *, delta: fl
         Score (a test of ``mechanism.tests``).
     threshold : "learned" or float
         Learned (predictable) accuracy-maximising threshold, or a fixed one.
+    threshold_init : float
+        The learned threshold before any round.
     refit_every : int
         Refit the learned threshold every this many rounds (still predictable).
+    block : int
+        Rounds released per call of the mechanism.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+    stop_when_all_rejected : bool
+        Stop once every epsilon is rejected.
 
     Returns
     -------

@@ -35,7 +35,20 @@ BOUNDS = ("new", "auditorium")
 
 
 def check_epsilon(epsilon, name: str = "epsilon") -> float:
-    """A finite ``epsilon >= 0``."""
+    """A finite ``epsilon >= 0``.
+
+    Parameters
+    ----------
+    epsilon : float
+        The value.
+    name : str
+        Its name in the error message.
+
+    Returns
+    -------
+    float
+        The validated value.
+    """
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
         raise TypeError(f"{name} must be a real number >= 0, got {type(epsilon).__name__}")
     e = float(epsilon)
@@ -46,7 +59,20 @@ def check_epsilon(epsilon, name: str = "epsilon") -> float:
 
 def check_alpha(alpha, name: str = "failure_prob") -> float:
     """The test level :math:`\\alpha` (rejection at wealth :math:`\\ge 1/\\alpha`): the toolkit's one
-    failure-probability check, :func:`semi_core._validation.check_failure_prob`, range (0, 0.5]."""
+    failure-probability check, :func:`semi_core._validation.check_failure_prob`, range (0, 0.5].
+
+    Parameters
+    ----------
+    alpha : float
+        The level.
+    name : str
+        Its name in the error message.
+
+    Returns
+    -------
+    float
+        The validated level.
+    """
     from semi_core._validation import check_failure_prob
 
     return check_failure_prob(alpha, name)
@@ -55,7 +81,20 @@ def check_alpha(alpha, name: str = "failure_prob") -> float:
 def tv_bound(epsilon: float, delta: float) -> float:
     r"""Largest total variation of an :math:`(\varepsilon,\delta)`-DP pair,
     :math:`(e^\varepsilon-1+2\delta)/(e^\varepsilon+1)` (evaluated as
-    :math:`\tanh(\varepsilon/2)+2\delta/(e^\varepsilon+1)`, stable for large and small eps)."""
+    :math:`\tanh(\varepsilon/2)+2\delta/(e^\varepsilon+1)`, stable for large and small eps).
+
+    Parameters
+    ----------
+    epsilon : float
+        :math:`\varepsilon`, >= 0.
+    delta : float
+        :math:`\delta`, in [0, 1].
+
+    Returns
+    -------
+    float
+        The bound, in [0, 1].
+    """
     e, d = check_epsilon(epsilon), check_delta(delta)
     return float(np.tanh(e / 2) + 2 * d / (np.exp(e) + 1) if e < 700 else 1.0)
 
@@ -81,14 +120,42 @@ def tau_mmd(epsilon: float, delta: float) -> float:
 
 def tau_auditorium(epsilon: float, delta: float) -> float:
     r"""The older bound (DP-Auditorium Thm 4.13, seed App. A eq. 8):
-    :math:`e^\varepsilon-1+(e^{-\varepsilon}+1)\delta` (kernels with :math:`K(x,x)\le1`)."""
+    :math:`e^\varepsilon-1+(e^{-\varepsilon}+1)\delta` (kernels with :math:`K(x,x)\le1`).
+
+    Parameters
+    ----------
+    epsilon : float
+        :math:`\varepsilon`, >= 0.
+    delta : float
+        :math:`\delta`, in [0, 1].
+
+    Returns
+    -------
+    float
+        The threshold (``inf`` for huge epsilon).
+    """
     e, d = check_epsilon(epsilon), check_delta(delta)
     with np.errstate(over="ignore"):  # e > 709.78: inf (the callers refuse an infinite tau)
         return float(np.expm1(e) + (np.exp(-e) + 1.0) * d)
 
 
 def tau_for(bound: str, epsilon: float, delta: float) -> float:
-    """Threshold by name (``new`` or ``auditorium``)."""
+    """Threshold by name (``new`` or ``auditorium``).
+
+    Parameters
+    ----------
+    bound : {"new", "auditorium"}
+        The bound.
+    epsilon : float
+        :math:`\\varepsilon`, >= 0.
+    delta : float
+        :math:`\\delta`, in [0, 1].
+
+    Returns
+    -------
+    float
+        The MMD threshold.
+    """
     if bound == "new":
         return tau_mmd(epsilon, delta)
     if bound == "auditorium":
@@ -99,5 +166,18 @@ def tau_for(bound: str, epsilon: float, delta: float) -> float:
 def success_bound(epsilon: float, delta: float) -> float:
     r"""Largest success probability of a balanced guess against an :math:`(\varepsilon,\delta)`-DP
     mechanism: :math:`p^* = (e^\varepsilon+\delta)/(1+e^\varepsilon) = (1+\mathrm{TV}_{\max})/2`
-    (capped at 1 when :math:`\delta` makes it exceed 1 -- it never does for :math:`\delta<1`)."""
+    (capped at 1 when :math:`\delta` makes it exceed 1 -- it never does for :math:`\delta<1`).
+
+    Parameters
+    ----------
+    epsilon : float
+        :math:`\varepsilon`, >= 0.
+    delta : float
+        :math:`\delta`, in [0, 1].
+
+    Returns
+    -------
+    float
+        :math:`p^*`, in [1/2, 1].
+    """
     return float(min(1.0, 0.5 * (1.0 + tv_bound(epsilon, delta))))
