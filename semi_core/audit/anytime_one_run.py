@@ -408,7 +408,13 @@ class AnytimeOneRun(ResultDisplay):
     def fixed_time_epsilon(self) -> float:
         """The fixed-time one-run bound (Steinke et al. Thm 5.2,
         :func:`semi_core.audit.one_run.one_run_epsilon`) on the same canaries and guesses, as if
-        this time had been fixed in advance: the reference for the price of anytime validity."""
+        this time had been fixed in advance: the reference for the price of anytime validity.
+
+        Returns
+        -------
+        float
+            The fixed-time bound, >= 0 (0 before any canary).
+        """
         if self.canaries_seen == 0:
             return 0.0
         m = self.n_canaries if self.n_canaries is not None else self.canaries_seen
@@ -416,7 +422,13 @@ class AnytimeOneRun(ResultDisplay):
                                failure_prob=self.failure_prob)
 
     def to_dict(self) -> dict:
-        """JSON-safe state: the bound, the verdict, the counts and the assumption."""
+        """JSON-safe state: the bound, the verdict, the counts and the assumption.
+
+        Returns
+        -------
+        dict
+            Claimed and certified epsilon, verdict, counts and assumption.
+        """
         return {"claimed_epsilon": self.claimed_epsilon,
                 "epsilon_lower_bound": self.epsilon_lower_bound, "refuted": self.refuted,
                 "refuted_at": self.refuted_at, "canaries_seen": self.canaries_seen,
@@ -428,7 +440,13 @@ class AnytimeOneRun(ResultDisplay):
                 "assumption": self.assumption}
 
     def summary(self) -> Table:
-        """One row per quantity of :meth:`to_dict`."""
+        """One row per quantity of :meth:`to_dict`.
+
+        Returns
+        -------
+        Table
+            One row per quantity.
+        """
         rows = [{"quantity": k, "value": v} for k, v in self.to_dict().items()]
         return Table(rows, title=repr(self))
 
@@ -513,6 +531,7 @@ def simulate_anytime(kind: str, *, true_epsilon: float, claimed_epsilon: float, 
     Parameters
     ----------
     kind : {"rr", "gaussian"}
+        The simulated mechanism.
     true_epsilon : float
         The mechanism's epsilon (at ``delta``).
     claimed_epsilon, delta, failure_prob : float
@@ -521,6 +540,8 @@ def simulate_anytime(kind: str, *, true_epsilon: float, claimed_epsilon: float, 
         Canaries per run.
     runs : int
         Simulated runs (each seeded by a child of ``SeedSequence(seed)``).
+    seed : int or numpy.random.SeedSequence
+        Root seed.
     batch : int, optional
         Canaries per :meth:`AnytimeOneRun.update` (default: the whole run at once; the result
         does not depend on it).
@@ -688,7 +709,18 @@ def stopping_table(*, runs: int = 1000, n_canaries: int = 1000, failure_prob: fl
 
 
 def markdown_table(rows: list[dict]) -> str:
-    """Rows as a Markdown table (numbers to 4 significant digits)."""
+    """Rows as a Markdown table (numbers to 4 significant digits).
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows with the same keys.
+
+    Returns
+    -------
+    str
+        The table ("" without rows).
+    """
     if not rows:
         return ""
     cols = list(rows[0])

@@ -171,7 +171,24 @@ ASSUMPTIONS = {
 
 def assumption_of(method: str, *, gdp_fit: str = "tradeoff", thresholds=None,
                   tradeoff=None) -> str:
-    """The :data:`ASSUMPTIONS` key a bound of ``method`` rests on."""
+    """The :data:`ASSUMPTIONS` key a bound of ``method`` rests on.
+
+    Parameters
+    ----------
+    method : str
+        A bound method of :data:`METHODS`.
+    gdp_fit : {"tradeoff", "gaussian"}
+        The ``gdp`` fit.
+    thresholds : optional
+        The ``cp`` thresholds.
+    tradeoff : optional
+        The ``one-run-fdp`` curve.
+
+    Returns
+    -------
+    str
+        A key of :data:`ASSUMPTIONS`.
+    """
     if method == "one-run-fdp":
         # the Gaussian curve only when named; the default (None) is the (eps, delta) curve
         return ("one-run-bernoulli-half+mu-gdp" if tradeoff == "gdp"
@@ -266,12 +283,24 @@ class AuditResult(ResultDisplay):
                     "n_nonmember", "assumption")
 
     def to_dict(self) -> dict:
-        """Plain ``dict`` (for JSON)."""
+        """Plain ``dict`` (for JSON).
+
+        Returns
+        -------
+        dict
+            Every field by name.
+        """
         return asdict(self)
 
     def summary(self) -> Table:
         """One row per quantity (``quantity, value``): the certified bound, the test's
-        empirical rates and their confidence bounds, the sample sizes and the assumption."""
+        empirical rates and their confidence bounds, the sample sizes and the assumption.
+
+        Returns
+        -------
+        Table
+            One row per quantity.
+        """
         keys = ("epsilon_lower_bound", "tpr", "tpr_lower", "fpr", "fpr_upper", "threshold",
                 "direction", "n_member", "n_nonmember", "n_guesses", "n_correct", "mu_lower")
         rows = [{"quantity": k, "value": getattr(self, k)} for k in keys
@@ -529,6 +558,21 @@ def audit_batch(member, nonmember, *, delta, failure_prob=0.05, method=DEFAULT_M
 
     Same bounds as :func:`epsilon_lower_bound`, applied row by row (used by the soundness
     tests and the audit game). ``member`` is (B, N1) and ``nonmember`` (B, N0).
+
+    Parameters
+    ----------
+    member : array_like, shape (B, N1)
+        Member scores of each audit (higher = member), no NaN.
+    nonmember : array_like, shape (B, N0)
+        Non-member scores of each audit.
+    delta : float
+        In ``[0, 1)``.
+    failure_prob : float
+        :math:`\xi \in (0, 0.5]`, per audit.
+    method : {"band", "joint", "dkw", "cp", "gdp", "one-run", "one-run-fdp"}
+        The bound (:func:`epsilon_lower_bound`).
+    sides, thresholds, select_fraction, seed, gdp_fit, guesses, tradeoff
+        As in :func:`epsilon_lower_bound` (``seed``: the ``cp`` split of every row).
 
     Returns
     -------

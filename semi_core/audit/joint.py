@@ -116,6 +116,20 @@ def joint_grid(n0: int, sides: str = "two") -> tuple[np.ndarray, np.ndarray]:
 
     Counts :math:`g\le(N_0-1)/2` are tested in the ``tpr/fpr`` direction, the mirrored ones in
     ``tnr/fnr``; ``sides="one"`` keeps the first half only.
+
+    Parameters
+    ----------
+    n0 : int
+        Number of non-member scores.
+    sides : {"two", "one"}
+        Both directions or ``tpr/fpr`` only.
+
+    Returns
+    -------
+    grid : ndarray of int64, shape (K,)
+        Rank counts.
+    direction : ndarray of int64, shape (K,)
+        Their directions.
     """
     grid = count_grid(n0, dense=JOINT_DENSE, ratio=JOINT_RATIO)
     direction = (grid > (n0 - 1) // 2).astype(np.int64)
@@ -127,7 +141,22 @@ def joint_grid(n0: int, sides: str = "two") -> tuple[np.ndarray, np.ndarray]:
 
 def beta_slices(n_slices: int = JOINT_SLICES, tail: int = 12) -> tuple[np.ndarray, np.ndarray]:
     """Upper quantile levels of the slices (``L``) and the slices' probabilities (``L + 1``;
-    the last slice, ``[p_L, 1]``, is charged the integrand's maximum, 1)."""
+    the last slice, ``[p_L, 1]``, is charged the integrand's maximum, 1).
+
+    Parameters
+    ----------
+    n_slices : int
+        Number of equal slices before the tail refinement.
+    tail : int
+        Decades of tail refinement.
+
+    Returns
+    -------
+    levels : ndarray, shape (L,)
+        Upper quantile levels.
+    weights : ndarray, shape (L + 1,)
+        Probabilities of the slices.
+    """
     p = np.concatenate([np.arange(1, n_slices) / n_slices,
                         1.0 - np.logspace(-np.log10(n_slices) - 0.25, -tail, 4 * tail)])
     p = np.unique(p)
@@ -170,6 +199,25 @@ def mixture_p_value(direction: str, epsilon, count, g, *, n_member: int, n_nonme
 
     computed as an upper Riemann sum over quantile slices (never below the integral).
 
+    Parameters
+    ----------
+    direction : {"tpr/fpr", "tnr/fnr"}
+        Direction of the test.
+    epsilon : float or array_like
+        Tested :math:`\varepsilon`.
+    count : int or array_like
+        Member count of the test.
+    g : int or array_like
+        Rank count.
+    n_member : int
+        Number of members N1.
+    n_nonmember : int
+        Number of non-members N0.
+    delta : float
+        The :math:`\delta` of the hypothesis.
+    n_slices : int
+        Quantile slices of the Riemann sum.
+
     Returns
     -------
     ndarray
@@ -209,8 +257,16 @@ def joint_epsilon(counts: np.ndarray, grid: np.ndarray, direction: np.ndarray, *
         Per grid count: :math:`A_g` (direction 0) or :math:`N_1-A_g` (direction 1).
     grid, direction : ndarray, shape (K,)
         The rank counts and their directions (:func:`joint_grid`).
+    n_member : int
+        Number of members N1.
+    n_nonmember : int
+        Number of non-members N0.
+    delta : float
+        The :math:`\delta` of the hypotheses.
     level : float
         Per-test level :math:`\xi/K`.
+    screen : int
+        Columns screened before the exact search.
 
     Returns
     -------
@@ -247,7 +303,28 @@ def joint_epsilon(counts: np.ndarray, grid: np.ndarray, direction: np.ndarray, *
 
 def batch_joint(member: np.ndarray, nonmember: np.ndarray, delta: float, xi: float,
                 sides: str, *, chunk: int = 512) -> dict:
-    """The ``joint`` audit of ``B`` score sets (rows): the dict the audit front ends read."""
+    """The ``joint`` audit of ``B`` score sets (rows): the dict the audit front ends read.
+
+    Parameters
+    ----------
+    member : ndarray, shape (B, N1)
+        Member scores, one audit per row.
+    nonmember : ndarray, shape (B, N0)
+        Non-member scores.
+    delta : float
+        The :math:`\\delta` of the bound.
+    xi : float
+        Failure probability.
+    sides : {"two", "one"}
+        Directions tested.
+    chunk : int
+        Rows per block (memory bound).
+
+    Returns
+    -------
+    dict
+        Per-row bounds, thresholds and counts.
+    """
     n1, n0 = member.shape[1], nonmember.shape[1]
     grid, direction = joint_grid(n0, sides)
     level = xi / grid.size

@@ -102,6 +102,11 @@ def inclusion_balance_p_value(n_member: int, n_nonmember: int) -> float:
     ----------
     n_member, n_nonmember : int
         Included (:math:`N_1`) and excluded (:math:`N_0`) canaries, ``>= 0``, not both 0.
+
+    Returns
+    -------
+    float
+        The p-value, in [0, 1].
     """
     from scipy.stats import binom  # lazy: scipy.stats is slow to import (CLI start-up)
 
@@ -132,6 +137,11 @@ def check_inclusion_balance(n_member: int, n_nonmember: int, *,
         Significance of the refusal, in ``(0, 0.5]`` (default :data:`BALANCE_LEVEL`).
     method : str
         The one-run method named in the error (``"one-run"`` or ``"one-run-fdp"``).
+
+    Returns
+    -------
+    float
+        The p-value (>= ``level``; otherwise a ValueError is raised).
     """
     level = check_failure_prob(level, "level")
     p = inclusion_balance_p_value(n_member, n_nonmember)
@@ -150,7 +160,20 @@ def check_inclusion_balance(n_member: int, n_nonmember: int, *,
 
 def check_guesses(guesses, m: int) -> list[tuple[int, int]]:
     """User guess counts: a pair ``(k_plus, k_minus)`` or a list of pairs of integers ``>= 0``
-    with ``k_plus + k_minus <= m``; returned as a list of pairs (Bonferroni over them)."""
+    with ``k_plus + k_minus <= m``; returned as a list of pairs (Bonferroni over them).
+
+    Parameters
+    ----------
+    guesses : (int, int) or sequence of (int, int)
+        ``(k_plus, k_minus)`` pair(s).
+    m : int
+        Number of canaries.
+
+    Returns
+    -------
+    list of (int, int)
+        The validated pairs.
+    """
     g = np.asarray(guesses)
     if g.ndim == 1 and g.size == 2:
         g = g[None, :]
@@ -208,6 +231,11 @@ def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> flo
         ``>= 0``.
     delta : float
         In ``[0, 1)``.
+
+    Returns
+    -------
+    float
+        The p-value bound, in [0, 1].
     """
     m, r, v = _check_mrv(m, r, v)
     if not (isinstance(epsilon, int | float | np.floating) and epsilon >= 0
@@ -234,6 +262,11 @@ def one_run_epsilon(m: int, r: int, v: int, *, delta: float, failure_prob: float
     delta : float
     failure_prob : float
         :math:`\xi\in(0,0.5]`.
+
+    Returns
+    -------
+    float
+        :math:`\underline\varepsilon`, >= 0.
     """
     m, r, v = _check_mrv(m, r, v)
     delta = check_delta(delta)
@@ -351,7 +384,18 @@ def _epsilon_rows(m, r, v, xi, delta):
 
 
 def guess_family(m: int) -> list[tuple[int, int]]:
-    """The pre-registered ``(k_plus, k_minus)`` pairs for ``m`` canaries (duplicates removed)."""
+    """The pre-registered ``(k_plus, k_minus)`` pairs for ``m`` canaries (duplicates removed).
+
+    Parameters
+    ----------
+    m : int
+        Number of canaries, >= 2.
+
+    Returns
+    -------
+    list of (int, int)
+        The ``(k_plus, k_minus)`` pairs.
+    """
     m = check_int(m, "m", minimum=2)
     out = []
     for f in GUESS_FRACTIONS:
@@ -464,6 +508,20 @@ def one_run_gdp_mu(m: int, r: int, v: int, *, failure_prob: float = 0.05,
     over a grid :math:`E` of ``n_eps`` values (a minimum over a subset of valid bounds is
     valid). The privacy-profile specialisation of the f-DP one-run audit; see the module
     docstring.
+
+    Parameters
+    ----------
+    m, r, v : int
+        Canaries, guesses, correct guesses (as in :func:`one_run_p_value`).
+    failure_prob : float
+        :math:`\xi\in(0,0.5]`.
+    n_eps : int
+        Size of the grid E.
+
+    Returns
+    -------
+    float
+        :math:`\underline\mu`, >= 0.
     """
     from scipy.stats import binom  # lazy: scipy.stats is slow to import (CLI start-up)
 

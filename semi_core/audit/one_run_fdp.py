@@ -164,6 +164,11 @@ def blowup_inverse(y, theta, *, tradeoff: str, delta: float = 0.0) -> np.ndarray
         Required: the family (no default; ``gdp`` assumes a :math:`\mu`-GDP mechanism).
     delta : float
         ``eps-delta`` only, in ``[0, 1)``.
+
+    Returns
+    -------
+    ndarray
+        :math:`g_\theta^{-1}(y)` in [0, 1], broadcast over ``y`` and ``theta``.
     """
     tradeoff = _check_tradeoff(tradeoff)
     y = np.asarray(y, dtype=float)
@@ -247,6 +252,11 @@ def one_run_fdp_rejects(m: int, r: int, v: int, theta: float, *, tradeoff: str,
         ``eps-delta`` only.
     failure_prob : float
         :math:`\xi\in(0,0.5]`.
+
+    Returns
+    -------
+    bool
+        Whether :math:`f_\theta`-DP is refuted.
     """
     m, r, v = _check_mrv(m, check_int(r, "r", minimum=0), check_int(v, "v", minimum=0))
     tradeoff = _check_tradeoff(tradeoff)
@@ -317,6 +327,12 @@ def one_run_fdp_bound(m: int, r: int, v: int, *, tradeoff: str, delta: float = 0
     delta : float
         ``eps-delta`` only.
     failure_prob : float
+        :math:`\xi\in(0,0.5]`.
+
+    Returns
+    -------
+    float
+        :math:`\underline\mu` or :math:`\underline\varepsilon`, >= 0.
     """
     m, r, v = _check_mrv(m, check_int(r, "r", minimum=0), check_int(v, "v", minimum=0))
     return float(_bound(m, r, v, check_failure_prob(failure_prob), _check_tradeoff(tradeoff),
@@ -372,7 +388,28 @@ def batch_one_run_fdp(member, nonmember, delta, xi, guesses, tradeoff=None) -> d
     rows of (validated) scores, Bonferroni over the guess family, the same output keys as the
     ``one-run`` engine plus ``mu_lower`` (``gdp``). ``tradeoff=None`` is
     :data:`DEFAULT_TRADEOFF` (``"eps-delta"``: nothing assumed of the curve); the Gaussian
-    curve is used only when asked for by name."""
+    curve is used only when asked for by name.
+
+    Parameters
+    ----------
+    member : ndarray, shape (B, N1)
+        Scores of the included canaries, one audit per row.
+    nonmember : ndarray, shape (B, N0)
+        Scores of the excluded canaries.
+    delta : float
+        The :math:`\\delta` of the ``eps-delta`` curve, in [0, 1).
+    xi : float
+        Failure probability, in (0, 0.5].
+    guesses : None or sequence of (int, int)
+        Guess pairs; None = the pre-registered family.
+    tradeoff : None, "eps-delta", "gdp" or callable
+        The trade-off curve; None = ``"eps-delta"``.
+
+    Returns
+    -------
+    dict
+        The per-row bounds and guess counts, as the ``one-run`` engine, plus ``mu_lower``.
+    """
     tradeoff = _check_tradeoff(DEFAULT_TRADEOFF if tradeoff is None else tradeoff)
     _check_gdp_delta(tradeoff, delta)
     n1, n0 = member.shape[1], nonmember.shape[1]
@@ -474,7 +511,20 @@ def tradeoff_blowup_inverse(f, *, n_grid: int = 4001):
 
         g^{-1}(y)\ \ge\ \min\Big(\alpha_{j+1},\ \alpha_j+\frac{y-g_j}{s_{j-1}}\Big),
 
-    a lower bound (the recursion stays valid) that is exact where :math:`g` is linear."""
+    a lower bound (the recursion stays valid) that is exact where :math:`g` is linear.
+
+    Parameters
+    ----------
+    f : callable
+        The claimed trade-off function on [0, 1].
+    n_grid : int
+        Number of grid points.
+
+    Returns
+    -------
+    callable
+        ``g_inv(y)``, vectorised.
+    """
     alpha, fa = check_tradeoff(f, n_grid=n_grid)
     g = np.maximum.accumulate(1.0 - fa)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -514,6 +564,11 @@ def profile_blowup_inverse(epsilons, deltas):
         :math:`\varepsilon_j\ge0` (finite).
     deltas : array_like
         :math:`\delta_j\in[0,1]`, same length.
+
+    Returns
+    -------
+    callable
+        ``g_inv(y)``, vectorised.
     """
     eps = np.asarray(epsilons, dtype=float).ravel()
     dl = np.asarray(deltas, dtype=float).ravel()
@@ -599,6 +654,21 @@ def gaussian_ceiling(mu: float, m: int, *, delta: float, failure_prob: float = 0
     what ``m`` canaries can give at all (e.g. :math:`\varepsilon=4`, :math:`\delta=10^{-5}`,
     ``m = 1000``: about :math:`0.57\varepsilon`). ``tradeoff`` defaults to ``"gdp"`` here
     because the scores are Gaussian by construction; the value certifies nothing.
+
+    Parameters
+    ----------
+    mu : float
+        GDP parameter of the scores, > 0.
+    m : int
+        Number of canaries.
+    delta : float
+        The :math:`\delta` of the bound.
+    failure_prob : float
+        :math:`\xi\in(0,0.5]`.
+    tradeoff : {"gdp", "eps-delta"}
+        Curve of the audit.
+    n_k : int
+        Number of guess counts tried.
 
     Returns
     -------

@@ -44,6 +44,26 @@ def certifiable_epsilon_max(n_member: int, n_nonmember: int, *, delta: float,
 
     e.g. DKW with :math:`N` games per class: :math:`\log((1-\delta-\lambda)/\lambda)`,
     :math:`\lambda=\sqrt{\log(2/\xi)/(2N)}`.
+
+    Parameters
+    ----------
+    n_member : int
+        Number of member games, >= 1.
+    n_nonmember : int
+        Number of non-member games, >= 1.
+    delta : float
+        The :math:`\delta` of the bound, in [0, 1).
+    failure_prob : float
+        Failure probability, in (0, 0.5].
+    method : str
+        A bound method.
+    **kwargs
+        Further keywords of the method.
+
+    Returns
+    -------
+    float
+        The largest certifiable :math:`\varepsilon`, >= 0.
     """
     n1 = check_int(n_member, "n_member", minimum=1)
     n0 = check_int(n_nonmember, "n_nonmember", minimum=1)
