@@ -41,6 +41,10 @@ from semi_core._validation import check_int, check_positive
 __all__ = ["Executor", "Interrupted", "run_tasks", "run_local", "run_dask",
            "DEFAULT_CONNECT_TIMEOUT", "DEFAULT_WORKER_TIMEOUT"]
 
+#: Dashboard address of a local Dask cluster: a free port chosen by the system. (``None`` still
+#: asks for the default :8787 and warns when another user's cluster holds it, as on a shared
+#: machine.)
+LOCAL_DASHBOARD = ":0"
 #: Seconds to wait for a Dask scheduler before giving up.
 DEFAULT_CONNECT_TIMEOUT = 10.0
 #: Seconds to wait for a connected Dask scheduler to have at least one worker.
@@ -351,7 +355,7 @@ def shared(executor):
     from distributed import Client, LocalCluster
 
     cluster = LocalCluster(n_workers=ex.workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None)
+                           dashboard_address=LOCAL_DASHBOARD)
     try:
         with Client(cluster) as client:
             yield Executor(threads=ex.threads, client=client,
@@ -435,7 +439,7 @@ def run_dask(fn: Callable, tasks: Sequence, *, workers: int | None = None,
         else:
             workers = check_int(workers, "workers", minimum=1)
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
+                                   dashboard_address=LOCAL_DASHBOARD)
             client = Client(cluster)
     done: dict = {}
     acc = init

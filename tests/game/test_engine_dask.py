@@ -42,3 +42,27 @@ def test_dask_workers_flag_identical_to_local():
     assert b.backend == "dask-local:2"
     for k in a.stats:
         np.testing.assert_array_equal(a.stats[k], b.stats[k])
+
+
+def test_local_cluster_leaves_port_8787_alone():
+    """A local cluster asks the system for a free dashboard port: no 'Port 8787 is already in
+    use' warning where another cluster holds it (a shared machine)."""
+    import socket
+    import warnings
+
+    from semi_core.game.backends import run_tasks
+
+    holder = socket.socket()
+    try:
+        holder.bind(("127.0.0.1", 8787))
+        holder.listen(1)
+    except OSError:
+        pass  # taken already: the situation under test
+    try:
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            out, _ = run_tasks(abs, [-1, -2], workers=1)
+    finally:
+        holder.close()
+    assert out == [1, 2]
+    assert not [w for w in got if "8787" in str(w.message)], [str(w.message) for w in got]
