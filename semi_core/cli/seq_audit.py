@@ -239,9 +239,9 @@ def _semi(args, eps) -> Result:
     else:
         raise ValueError(f"--mechanism must be one of {list(_SEMI_MECHS)} with --stream semi, "
                          f"got {args.mechanism!r}")
-    from semi_core._rng import as_seed_sequence
     from semi_core.audit.sequential.semi_stream import check_semi_stream_work
     from semi_core.audit.sequential.tau import success_bound
+    from semi_core.audit.sequential.tester import rejection_summary, run_audits
 
     p_max = success_bound(max(eps), args.delta)
     if p_max >= 1:
@@ -252,23 +252,22 @@ def _semi(args, eps) -> Result:
                            extra_bytes=_json_path_bytes(args, len(eps)),
                            names={"max_rounds": "--max-obs", "runs": "--runs"})
 
-    bar, tick = _bar(args)
-    runs = []
-    for i, ss in enumerate(as_seed_sequence(args.seed).spawn(args.runs)):
-        r = semi_stream_audit(mech, eps, delta=args.delta, failure_prob=args.failure_prob,
-                              max_rounds=args.max_obs, seed=ss)
+    def keep(r):
         d = r.to_dict(paths=False)
         d["log_wealth"] = r.log_wealth[::args.path_stride].T.tolist()
-        runs.append(d)
-        tick(i + 1, args.runs)
+        return d
+
+    bar, tick = _bar(args)
+    runs = run_audits(audit=lambda ss: semi_stream_audit(
+        mech, eps, delta=args.delta, failure_prob=args.failure_prob, max_rounds=args.max_obs,
+        seed=ss), keep=keep, runs=args.runs, seed=args.seed, progress=tick, summary=None).runs
     if bar is not None:
         bar.close()
-    rej = np.array([r["rejected"] for r in runs], dtype=float)  # (runs, n_eps)
     stops = [[r["stopped_at"][j] for r in runs if r["stopped_at"][j] is not None]
              for j in range(len(eps))]
-    summary = {"epsilons": sorted(eps), "rejection_rate": rej.mean(axis=0).tolist(),
-               "rejection_rate_se": np.sqrt(rej.mean(0) * (1 - rej.mean(0)) / len(runs)).tolist(),
-               "mean_stop": [float(np.mean(s)) if s else None for s in stops],
+    rates = rejection_summary([r["rejected"] for r in runs], stops)     # (runs, n_eps)
+    summary = {"epsilons": sorted(eps), "rejection_rate": rates["rejection_rate"],
+               "rejection_rate_se": rates["rejection_rate_se"], "mean_stop": rates["mean_stop"],
                "epsilon_lower_bound": [r["epsilon_lower_bound"] for r in runs]}
     payload = {"stream": "semi", "mechanism": mech.params(), "runs": runs, "summary": summary,
                "path_stride": args.path_stride}
@@ -285,8 +284,12 @@ def handler(args) -> Result:
     eps, bw = _check(args)
     if args.stream == "semi":
         return _semi(args, eps)
-    from semi_core._rng import as_seed_sequence
-    from semi_core.audit.sequential import mechanism_source, sequential_grid, summarize
+    from semi_core.audit.sequential import (
+        mechanism_source,
+        run_audits,
+        sequential_grid,
+        summarize,
+    )
     from semi_core.audit.sequential.tau import tau_for
     from semi_core.audit.sequential.tester import check_sequential_work
     from semi_core.mechanisms.zoo import SEED_PAIR, ZOO
@@ -323,34 +326,33 @@ def handler(args) -> Result:
                           features=args.features if args.witness == "rff" else None,
                           names={"max_obs": "--max-obs", "runs": "--runs",
                                  "warmup": "--warmup"})
-    bar, tick = _bar(args)
     s = args.path_stride
-    runs, light, lbs = [], [], []
-    for i, ss in enumerate(as_seed_sequence(args.seed).spawn(args.runs)):
-        g = sequential_grid(mechanism_source(mech, *SEED_PAIR), eps, delta=args.delta,
-                            failure_prob=args.failure_prob, max_obs=args.max_obs,
-                            algorithm=args.algorithm, bandwidth=bw, warmup=args.warmup,
-                            bound=args.bound, evalue=args.evalue, seed=ss,
-                            witness=args.witness, features=args.features,
-                            conventions=args.conventions)
+
+    def keep(g):
         # keep the strided paths only (memory: runs x max_obs / stride, as estimated)
         if args.epsilon is not None:
             r = g.results[0]
             d = r.to_dict(paths=False)
             d["log_wealth"] = r.log_wealth[::s].tolist()
-            light.append(dataclasses.replace(r, log_wealth=r.log_wealth[-1:], log_mixture=None,
-                                             witness=None))
-        else:
-            d = g.to_dict(paths=False)
-            d["lower_bound_path"] = g.lower_bound_path[::s].tolist()
-            for t, r in zip(d["tests"], g.results):
-                t["log_wealth"] = r.log_wealth[::s].tolist()
-            lbs.append(g.epsilon_lower_bound)
-        runs.append(d)
-        del g
-        tick(i + 1, args.runs)
+            return d, dataclasses.replace(r, log_wealth=r.log_wealth[-1:], log_mixture=None,
+                                          witness=None)
+        d = g.to_dict(paths=False)
+        d["lower_bound_path"] = g.lower_bound_path[::s].tolist()
+        for t, r in zip(d["tests"], g.results):
+            t["log_wealth"] = r.log_wealth[::s].tolist()
+        return d, g.epsilon_lower_bound
+
+    bar, tick = _bar(args)
+    kept = run_audits(audit=lambda ss: sequential_grid(
+        mechanism_source(mech, *SEED_PAIR), eps, delta=args.delta,
+        failure_prob=args.failure_prob, max_obs=args.max_obs, algorithm=args.algorithm,
+        bandwidth=bw, warmup=args.warmup, bound=args.bound, evalue=args.evalue, seed=ss,
+        witness=args.witness, features=args.features, conventions=args.conventions),
+        keep=keep, runs=args.runs, seed=args.seed, progress=tick, summary=None).runs
     if bar is not None:
         bar.close()
+    runs = [d for d, _ in kept]
+    light = lbs = [x for _, x in kept]        # the light results, or the lower bounds
     if args.epsilon is not None:
         summary = summarize(light)
         payload = {"stream": "mmd", "mechanism": mech.params(), "runs": runs,

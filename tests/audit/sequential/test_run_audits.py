@@ -101,3 +101,24 @@ def test_fixed_r_audits_play_through_the_runner_on_the_run_audits_children():
     assert out["rejection_rate"] == rate and out["median_eps_lb"] == float(np.median(lbs))
     assert out == fixed_r_rejection_rate(rr, 60, epsilon=1.0, delta=0.0, method="cp",
                                          audits=6, seed=4)
+
+
+def test_cli_stream_summary_is_the_rejection_summary_of_its_runs(capsys):
+    """``seq-audit --stream semi``: the per-claim rates, SEs and mean stops are those of the
+    previous inline summary, computed here from the runs the command returns."""
+    import json
+
+    from semi_core.cli import main
+
+    main(["seq-audit", "--json", "--stream", "semi", "--mechanism", "randomized-response",
+          "--mech-epsilon", "2", "--epsilon-grid", "0.5,1,3", "--runs", "4", "--max-obs",
+          "300", "--seed", "6", "--no-progress"])
+    out = json.loads(capsys.readouterr().out)
+    runs, summ = out["runs"], out["summary"]
+    rej = np.array([r["rejected"] for r in runs], dtype=float)
+    stops = [[r["stopped_at"][j] for r in runs if r["stopped_at"][j] is not None]
+             for j in range(3)]
+    assert summ["rejection_rate"] == rej.mean(axis=0).tolist()
+    assert summ["rejection_rate_se"] == np.sqrt(rej.mean(0) * (1 - rej.mean(0)) / 4).tolist()
+    assert summ["mean_stop"] == [float(np.mean(s)) if s else None for s in stops]
+    assert 0 < rej.sum() < rej.size
