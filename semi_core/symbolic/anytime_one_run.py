@@ -36,7 +36,13 @@ q = sp.exp(eps) / (1 + sp.exp(eps))
 
 
 def posterior_max_expr() -> sp.Expr:
-    """sup of p+/(p+ + p-) over p+ <= e^eps p-: increasing in p+, so at p+ = e^eps p-."""
+    """sup of p+/(p+ + p-) over p+ <= e^eps p-: increasing in p+, so at p+ = e^eps p-.
+
+    Returns
+    -------
+    sympy.Expr
+        :math:`e^\\varepsilon/(1+e^\\varepsilon)`.
+    """
     pp = sp.symbols("p_+", positive=True)
     post = pp / (pp + pm)
     assert sp.simplify(sp.diff(post, pp) - pm / (pp + pm) ** 2) == 0   # > 0: increasing
@@ -44,7 +50,13 @@ def posterior_max_expr() -> sp.Expr:
 
 
 def excess_density_expr() -> sp.Expr:
-    """(pi - q)(p+ + p-)/2 on the set where it is positive, as a multiple of p+ - e^eps p-."""
+    """(pi - q)(p+ + p-)/2 on the set where it is positive, as a multiple of p+ - e^eps p-.
+
+    Returns
+    -------
+    sympy.Expr
+        The multiple of :math:`p_+-e^\\varepsilon p_-`.
+    """
     pp = sp.symbols("p_+", positive=True)
     post = pp / (pp + pm)
     expr = sp.simplify((post - q) * (pp + pm) / 2)
@@ -54,7 +66,13 @@ def excess_density_expr() -> sp.Expr:
 
 
 def bet_lambda_expr() -> sp.Expr:
-    """lambda with (r/q)^Z ((1-r)/(1-q))^(1-Z) = 1 + lambda (Z - q) at Z in {0, 1}."""
+    """lambda with (r/q)^Z ((1-r)/(1-q))^(1-Z) = 1 + lambda (Z - q) at Z in {0, 1}.
+
+    Returns
+    -------
+    sympy.Expr
+        :math:`\\lambda` as a function of r and q.
+    """
     lam = sp.symbols("lambda", real=True)
     qs = sp.symbols("q", positive=True)
     sol = sp.solve(sp.Eq(r / qs, 1 + lam * (1 - qs)), lam)[0]
@@ -64,12 +82,31 @@ def bet_lambda_expr() -> sp.Expr:
 
 
 def delta_slack_expr() -> sp.Expr:
-    """m * lambda_max * E[Delta_i] bound with lambda_max = 1/q, E[Delta_i] <= delta/(1+e^eps)."""
+    """m * lambda_max * E[Delta_i] bound with lambda_max = 1/q, E[Delta_i] <= delta/(1+e^eps).
+
+    Returns
+    -------
+    sympy.Expr
+        The slack :math:`m\\delta/(q(1+e^\\varepsilon))`.
+    """
     return sp.simplify(m * (1 / q) * delta / (1 + sp.exp(eps)))
 
 
 def mixture_wealth_integral(k_val: int, n_val: int) -> sp.Expr:
-    """The mixture integral at concrete k, n (SymPy integrates the polynomial exactly)."""
+    """The mixture integral at concrete k, n (SymPy integrates the polynomial exactly).
+
+    Parameters
+    ----------
+    k_val : int
+        Number of correct guesses.
+    n_val : int
+        Number of guesses.
+
+    Returns
+    -------
+    sympy.Expr
+        The exact integral.
+    """
     qs = sp.symbols("q", positive=True)
     integrand = (r / qs) ** k_val * ((1 - r) / (1 - qs)) ** (n_val - k_val) / (1 - qs)
     return sp.simplify(sp.integrate(integrand, (r, qs, 1)))

@@ -54,6 +54,18 @@ def affine_moments(expr, rvs):
     ``rvs`` maps a plain symbol standing for a random variable to its ``(mean, variance)``;
     :math:`\mathbb E[a + \sum_i b_i X_i] = a + \sum_i b_i \mathbb E X_i`,
     :math:`\mathrm{Var} = \sum_i b_i^2 \mathrm{Var} X_i`. Raises if ``expr`` is not affine.
+
+    Parameters
+    ----------
+    expr : sympy.Expr
+        An affine function of the symbols of ``rvs``.
+    rvs : dict of sympy.Symbol to (sympy.Expr, sympy.Expr)
+        Mean and variance of each independent Gaussian variable.
+
+    Returns
+    -------
+    mean, var : sympy.Expr
+        The moments of ``expr``.
     """
     mean = expr.subs({x: mv[0] for x, mv in rvs.items()})
     var = sp.Integer(0)
@@ -82,6 +94,21 @@ def conditionals_1d(n=S.n, mu=S.mu, sigma=S.sigma, z=S.z, N_prev=S.N_prev,
                     muhat_prev=S.muhat_prev):
     r"""Means and variances of :math:`\hat\mu_\tau \mid \hat\mu_{\tau-1}` under H0 and H1.
 
+    Parameters
+    ----------
+    n : sympy.Expr
+        Batch size of step :math:`\tau`.
+    mu : sympy.Expr
+        Data mean.
+    sigma : sympy.Expr
+        Data standard deviation.
+    z : sympy.Expr
+        The target :math:`z^*`.
+    N_prev : sympy.Expr
+        Records before step :math:`\tau`, :math:`N_{\tau-1}`.
+    muhat_prev : sympy.Expr
+        The previous release :math:`\hat\mu_{\tau-1}`.
+
     Returns
     -------
     (m0, v0, m1, v1) : tuple of sympy.Expr
@@ -105,6 +132,24 @@ def final_conditionals_1d(n=S.n, mu=S.mu, sigma=S.sigma, z=S.z, *, stationary=Tr
     :math:`\mathcal N(\mu, \sigma^2/(N_T-n_\tau))`. Non-stationary:
     :math:`\sum_{t\ne\tau} n_t\bar X_t \sim \mathcal N(A_{\neg\tau}, B_{\neg\tau})` with
     :math:`A = \sum n_t\mu_t`, :math:`B = \sum n_t\sigma_t^2` over :math:`t \ne \tau`.
+
+    Parameters
+    ----------
+    n : sympy.Expr
+        Batch size of the insertion step.
+    mu : sympy.Expr
+        Data mean.
+    sigma : sympy.Expr
+        Data standard deviation.
+    z : sympy.Expr
+        The target.
+    stationary : bool
+        Same law at every step (else the other steps enter through :math:`A, B`).
+
+    Returns
+    -------
+    m0, v0, m1, v1 : sympy.Expr
+        Means and variances of :math:`\hat\mu_T` under H0 and H1.
     """
     (x0, law0), (x1, law1) = _batch_mean_laws(n, mu, sigma, z)
     if stationary:
@@ -153,14 +198,44 @@ def _llr_in_batch_mean(N_prev_value):
 
 
 def display_log_ratio(nn):
-    r"""``\log\frac{n-1}{n}`` as written (display)."""
+    r"""``\log\frac{n-1}{n}`` as written (display).
+
+    Parameters
+    ----------
+    nn : sympy.Expr
+        The batch size symbol.
+
+    Returns
+    -------
+    sympy.Expr
+        The unevaluated logarithm.
+    """
     return sp.log(frac(dev(nn, 1), nn))
 
 
 def display_log_lr_1d(x, nn, mu=S.mu, sigma=S.sigma, z=S.z):
     r"""Thm 3.4 as written: :math:`-\tfrac12\log\tfrac{n-1}{n}
     - \tfrac{n}{2(n-1)\sigma^2}(x-\mu)^2 + \tfrac{n}{(n-1)\sigma^2}(z^*-\mu)(x-\mu)
-    - \tfrac{(z^*-\mu)^2}{2(n-1)\sigma^2}`."""
+    - \tfrac{(z^*-\mu)^2}{2(n-1)\sigma^2}`.
+
+    Parameters
+    ----------
+    x : sympy.Expr
+        The batch mean.
+    nn : sympy.Expr
+        Batch size.
+    mu : sympy.Expr
+        Data mean.
+    sigma : sympy.Expr
+        Data standard deviation.
+    z : sympy.Expr
+        The target.
+
+    Returns
+    -------
+    sympy.Expr
+        The unevaluated display form.
+    """
     k = dev(nn, 1)
     return add(neg(frac(display_log_ratio(nn), 2)),
                neg(mul(frac(nn, mul(2, k, sigma**2)), sq(dev(x, mu)))),
@@ -170,7 +245,30 @@ def display_log_lr_1d(x, nn, mu=S.mu, sigma=S.sigma, z=S.z):
 
 def display_log_lr(nn, q=S.q, ell=S.ell, m=S.m, d=S.d, scale=None, sign=1):
     r"""Thm 3.1 / 4.1 as written: :math:`-\tfrac d2\log\tfrac{n-1}{n} - \tfrac{n}{2(n-1)s^2}q
-    \pm \tfrac{n}{(n-1)s}\ell - \tfrac{m^*}{2(n-1)}` (``s`` = ``scale``, e.g. :math:`\eta`)."""
+    \pm \tfrac{n}{(n-1)s}\ell - \tfrac{m^*}{2(n-1)}` (``s`` = ``scale``, e.g. :math:`\eta`).
+
+    Parameters
+    ----------
+    nn : sympy.Expr
+        Batch size.
+    q : sympy.Expr
+        Squared norm term q.
+    ell : sympy.Expr
+        Cross term :math:`\ell`.
+    m : sympy.Expr
+        Mahalanobis distance :math:`m^*`.
+    d : sympy.Expr
+        Dimension.
+    scale : sympy.Expr, optional
+        Scale s (e.g. :math:`\eta`); None = 1.
+    sign : {1, -1}
+        Sign of the cross term.
+
+    Returns
+    -------
+    sympy.Expr
+        The unevaluated display form.
+    """
     k = dev(nn, 1)
     if scale is None:
         cq, cl = frac(nn, mul(2, k)), frac(nn, k)

@@ -87,6 +87,16 @@ def complete_square(llr=None):
     r"""Return ``(k, gamma_max)`` with ``llr = gamma_max - k * (q - 2 ell + m)``.
 
     Raises if the remainder still depends on ``q`` or ``ell`` (i.e. the square is not complete).
+
+    Parameters
+    ----------
+    llr : sympy.Expr, optional
+        The log-LR in ``q``, ``ell``, ``m``; None = the empirical-mean log-LR.
+
+    Returns
+    -------
+    k, gamma_max : sympy.Expr
+        The coefficient and the maximum.
     """
     llr = em_log_lr().expr if llr is None else llr
     k = sp.factor(-sp.diff(llr, S.q))

@@ -80,6 +80,20 @@ def matrix_log_lr(x, mean0, cov0, mean1, cov1) -> sp.Expr:
 
     ``x``, ``mean0``, ``mean1`` are lists of symbols/expressions (length d), ``cov0``/``cov1``
     symmetric :class:`sympy.Matrix` objects (small d only: the inverse is symbolic).
+
+    Parameters
+    ----------
+    x : list of sympy.Expr
+        The observation.
+    mean0, mean1 : list of sympy.Expr
+        Means under H0 and H1.
+    cov0, cov1 : sympy.Matrix
+        Covariances under H0 and H1 (symmetric).
+
+    Returns
+    -------
+    sympy.Expr
+        :math:`\\log p_1(x)-\\log p_0(x)`.
     """
     p1 = density(MultivariateNormal("H1", list(mean1), sp.Matrix(cov1)))(*x)
     p0 = density(MultivariateNormal("H0", list(mean0), sp.Matrix(cov0)))(*x)
@@ -91,6 +105,20 @@ def to_invariants(expr, table: dict[tuple[str, str], sp.Expr], metric: sp.Matrix
 
     ``table`` maps unordered pairs of vector names ``(a, b)`` to the scalar invariant; the metric
     is symmetric, so ``a^T M b = b^T M a``. Every term must be of this form.
+
+    Parameters
+    ----------
+    expr : sympy.MatrixExpr
+        A sum of bilinear terms.
+    table : dict of (str, str) to sympy.Expr
+        Scalar invariant of each pair of vector names.
+    metric : sympy.MatrixSymbol
+        The symmetric metric.
+
+    Returns
+    -------
+    sympy.Expr
+        The scalar expression.
     """
     expr = sp.expand(expr)
     terms = expr.args if isinstance(expr, sp.MatAdd) else (expr,)
@@ -116,6 +144,24 @@ def matrixsymbol_log_lr(L, Delta, cov0, cov1, *, metric, table) -> sp.Expr:
     ``L = x - m0`` and ``Delta = m1 - m0`` are ``(d, 1)`` matrix expressions, ``cov0``/``cov1``
     scalar multiples of the symmetric ``metric`` (so the determinant ratio is a power of the
     ratio of the multiples). ``table`` names the bilinear invariants, see :func:`to_invariants`.
+
+    Parameters
+    ----------
+    L : sympy.MatrixExpr, shape (d, 1)
+        ``x - m0``.
+    Delta : sympy.MatrixExpr, shape (d, 1)
+        ``m1 - m0``.
+    cov0, cov1 : sympy.MatrixExpr
+        Scalar multiples of ``metric``.
+    metric : sympy.MatrixSymbol
+        The symmetric metric.
+    table : dict of (str, str) to sympy.Expr
+        The bilinear invariants.
+
+    Returns
+    -------
+    sympy.Expr
+        The log-LR in the invariants.
     """
     log_det = sp.expand_log(sp.log(sp.simplify(sp.det(cov1) / sp.det(cov0))), force=True)
     quad = (L.T * cov0.I * L) / 2 - ((L - Delta).T * cov1.I * (L - Delta)) / 2

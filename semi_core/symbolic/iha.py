@@ -65,22 +65,46 @@ _pref = S * (1 - mu) / (2 * lam * Ls)
 
 def thm22_sigma() -> sp.Expr:
     r"""Thm 2.2 (Liu et al. 2021) in one eigen-direction:
-    :math:`\Sigma=\lambda^2C/((1-\mu^2)\,ck(2-ck))`, :math:`k=\sigma+\alpha`."""
+    :math:`\Sigma=\lambda^2C/((1-\mu^2)\,ck(2-ck))`, :math:`k=\sigma+\alpha`.
+
+    Returns
+    -------
+    sympy.Expr
+        :math:`\Sigma` in the module's symbols.
+    """
     return lam**2 * Cs / ((1 - mu**2) * _c * _k * (2 - _c * _k))
 
 
 def eq4_sigma() -> sp.Expr:
-    r"""Eq. 4 derived: Thm 2.2 with Thm 2.3's leading noise :math:`C=2L_*\sigma/S`."""
+    r"""Eq. 4 derived: Thm 2.2 with Thm 2.3's leading noise :math:`C=2L_*\sigma/S`.
+
+    Returns
+    -------
+    sympy.Expr
+        :math:`\Sigma` with :math:`C=2L_*\sigma/S`, simplified.
+    """
     return sp.simplify(thm22_sigma().subs(Cs, 2 * Ls * sig / S))
 
 
 def precision_eq10() -> sp.Expr:
-    r"""Eq. 10 per direction: :math:`\Sigma^{-1}` (derived as ``1 / eq4_sigma``)."""
+    r"""Eq. 10 per direction: :math:`\Sigma^{-1}` (derived as ``1 / eq4_sigma``).
+
+    Returns
+    -------
+    sympy.Expr
+        :math:`\Sigma^{-1}`.
+    """
     return sp.simplify(1 / eq4_sigma())
 
 
 def precision_eq12() -> sp.Expr:
-    r"""Eq. 12 as expanded by the seed (proven equal to :func:`precision_eq10`)."""
+    r"""Eq. 12 as expanded by the seed (proven equal to :func:`precision_eq10`).
+
+    Returns
+    -------
+    sympy.Expr
+        The seed's expansion of :math:`\Sigma^{-1}`.
+    """
     return _pref * (2 * (1 - lam * al / (1 + mu)) - lam / (1 + mu) * sig
                     + al * (2 - lam * al / (1 + mu)) / sig)
 
@@ -88,19 +112,37 @@ def precision_eq12() -> sp.Expr:
 def logdet_term() -> sp.Expr:
     r""":math:`-\tfrac12\ln\Sigma_\sigma` up to terms free of :math:`\sigma` and :math:`L_*`:
     :math:`\tfrac12\ln\frac{(2-ck)k}{\sigma}-\tfrac12\ln L_*` per direction (equal to
-    ``-log(eq4_sigma())/2 + log(2 lambda / (S (1 - mu)))/2``; tested)."""
+    ``-log(eq4_sigma())/2 + log(2 lambda / (S (1 - mu)))/2``; tested).
+
+    Returns
+    -------
+    sympy.Expr
+        The :math:`\sigma`- and :math:`L_*`-dependent part of :math:`-\tfrac12\ln\Sigma_\sigma`.
+    """
     return sp.log((2 - _c * _k) * _k / sig) / 2 - sp.log(Ls) / 2
 
 
 def log_density_w_terms() -> sp.Expr:
     r"""The :math:`\mathbf w`-dependent part of :math:`\ln p(\mathbf w\mid\mathbf w^*)` in one
-    direction, with :math:`v=w-w^*`: :math:`-\tfrac12\Sigma^{-1}v^2` (Eq. 13)."""
+    direction, with :math:`v=w-w^*`: :math:`-\tfrac12\Sigma^{-1}v^2` (Eq. 13).
+
+    Returns
+    -------
+    sympy.Expr
+        :math:`-\tfrac12\Sigma^{-1}v^2`.
+    """
     return -precision_eq12() * v**2 / 2
 
 
 def thm32_log_lr() -> sp.Expr:
     r"""Per-direction :math:`\ln p(\mathbf w\mid\mathbf w_1^*)-\ln p(\mathbf w\mid\mathbf w_0^*)`
-    with :math:`v_i=g_i/\sigma`, :math:`g_1=g_0+g_z/n`."""
+    with :math:`v_i=g_i/\sigma`, :math:`g_1=g_0+g_z/n`.
+
+    Returns
+    -------
+    sympy.Expr
+        The per-direction log-LR, expanded.
+    """
     v0, v1 = g0 / sig, (g0 + gz / n) / sig
     return sp.expand(-precision_eq12() * (v1**2 - v0**2) / 2)
 
@@ -113,6 +155,11 @@ def thm32_terms() -> dict[str, sp.Expr]:
 
         \text{LR}=\frac{S(1-\mu)}{2nL_*}\Big(\frac{\ell}{1+\mu}-\frac{I_1+I_2+I_3+I_4}
             \lambda\Big).
+
+    Returns
+    -------
+    dict of str to sympy.Expr
+        ``prefactor`` and ``I1`` .. ``I4``.
     """
     c = lam * al / (1 + mu)
     return {
@@ -126,13 +173,30 @@ def thm32_terms() -> dict[str, sp.Expr]:
 
 def thm32_ell() -> sp.Expr:
     r"""The per-direction :math:`\ell` implied by the quadratic model:
-    :math:`\ell=n\cdot\tfrac12\sigma(v_1^2-v_0^2)`."""
+    :math:`\ell=n\cdot\tfrac12\sigma(v_1^2-v_0^2)`.
+
+    Returns
+    -------
+    sympy.Expr
+        :math:`\ell`, expanded.
+    """
     v0, v1 = g0 / sig, (g0 + gz / n) / sig
     return sp.expand(n * sig * (v1**2 - v0**2) / 2)
 
 
 def thm32_assemble(terms: dict[str, sp.Expr]) -> sp.Expr:
-    """Eq. 7's argument from its terms, with the per-direction :math:`\\ell`."""
+    """Eq. 7's argument from its terms, with the per-direction :math:`\\ell`.
+
+    Parameters
+    ----------
+    terms : dict of str to sympy.Expr
+        ``prefactor`` and ``I1`` .. ``I4`` (:func:`thm32_terms`).
+
+    Returns
+    -------
+    sympy.Expr
+        Eq. 7's argument (compared with :func:`thm32_log_lr` in the tests).
+    """
     return terms["prefactor"] * (thm32_ell() / (1 + mu)
                                  - (terms["I1"] + terms["I2"] + terms["I3"] + terms["I4"]) / lam)
 
@@ -215,6 +279,24 @@ def stationary_covariance(H, C, *, lr: float, momentum: float, weight_decay: flo
     r"""Thm 2.2: :math:`\boldsymbol\Sigma=[cB(2I-cB)]^{-1}\lambda^2\mathbf C/(1-\mu^2)`,
     :math:`B=\mathbf H+\alpha I`, :math:`c=\lambda/(1+\mu)` (``C`` must commute with ``H``).
 
+    Parameters
+    ----------
+    H : array_like, shape (d, d)
+        Symmetric Hessian.
+    C : array_like, shape (d, d)
+        Symmetric gradient-noise covariance commuting with ``H``.
+    lr : float
+        Learning rate :math:`\lambda`, > 0.
+    momentum : float
+        Momentum :math:`\mu`, in [0, 1).
+    weight_decay : float
+        Weight decay :math:`\alpha`, >= 0.
+
+    Returns
+    -------
+    ndarray, shape (d, d)
+        The stationary covariance.
+
     Raises
     ------
     ValueError
@@ -244,7 +326,32 @@ def eq4_covariance(H, w_star, *, loss: float, batch_size: int, lr: float, moment
     r"""Eq. 4: :math:`\frac{\lambda}{S(1-\mu)}(2L_*\mathbf H-[\alpha^2\mathbf w^*\mathbf w^{*\top}])
     (\mathbf H+\alpha I)^{-1}(2I-c(\mathbf H+\alpha I))^{-1}` (the bracket only with
     ``alpha_term``; the product is then not symmetric in general, and its symmetric part is
-    returned)."""
+    returned).
+
+    Parameters
+    ----------
+    H : array_like, shape (d, d)
+        Symmetric Hessian at the optimum.
+    w_star : array_like, shape (d,)
+        The optimum (used by ``alpha_term`` only).
+    loss : float
+        Loss :math:`L_*` at the optimum.
+    batch_size : int
+        Batch size S.
+    lr : float
+        Learning rate :math:`\lambda`, > 0.
+    momentum : float
+        Momentum :math:`\mu`, in [0, 1).
+    weight_decay : float
+        Weight decay :math:`\alpha`, >= 0.
+    alpha_term : bool
+        Include the :math:`\alpha^2\mathbf w^*\mathbf w^{*\top}` bracket.
+
+    Returns
+    -------
+    ndarray, shape (d, d)
+        The (symmetric part of the) Eq. 4 covariance.
+    """
     lr, mom, wd = _check_hyper(lr, momentum, weight_decay)
     H = _sym_matrix(H, "H")
     w = check_finite_array(w_star, "w_star", ndim=1, shape=(H.shape[0],))
@@ -270,6 +377,24 @@ def lyapunov_covariance(H, C, *, lr: float, momentum: float, weight_decay: float
         B=\begin{pmatrix}-\lambda I\\ I\end{pmatrix},\quad K=\mathbf H+\alpha I,
 
     and :math:`P=APA^\top+B\mathbf CB^\top` (``scipy.linalg.solve_discrete_lyapunov``).
+
+    Parameters
+    ----------
+    H : array_like, shape (d, d)
+        Symmetric Hessian.
+    C : array_like, shape (d, d)
+        Symmetric noise covariance (any).
+    lr : float
+        Learning rate :math:`\lambda`, > 0.
+    momentum : float
+        Momentum :math:`\mu`, in [0, 1).
+    weight_decay : float
+        Weight decay :math:`\alpha`, >= 0.
+
+    Returns
+    -------
+    ndarray, shape (d, d)
+        Stationary covariance of :math:`\mathbf w_t` (the upper-left block of P).
     """
     lr, mom, wd = _check_hyper(lr, momentum, weight_decay)
     H, C = _sym_matrix(H, "H"), _sym_matrix(C, "C")

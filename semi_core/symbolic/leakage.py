@@ -111,6 +111,11 @@ def eq10_moments():
     \delta/n+\tfrac{n-1}{n}R+N/\sqrt n` with :math:`\mathrm{Var}X=\sigma^2/n`,
     :math:`\mathrm{Var}R=\sigma^2/(n-1)`, :math:`\mathrm{Var}N=\gamma^2`. Moments of affine
     functions need only first and second moments, so they are exact for any data law.
+
+    Returns
+    -------
+    tuple of sympy.Expr
+        ``((mean0, var0), (mean1, var1))``.
     """
     v = sig2 + gam2
     c = delta / v
@@ -199,7 +204,13 @@ def pdl_bernoulli_k3() -> Derivation:
 # ------------------------------------------------------------------------ Edgeworth
 
 def edgeworth_cdf_expr():
-    r"""One-term Edgeworth CDF of a standardised sum: integrate :math:`\varphi(1+\lambda He_3/6)`."""
+    r"""One-term Edgeworth CDF of a standardised sum: integrate :math:`\varphi(1+\lambda He_3/6)`.
+
+    Returns
+    -------
+    sympy.Expr
+        :math:`F(u)` in the symbols ``u`` and ``lambda``.
+    """
     t = sp.Symbol("t", real=True)
     he3 = t**3 - 3 * t
     corr = sp.integrate(lam3 / 6 * he3 * _phi_pdf(t), (t, -sp.oo, u))
@@ -208,7 +219,18 @@ def edgeworth_cdf_expr():
 
 def cornish_fisher_expr(z):
     r"""Cornish-Fisher quantile to first order: solve :math:`F(q)=\Phi(z)` for
-    :math:`q=z+\lambda a(z)` at first order in :math:`\lambda`."""
+    :math:`q=z+\lambda a(z)` at first order in :math:`\lambda`.
+
+    Parameters
+    ----------
+    z : sympy.Expr
+        The normal quantile.
+
+    Returns
+    -------
+    sympy.Expr
+        :math:`z+\lambda a(z)`.
+    """
     a = sp.Symbol("a")
     F = edgeworth_cdf_expr()
     q = z + lam3 * a
@@ -437,6 +459,11 @@ def plugin_moments():
     centred release (as in :func:`eq10_moments`, no noise) and :math:`E\sim(0,\sigma^2/n_0)`
     independent of it; Gaussian moments of ``E`` and ``Y`` (higher cumulants only enter at
     :math:`O(1/n^2)`).
+
+    Returns
+    -------
+    list of (sympy.Expr, sympy.Expr)
+        Mean and variance under H0 and under H1.
     """
     out = []
     for hyp in (0, 1):
@@ -502,6 +529,11 @@ def avg_moments():
     :math:`c+\mathrm{tr}(A\Sigma)` and :math:`2\,\mathrm{tr}(A\Sigma A\Sigma)`.
 
     Returns ``((mean0, var0), (mean1, var1))`` as expressions in :math:`r^2` (``r_j2``).
+
+    Returns
+    -------
+    tuple of sympy.Expr
+        ``((mean0, var0), (mean1, var1))``.
     """
     r = sp.sqrt(r2)
     a = -r2 / (2 * (1 - r2))

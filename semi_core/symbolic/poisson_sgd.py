@@ -36,19 +36,46 @@ T = sp.Symbol("T", integer=True, positive=True)
 
 
 def gaussian_density(x, mean, var) -> sp.Expr:
-    """:math:`\\mathcal N(x; \\mathrm{mean}, \\mathrm{var})`."""
+    """:math:`\\mathcal N(x; \\mathrm{mean}, \\mathrm{var})`.
+
+    Parameters
+    ----------
+    x : sympy.Expr
+        The point.
+    mean : sympy.Expr
+        The mean.
+    var : sympy.Expr
+        The variance (positive).
+
+    Returns
+    -------
+    sympy.Expr
+        The density.
+    """
     return sp.exp(-(x - mean) ** 2 / (2 * var)) / sp.sqrt(2 * sp.pi * var)
 
 
 def dirac_step_ratio() -> sp.Expr:
-    """:math:`((1-q)\\phi(s;a,v)+q\\phi(s;a+1,v))/\\phi(s;a,v)`, simplified."""
+    """:math:`((1-q)\\phi(s;a,v)+q\\phi(s;a+1,v))/\\phi(s;a,v)`, simplified.
+
+    Returns
+    -------
+    sympy.Expr
+        The likelihood ratio of one step.
+    """
     p0 = gaussian_density(s, a, v)
     p1 = gaussian_density(s, a + 1, v)
     return sp.simplify(sp.expand(((1 - q) * p0 + q * p1) / p0))
 
 
 def dirac_final_ratio() -> sp.Expr:
-    """:math:`\\sum_k \\binom Tk q^k(1-q)^{T-k}\\phi(S;A+k,V)/\\phi(S;A,V)` (term simplified)."""
+    """:math:`\\sum_k \\binom Tk q^k(1-q)^{T-k}\\phi(S;A+k,V)/\\phi(S;A,V)` (term simplified).
+
+    Returns
+    -------
+    sympy.Sum
+        The likelihood ratio of the final sum.
+    """
     term = sp.simplify(gaussian_density(S, A + k, V) / gaussian_density(S, A, V))
     return sp.Sum(sp.binomial(T, k) * q ** k * (1 - q) ** (T - k) * term, (k, 0, T))
 

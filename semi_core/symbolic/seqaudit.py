@@ -30,7 +30,13 @@ t, logw = sp.symbols("t L_max", positive=True)
 
 
 def tv_max_expr() -> sp.Expr:
-    """Maximise 1 - alpha - f(alpha) over the DP trade-off curve (symbolically)."""
+    """Maximise 1 - alpha - f(alpha) over the DP trade-off curve (symbolically).
+
+    Returns
+    -------
+    sympy.Expr
+        The largest total variation, :math:`(e^\\varepsilon-1+2\\delta)/(e^\\varepsilon+1)`.
+    """
     al = sp.symbols("alpha_I", nonnegative=True)
     line1 = 1 - delta - sp.exp(eps) * al
     line2 = sp.exp(-eps) * (1 - delta - al)

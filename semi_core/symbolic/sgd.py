@@ -233,6 +233,19 @@ def dp_sgd_coefficients(eigvals, n, eta_value, sigma_dp_value, clip_value) -> di
         \log\mathrm{LR}_j = a_j\tilde N_j^2 + b_j\tilde N_j\tilde\delta_j + c_j\tilde\delta_j^2 + e_j,
         \qquad \log\mathrm{LR} = \sum_j \log\mathrm{LR}_j .
 
+    Parameters
+    ----------
+    eigvals : array_like, shape (d,) or ()
+        Eigenvalues of the gradient covariance, >= 0.
+    n : int
+        Batch size, >= 2.
+    eta_value : float
+        Learning rate, > 0.
+    sigma_dp_value : float
+        Noise multiplier, >= 0.
+    clip_value : float
+        Clipping norm, > 0.
+
     Returns
     -------
     dict with arrays ``quad`` (a), ``cross`` (b), ``target`` (c), ``const`` (e), shape of eigvals.

@@ -61,6 +61,18 @@ def gap_laws(k=k_steps, mu_g=_ZERO):
     The sum of ``k`` independent Gaussian batch means has mean :math:`k\mu_g` and variance
     :math:`k\lambda/n`; under :math:`H_1` ``k - 1`` of them are random and one holds
     :math:`((n-1)\bar R + g^*)/n`.
+
+    Parameters
+    ----------
+    k : sympy.Expr
+        Number of steps in the gap.
+    mu_g : sympy.Expr
+        Mean gradient along the direction.
+
+    Returns
+    -------
+    tuple of sympy.Expr
+        ``((mean0, var0), (mean1, var1))``.
     """
     n = S.n
     gstar = mu_g + dg
@@ -78,6 +90,20 @@ def gap_laws_explicit(k: int, target_step: int = 1, mu_g=_ZERO):
 
     ``target_step`` in ``1..k`` is the step of the gap that holds the target under
     :math:`H_1` (the laws do not depend on it).
+
+    Parameters
+    ----------
+    k : int
+        Number of steps, >= 1.
+    target_step : int
+        Step of the target, in 1..k.
+    mu_g : sympy.Expr
+        Mean gradient along the direction.
+
+    Returns
+    -------
+    tuple of sympy.Expr
+        ``((mean0, var0), (mean1, var1))``.
     """
     if not 1 <= target_step <= k:
         raise ValueError(f"target_step must be in 1..{k}, got {target_step}")

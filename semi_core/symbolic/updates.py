@@ -75,6 +75,18 @@ def gaussian_expectation(expr: sp.Expr, normals: Sequence[sp.Symbol]) -> sp.Expr
 
     Each monomial :math:`\prod_j Z_j^{k_j}` has expectation :math:`\prod_j (k_j-1)!!` for even
     :math:`k_j` and 0 otherwise (Isserlis / Gaussian moments).
+
+    Parameters
+    ----------
+    expr : sympy.Expr
+        A polynomial in ``normals``.
+    normals : sequence of sympy.Symbol
+        Independent standard normal variables.
+
+    Returns
+    -------
+    sympy.Expr
+        The expectation.
     """
     poly = sp.Poly(sp.expand(expr), *normals)
     total = sp.Integer(0)
@@ -339,6 +351,18 @@ def thm41_optimal_accuracy(pu, pt) -> tuple[float, float]:
     ``(acc_both, acc_f1_only)``: the maxima over all :math:`2^4` decision rules on
     :math:`(\mathcal A(f_0), \mathcal A(f_1))` and all :math:`2^2` rules on
     :math:`\mathcal A(f_1)`.
+
+    Parameters
+    ----------
+    pu : array_like, shape (2, 2)
+        Joint law of the attack outputs on update points.
+    pt : array_like, shape (2, 2)
+        The same on test points.
+
+    Returns
+    -------
+    acc_both, acc_f1_only : float
+        The best accuracies.
     """
     pu, pt = np.asarray(pu, float), np.asarray(pt, float)
     best_both = 0.0
