@@ -65,8 +65,11 @@ def build(ctx: ReportContext) -> Section:
         rows_m.append(_point(mech, 3, rounds, ctx.seed * 1000 + 500 + i))
 
     with P.style() as plt:
+        from matplotlib.ticker import MaxNLocator
+
         fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
         _plot(axes[0], FIG2_T_GRID, rows_T, "number of updates T")
+        axes[0].xaxis.set_major_locator(MaxNLocator(integer=True))  # T is an integer
         axes[0].set_title(f"(a) power vs T (n={n}, distance {SEED_FIG2.distance:g})")
         _plot(axes[1], FIG2_DISTANCE_GRID, rows_m, "Mahalanobis distance of z*")
         axes[1].set_title(f"(b) power vs distance (n={n}, T=5)")

@@ -82,7 +82,8 @@ def _fig1(ctx, plt, rounds):
             sel = B == cls
             mu, sd = s[sel].mean(0), s[sel].std(0)
             ax.plot(t, mu, "o-", color=color, label=f"{'H1' if cls else 'H0'} mean (MC)")
-            ax.fill_between(t, mu - sd, mu + sd, color=color, alpha=0.15)
+            ax.fill_between(t, mu - sd, mu + sd, color=color, alpha=0.15,
+                            label=f"{'H1' if cls else 'H0'} mean +- 1 SD across rounds")
         n_eff = (SEED_FIG2.n * t if name == "final" else np.full(T, SEED_FIG2.n)).astype(float)
         sep = np.where(t >= tau, _sep_closed(n_eff, m), 0.0)
         sep_mc = s[B].mean(0) - s[~B].mean(0)
@@ -90,7 +91,7 @@ def _fig1(ctx, plt, rounds):
         ax.set_title(f"({'a' if name == 'semi-star' else 'b'}) {test_label(name)}")
         ax.set_xlabel("observed updates t")
         ax.set_ylabel("log LR from releases 1..t")
-        ax.axvline(tau, color="grey", lw=0.8)
+        ax.axvline(tau, color="grey", lw=0.8, label=f"insertion time tau = {tau}")
         ax.grid(alpha=0.3)
         data[name] = {"separation_closed": sep.tolist(), "separation_mc": sep_mc.tolist(),
                       "N": n_eff.tolist()}
@@ -396,7 +397,9 @@ def build(ctx: ReportContext) -> Section:
         "(claims `semi_sequential_mi:q.*`).",
         "",
         "**Fig. 1 (isolation)** — `fig1_isolation.png`: the statistic from the first t releases "
-        "(tau = 5, T = 10). Mean separation E1 - E0, closed form (m(2N-1)+1)/(2N(N-1)) with "
+        "(tau = 5, T = 10; points: the mean over rounds with (H1) and without (H0) the "
+        "canary; shaded bands: +- 1 standard deviation across rounds; grey line: tau). "
+        "Mean separation E1 - E0, closed form (m(2N-1)+1)/(2N(N-1)) with "
         "N = n for SeMI* and N = n t for Final Observation: SeMI* "
         f"{sep[4]:.3f} at every t >= 5; Final Observation {sepf[4]:.3f} at t = 5 falling to "
         f"{sepf[-1]:.4f} at t = 10 (Monte Carlo: "
