@@ -161,7 +161,7 @@ def test_measured_peak_within_the_estimate(spec):
 def test_row_chunked_hvp_is_the_batched_one():
     """The CG matvec applied a few rows at a time returns the batched product (bounded
     activations, same numbers)."""
-    from semi_core.attacks.whitebox.experiment import _RowChunks
+    from semi_core.attacks.whitebox.experiment.quantities import _RowChunks
     from semi_core.sgd.hessian import hvp_operator
     from semi_core.sgd.reference_models import build_attack_model
 
