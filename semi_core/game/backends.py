@@ -121,7 +121,18 @@ class Executor:
 
     @classmethod
     def coerce(cls, executor) -> Executor:
-        """``None`` -> in-process; an ``int`` -> that many threads; an :class:`Executor` as is."""
+        """``None`` -> in-process; an ``int`` -> that many threads; an :class:`Executor` as is.
+
+        Parameters
+        ----------
+        executor : None, int or Executor
+            What the caller passed.
+
+        Returns
+        -------
+        Executor
+            The executor.
+        """
         if executor is None:
             return cls()
         if isinstance(executor, cls):
@@ -151,7 +162,30 @@ class Executor:
     def run(self, fn: Callable, tasks: Sequence, *, progress: bool = False,
             sizes: Sequence[int] | None = None, reduce: Callable | None = None, init=None,
             desc: str = "play"):
-        """``fn(task)`` for every task, results in task order (or folded by ``reduce``)."""
+        """``fn(task)`` for every task, results in task order (or folded by ``reduce``).
+
+        Parameters
+        ----------
+        fn : callable
+            ``fn(task)``; picklable for Dask workers.
+        tasks : sequence
+            The tasks.
+        progress : bool
+            Report progress.
+        sizes : sequence of int, optional
+            Weight of each task in the progress (default 1 each).
+        reduce : callable, optional
+            ``reduce(acc, index, result) -> acc``, folded as results arrive.
+        init : object
+            Initial accumulator of ``reduce``.
+        desc : str
+            Label of the progress line.
+
+        Returns
+        -------
+        list or object
+            The results in task order, or the folded accumulator.
+        """
         out, _ = run_tasks(fn, tasks, threads=self.threads, workers=self.workers,
                            scheduler=self.scheduler, client=self.client, progress=progress,
                            sizes=sizes, reduce=reduce, init=init,
@@ -186,6 +220,30 @@ def run_local(fn: Callable, tasks: Sequence, *, threads: int = 1, progress: bool
     Returns the results in task order, or, with ``reduce(acc, index, result) -> acc``, the
     accumulator folded over results as they arrive (starting from ``init``). An interrupt
     raises :class:`Interrupted` with what finished.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(task)``.
+    tasks : sequence
+        The tasks.
+    threads : int
+        Number of threads, >= 1.
+    progress : bool
+        Report progress.
+    sizes : sequence of int, optional
+        Weight of each task in the progress.
+    reduce : callable, optional
+        ``reduce(acc, index, result) -> acc``.
+    init : object
+        Initial accumulator.
+    desc : str
+        Label of the progress line.
+
+    Returns
+    -------
+    list or object
+        The results in task order, or the accumulator.
     """
     threads = check_int(threads, "threads", minimum=1)
     sizes = list(sizes) if sizes is not None else [1] * len(tasks)
@@ -342,6 +400,16 @@ def shared(executor):
     ``LocalCluster`` once here (closed on exit) instead of once per game; any other executor
     is yielded as is. Results do not depend on it.
 
+    Parameters
+    ----------
+    executor : None, int or Executor
+        The executor to share.
+
+    Yields
+    ------
+    Executor
+        The executor to pass to every game.
+
     Examples
     --------
     >>> with shared(Executor(threads=2)) as ex:   # doctest: +SKIP
@@ -407,6 +475,10 @@ def run_dask(fn: Callable, tasks: Sequence, *, workers: int | None = None,
 
     Parameters
     ----------
+    fn : callable
+        ``fn(task)``; picklable.
+    tasks : sequence
+        The tasks.
     workers : int, optional
         Start a ``LocalCluster`` with this many single-threaded worker processes.
     scheduler : str, optional
@@ -414,12 +486,23 @@ def run_dask(fn: Callable, tasks: Sequence, *, workers: int | None = None,
         protocol deserialises (unpickles) the objects it receives.
     client : distributed.Client, optional
         Use this client (neither started nor closed here).
+    progress : bool
+        Report progress.
+    sizes : sequence of int, optional
+        Weight of each task in the progress.
     reduce, init
         Fold ``reduce(acc, index, result)`` over results as they arrive (bounded memory).
     connect_timeout : float
         Seconds to wait for ``scheduler`` before raising ``TimeoutError``/``ConnectionError``.
     worker_timeout : float
         Seconds to wait for ``scheduler`` to have a worker before raising ``TimeoutError``.
+    desc : str
+        Label of the progress line.
+
+    Returns
+    -------
+    list or object
+        The results in task order, or the accumulator.
     """
     try:
         # lazy: dask is a heavy import, loaded only when this runs
@@ -493,6 +576,34 @@ def run_tasks(fn: Callable, tasks: Sequence, *, threads: int = 1, workers: int |
     """Dispatch to :func:`run_dask` (if ``workers``/``scheduler``/``client``) or :func:`run_local`.
 
     Returns ``(results, backend_name)`` (``results`` is the accumulator when ``reduce`` is given).
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(task)``.
+    tasks : sequence
+        The tasks.
+    threads : int
+        Local threads, >= 1.
+    workers, scheduler, client, connect_timeout, worker_timeout
+        As in :func:`run_dask`.
+    progress : bool
+        Report progress.
+    sizes : sequence of int, optional
+        Weight of each task in the progress.
+    reduce : callable, optional
+        ``reduce(acc, index, result) -> acc``.
+    init : object
+        Initial accumulator.
+    desc : str
+        Label of the progress line.
+
+    Returns
+    -------
+    results : list or object
+        The results or the accumulator.
+    backend : str
+        Name of the backend that ran them.
     """
     ex = Executor(threads=threads, workers=workers, scheduler=scheduler, client=client,
                   connect_timeout=connect_timeout, worker_timeout=worker_timeout)

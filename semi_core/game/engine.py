@@ -135,7 +135,13 @@ class EngineParams:
 
     def kernel_setup(self) -> SemiChunkSetup:
         """The kernel's typed set-up record (one compiled signature: C-contiguous int64 /
-        float64 arrays, Python scalars)."""
+        float64 arrays, Python scalars).
+
+        Returns
+        -------
+        SemiChunkSetup
+            The record passed to the compiled kernel.
+        """
 
         # the record's own field list and annotations drive the conversion (one field list)
         scalars = {"bool": bool, "int": int, "float": float}
@@ -151,7 +157,13 @@ class EngineParams:
         return SemiChunkSetup(**fields)
 
     def variates_per_round(self) -> int:
-        """Random variates per round for the data (excluding the 3 control uniforms)."""
+        """Random variates per round for the data (excluding the 3 control uniforms).
+
+        Returns
+        -------
+        int
+            Number of variates.
+        """
         n_t = np.asarray(self.setup.n_t)
         per_step = n_t if self.exact else np.ones_like(n_t)
         return int(per_step.sum()) * self.d
@@ -199,6 +211,11 @@ def build_params(mech, *, data="gaussian", mode: str = "exact", tau=None, p_memb
         :math:`\\nu_B(1)` in (0, 1).
     unif_pmf : array_like, optional
         Prior :math:`\\pi` of SeMI-Unif; uniform by default (seed Thm 3.10, Fig. 2).
+
+    Returns
+    -------
+    EngineParams
+        The kernel's parameters.
     """
     family = parse_data(data)
     if not isinstance(mode, str) or mode not in MODES:
@@ -252,6 +269,26 @@ def play_chunk(params: EngineParams, seed_seq: np.random.SeedSequence, rounds: i
 
     ``twin=None`` follows ``SEMI_CORE_FORCE_TWIN``; ``True``/``False`` forces the NumPy twin /
     the compiled kernel.
+
+    Parameters
+    ----------
+    params : EngineParams
+        The game (:func:`build_params`).
+    seed_seq : numpy.random.SeedSequence
+        The chunk's stream.
+    rounds : int
+        Rounds in the chunk.
+    twin : bool, optional
+        Force the NumPy twin (True) or the compiled kernel (False).
+
+    Returns
+    -------
+    member : ndarray of bool, shape (rounds,)
+        Membership bits.
+    tau : ndarray of int, shape (rounds,)
+        Insertion times.
+    stats : ndarray, shape (4, rounds)
+        The four test statistics.
     """
     gen = np.random.Generator(np.random.PCG64(seed_seq))
     member = np.empty(rounds, dtype=np.bool_)
@@ -301,6 +338,22 @@ def estimate_resources(params: EngineParams, rounds: int, chunk_size: int, *,
     Returns ``{"variates", "bytes_scores", "bytes_chunk"}``: random variates drawn, bytes of
     the per-round scores kept by :func:`simulate` (0 when streaming) and bytes of one chunk's
     working set (the NumPy twin draws a block of 256 rounds of every datum at once).
+
+    Parameters
+    ----------
+    params : EngineParams
+        The game.
+    rounds : int
+        Number of rounds.
+    chunk_size : int
+        Rounds per chunk.
+    keep_scores : bool
+        Whether the per-round scores are kept.
+
+    Returns
+    -------
+    dict
+        ``variates``, ``bytes_scores`` and ``bytes_chunk``.
     """
     variates = float(rounds) * (params.variates_per_round() + 3)
     per_round = params.variates_per_round() if use_twins() else params.T * params.d
@@ -719,6 +772,28 @@ def reference_per_round(mech, rounds: int, seed=0, *, data="gaussian", tau=None,
     with ``mech.releases``, one round at a time. The auditor's side then scores all releases
     through the mechanism's own methods (``batch_means``, ``log_lr_steps``, ``final_log_lr``),
     vectorised over rounds -- an implementation independent of the compiled kernel.
+
+    Parameters
+    ----------
+    mech : EmpiricalMean
+        The mechanism.
+    rounds : int
+        Number of rounds, >= 1.
+    seed : int or numpy.random.SeedSequence
+        Seed of the rounds.
+    data : str or DataFamily
+        Standardised data family.
+    tau : None, "uniform", int or array_like
+        Insertion-time law.
+    p_member : float
+        Probability of a member round, in (0, 1).
+    unif_pmf : array_like, optional
+        Prior of SeMI-Unif.
+
+    Returns
+    -------
+    GameResult
+        The rounds and the four statistics.
     """
     rounds = check_int(rounds, "rounds", minimum=1)
     p_member = check_probability(p_member, "p_member")

@@ -86,7 +86,20 @@ _SCORER_STREAM = 0
 # --------------------------------------------------------------------------------- Crafter
 def resolve_tau_pmf(T: int, tau) -> np.ndarray:
     """Insertion-time law :math:`\\nu_\\tau`: None/"uniform" -> uniform, int -> point mass,
-    else a pmf over ``1..T``."""
+    else a pmf over ``1..T``.
+
+    Parameters
+    ----------
+    T : int
+        Number of steps.
+    tau : None, "uniform", int or array_like
+        The law as given.
+
+    Returns
+    -------
+    ndarray, shape (T,)
+        The pmf.
+    """
     if tau is None or (isinstance(tau, str) and tau == "uniform"):
         return np.full(T, 1.0 / T)
     if np.ndim(tau) == 0:
@@ -123,7 +136,22 @@ def crafter(mech, rng: np.random.Generator, rounds: int, *, p_member: float = 0.
 
 
 def check_releases(mech, releases, rounds: int) -> np.ndarray:
-    """A mechanism's releases as a real ``(rounds, T, ...)`` array, or an error naming it."""
+    """A mechanism's releases as a real ``(rounds, T, ...)`` array, or an error naming it.
+
+    Parameters
+    ----------
+    mech : Mechanism
+        The mechanism that released them (named in errors).
+    releases : ndarray
+        What ``mech.release`` returned.
+    rounds : int
+        Expected number of rounds.
+
+    Returns
+    -------
+    ndarray of float, shape (rounds, T, ...)
+        The releases.
+    """
     who = type(mech).__name__
     if not isinstance(releases, np.ndarray):
         raise TypeError(f"{who}.release must return a numpy array, got "
@@ -172,6 +200,20 @@ def scorer(fn: Callable, name: str, *, tau_free: bool = False) -> Scorer:
     """Wrap ``fn(releases, tau, rng) -> (R,)`` as a :class:`Scorer` named ``name``.
 
     ``fn`` must be picklable (a module-level function) to run on Dask workers.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(releases, tau, rng) -> ndarray (R,)``.
+    name : str
+        Name of the score.
+    tau_free : bool
+        Whether ``fn`` ignores ``tau``.
+
+    Returns
+    -------
+    Scorer
+        The scorer.
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
@@ -243,7 +285,13 @@ class Estimate:
     seconds: float
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict (JSON metadata)."""
+        """Plain dict (JSON metadata).
+
+        Returns
+        -------
+        dict of str
+            Rounds, bytes and seconds per round, peak bytes and seconds.
+        """
         return {"rounds": self.rounds, "bytes_per_round": self.bytes_per_round,
                 "seconds_per_round": self.seconds_per_round, "peak_bytes": self.peak_bytes,
                 "peak": format_bytes(self.peak_bytes), "seconds": self.seconds}
@@ -262,6 +310,28 @@ def estimate_play(mech, rounds: int, *, chunk_size: int, executor=None, n_stats:
     at once, ``s`` statistics and ``R`` rounds; ``(e, f) = mech.memory_estimate(releases)``
     where the mechanism measures its own scoring bytes per round and working bytes per
     worker (``0, 0`` otherwise).
+
+    Parameters
+    ----------
+    mech : Mechanism
+        The mechanism.
+    rounds : int
+        Rounds R of the planned run.
+    chunk_size : int
+        Rounds per chunk c.
+    executor : None, int or Executor
+        Where the chunks would run (sets w).
+    n_stats : int
+        Number of statistics s kept.
+    pilot_seed : int or numpy.random.SeedSequence
+        Seed of the pilot round.
+    scorers : sequence of Scorer
+        Extra scorers run in the pilot.
+
+    Returns
+    -------
+    Estimate
+        Peak bytes and seconds.
     """
     ex = Executor.coerce(executor)
     ss = child_seed(as_seed_sequence(pilot_seed), _PILOT)
@@ -641,7 +711,18 @@ class PoolView:
     records: list = field(default_factory=list)
 
     def reference_models(self, t: int) -> np.ndarray:
-        """Indices of every model but ``t`` (its reference models)."""
+        """Indices of every model but ``t`` (its reference models).
+
+        Parameters
+        ----------
+        t : int
+            Index of the target model.
+
+        Returns
+        -------
+        ndarray of int
+            The other models' indices.
+        """
         idx = np.arange(self.models.shape[0])
         return idx[idx != t]
 

@@ -74,14 +74,36 @@ class GameResult:
         return tuple(self.stats)
 
     def scores(self, test: str) -> tuple[np.ndarray, np.ndarray]:
-        """``(member_scores, nonmember_scores)`` of ``test``."""
+        """``(member_scores, nonmember_scores)`` of ``test``.
+
+        Parameters
+        ----------
+        test : str
+            A key of ``stats``.
+
+        Returns
+        -------
+        member_scores, nonmember_scores : ndarray
+            The scores of each class.
+        """
         if test not in self.stats:
             raise ValueError(f"test must be one of {list(self.stats)}, got {test!r}")
         s = self.stats[test]
         return s[self.member], s[~self.member]
 
     def subset(self, mask) -> GameResult:
-        """The rounds selected by a boolean mask or index array (e.g. one insertion time)."""
+        """The rounds selected by a boolean mask or index array (e.g. one insertion time).
+
+        Parameters
+        ----------
+        mask : array_like of bool or int
+            Rounds to keep.
+
+        Returns
+        -------
+        GameResult
+            The selected rounds.
+        """
         idx = np.asarray(mask)
         return GameResult(self.member[idx], self.tau[idx],
                           {k: v[idx] for k, v in self.stats.items()}, self.seed,
@@ -89,7 +111,18 @@ class GameResult:
 
     @staticmethod
     def concatenate(parts: list[GameResult]) -> GameResult:
-        """Join chunk results in order (seed and metadata from the first part)."""
+        """Join chunk results in order (seed and metadata from the first part).
+
+        Parameters
+        ----------
+        parts : list of GameResult
+            Chunk results (at least one).
+
+        Returns
+        -------
+        GameResult
+            The joined result.
+        """
         if not parts:
             raise ValueError("parts must hold at least one GameResult")
         first = parts[0]
@@ -113,7 +146,13 @@ class GameResult:
         """Per test: games per class and the mean / standard deviation of the scores in each
         class, with the standardised separation :math:`(\bar s_1-\bar s_0)/s_{pooled}`
         (ROC metrics and certified bounds: :func:`semi_core.audit.roc.summarize`,
-        :func:`semi_core.audit.games.audit_game_result`)."""
+        :func:`semi_core.audit.games.audit_game_result`).
+
+        Returns
+        -------
+        Table
+            One row per test.
+        """
         rows = []
         for name, v in self.stats.items():
             a, b = v[self.member], v[~self.member]
@@ -134,7 +173,13 @@ class GameResult:
 
     def to_frame(self):
         """Tidy long form, one row per (round, test): ``round, member, tau, test, score``
-        (pandas optional)."""
+        (pandas optional).
+
+        Returns
+        -------
+        pandas.DataFrame
+            The long form.
+        """
         pd = require_pandas()
         k = len(self.stats)
         return pd.DataFrame({
@@ -146,7 +191,18 @@ class GameResult:
         })
 
     def to_dict(self, *, arrays: bool = False) -> dict[str, Any]:
-        """Plain dict: counts, seed and metadata (and the arrays when ``arrays``)."""
+        """Plain dict: counts, seed and metadata (and the arrays when ``arrays``).
+
+        Parameters
+        ----------
+        arrays : bool
+            Include ``member``, ``tau`` and the scores as lists.
+
+        Returns
+        -------
+        dict of str
+            The summary.
+        """
         out: dict[str, Any] = {"rounds": self.rounds, "members": int(self.member.sum()),
                                "tests": list(self.stats), "seed": self.seed,
                                "partial": self.partial, "metadata": self.metadata}

@@ -38,7 +38,13 @@ BACKEND = "cython" if _compiled is not None else "numpy"
 
 
 def compiled_available() -> bool:
-    """Whether the Cython extension is importable and not disabled by the environment."""
+    """Whether the Cython extension is importable and not disabled by the environment.
+
+    Returns
+    -------
+    bool
+        Whether the compiled kernels are used.
+    """
     return _compiled is not None
 
 
@@ -174,6 +180,11 @@ class QuadraticForm:
             Lower Cholesky factor of the covariance.
         scale : float
             :math:`s`; :math:`C_2 = s\,\Sigma^{-1}`.
+
+        Returns
+        -------
+        QuadraticForm
+            The form.
         """
         L = np.ascontiguousarray(np.tril(np.atleast_2d(np.asarray(L, dtype=np.float64))))
         b = np.asarray(b, dtype=np.float64).reshape(-1)

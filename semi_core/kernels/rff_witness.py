@@ -99,7 +99,23 @@ def _rff_block_nb(ZX, ZY, t0, F, state, v_out, k_out):  # pragma: no cover - com
 
 
 def rff_block_twin(ZX, ZY, t0, F, state, v_out, k_out) -> None:
-    """NumPy twin of the compiled kernel (same recursion with NumPy products)."""
+    """NumPy twin of the compiled kernel (same recursion with NumPy products).
+
+    Parameters
+    ----------
+    ZX, ZY : ndarray, shape (k, 2D)
+        Base features of the block's pairs.
+    t0 : int
+        Step of the first pair.
+    F : ndarray, shape (2D, 2D)
+        Unscaled witness, updated in place.
+    state : ndarray, shape (3,)
+        ``[M, scale, ||f||^2]``, updated in place.
+    v_out : ndarray
+        Receives the witness values.
+    k_out : ndarray
+        Receives the squared norms.
+    """
     M, scale, fn2 = float(state[0]), float(state[1]), float(state[2])
     for j in range(ZX.shape[0]):
         t = t0 + j

@@ -51,7 +51,20 @@ _RESCALE_BELOW = 1e-150
 
 
 def new_state(n_max: int, d: int) -> dict:
-    """Buffers of one OGA run: coefficients (unscaled), ``[M, scale, ||f||^2]``, witness values."""
+    """Buffers of one OGA run: coefficients (unscaled), ``[M, scale, ||f||^2]``, witness values.
+
+    Parameters
+    ----------
+    n_max : int
+        Largest number of steps.
+    d : int
+        Output dimension.
+
+    Returns
+    -------
+    dict
+        ``coef``, ``state``, ``v`` and ``k``.
+    """
     return {"coef": np.zeros(n_max), "state": np.array([0.0, 1.0, 0.0]),
             "v": np.zeros(n_max), "k": np.zeros(n_max)}
 
@@ -188,7 +201,25 @@ def _witness_block_nb(X, Y, t0, t1, inv2h2, coef, state, v_out, k_out):  # pragm
 
 
 def witness_block_twin(X, Y, t0, t1, inv2h2, coef, state, v_out, k_out) -> None:
-    """NumPy twin of the compiled kernel (same arithmetic, vectorised over past pairs)."""
+    """NumPy twin of the compiled kernel (same arithmetic, vectorised over past pairs).
+
+    Parameters
+    ----------
+    X, Y : ndarray, shape (n, d)
+        Paired outputs.
+    t0, t1 : int
+        First and one-past-last step.
+    inv2h2 : float
+        :math:`1/(2h^2)` of the RBF kernel.
+    coef : ndarray, shape (n,)
+        Unscaled coefficients, updated in place.
+    state : ndarray, shape (3,)
+        ``[M, scale, ||f||^2]``, updated in place.
+    v_out : ndarray, shape (n,)
+        Receives the witness values.
+    k_out : ndarray, shape (n,)
+        Receives the squared norms.
+    """
     M, scale, fn2 = float(state[0]), float(state[1]), float(state[2])
     for t in range(t0, t1):
         if t > 0:
@@ -220,7 +251,25 @@ def witness_block_twin(X, Y, t0, t1, inv2h2, coef, state, v_out, k_out) -> None:
 
 
 def witness_block_python(X, Y, t0, t1, inv2h2, coef, state, v_out, k_out) -> None:
-    """Plain-Python reference loop (benchmarks and tests only: slow)."""
+    """Plain-Python reference loop (benchmarks and tests only: slow).
+
+    Parameters
+    ----------
+    X, Y : ndarray, shape (n, d)
+        Paired outputs.
+    t0, t1 : int
+        First and one-past-last step.
+    inv2h2 : float
+        :math:`1/(2h^2)` of the RBF kernel.
+    coef : ndarray, shape (n,)
+        Unscaled coefficients, updated in place.
+    state : ndarray, shape (3,)
+        ``[M, scale, ||f||^2]``, updated in place.
+    v_out : ndarray, shape (n,)
+        Receives the witness values.
+    k_out : ndarray, shape (n,)
+        Receives the squared norms.
+    """
     d = X.shape[1]
     M, scale, fn2 = float(state[0]), float(state[1]), float(state[2])
     Xl, Yl = X.tolist(), Y.tolist()
