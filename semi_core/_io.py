@@ -708,38 +708,16 @@ def read_scores_file(path, *, name: str = "--scores", score_col: str = "score",
     suffix = Path(str(path)).suffix.lower()
     if str(path) == "-" or suffix not in (".npy", ".npz", ".parquet", ".pq"):
         return read_scores_csv(path, name=name, score_col=score_col, label_col=label_col)
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"{name}: no such file {path}")
-    if p.stat().st_size > MAX_CSV_BYTES:
-        raise ValueError(f"{name}: {path} is larger than {MAX_CSV_BYTES >> 30} GiB")
+    p, suffix = _check_suffix_file(path, name)
+    cols = [score_col, label_col]
     if suffix == ".npz":
-        files: list[str] = []
-        try:
-            with np.load(p, allow_pickle=False) as z:
-                files = list(z.files)
-                if score_col in files and label_col in files:
-                    sc, lab = z[score_col], z[label_col]
-        except MemoryError:
-            raise
-        except _BROKEN as exc:
-            raise ValueError(f"{name}: {path} is not a readable .npz archive "
-                             f"({type(exc).__name__}: {exc}); is the file complete?") from None
-        missing = [c for c in (score_col, label_col) if c not in files]
-        if missing:
-            raise ValueError(f"{name}: {path} has no array {missing[0]!r} (arrays: "
-                             f"{files}); name them with --score-col / --label-col")
+        (sc, lab), _ = _npz_arrays(p, cols, name,
+                                   hint="; name them with --score-col / --label-col")
         return _split(sc, lab, name, score_col, label_col)
     if suffix == ".npy":
-        try:
-            a = np.load(p, allow_pickle=False)
-        except MemoryError:
-            raise
-        except _BROKEN as exc:
-            raise ValueError(f"{name}: {path} is not a readable .npy array without objects "
-                             f"({exc})") from None
+        a = _load_npy(p, name)
         if a.dtype.names:
-            missing = [c for c in (score_col, label_col) if c not in a.dtype.names]
+            missing = [c for c in cols if c not in a.dtype.names]
             if missing:
                 raise ValueError(f"{name}: {path} has no field {missing[0]!r} (fields: "
                                  f"{list(a.dtype.names)})")
@@ -748,15 +726,7 @@ def read_scores_file(path, *, name: str = "--scores", score_col: str = "score",
             raise ValueError(f"{name}: a plain .npy must have shape (n, 2) with rows [score, "
                              f"label], got {a.shape}")
         return _split(a[:, 0], a[:, 1], name, "column 0", "column 1")
-    try:
-        import pandas as pd  # lazy: optional dependency
-        frame = pd.read_parquet(p, columns=[score_col, label_col])
-    except ImportError as exc:
-        raise ImportError(f"{name}: reading parquet needs pandas and pyarrow (pip install "
-                          f"pandas pyarrow): {exc}") from None
-    except (KeyError, ValueError, OSError) as exc:
-        raise ValueError(f"{name}: cannot read columns {score_col!r}, {label_col!r} of "
-                         f"{path} ({type(exc).__name__}: {exc})") from None
+    frame = _parquet_frame(p, cols, name)
     scores = frame[score_col]
     labels = frame[label_col]
     if scores.isna().any() or labels.isna().any():
@@ -925,8 +895,10 @@ def _float_1d(a, name: str) -> np.ndarray:
     return a.astype(float)
 
 
-def _npz_arrays(p: Path, want: list[str] | None, name: str) -> tuple[list[np.ndarray], list[str]]:
-    """Arrays of an .npz by name (``None``: its only array); damaged archives refused."""
+def _npz_arrays(p: Path, want: list[str] | None, name: str, *, hint: str = ""
+                ) -> tuple[list[np.ndarray], list[str]]:
+    """Arrays of an .npz by name (``None``: its only array; ``hint`` ends the error naming a
+    missing one); damaged archives refused. The one .npz reader of the score files."""
     got: list[np.ndarray] = []
     try:
         with np.load(p, allow_pickle=False) as z:
@@ -936,7 +908,8 @@ def _npz_arrays(p: Path, want: list[str] | None, name: str) -> tuple[list[np.nda
                 raise ValueError(f"{name}: {p} holds arrays {files}; name one with --score-col")
             missing = [c for c in names if c not in files]
             if missing:
-                raise ValueError(f"{name}: {p} has no array {missing[0]!r} (arrays: {files})")
+                raise ValueError(f"{name}: {p} has no array {missing[0]!r} (arrays: {files})"
+                                 f"{hint}")
             got = [z[c] for c in names]
     except MemoryError:
         raise
@@ -999,16 +972,32 @@ def read_score_columns(path, member_col: str, nonmember_col: str, *, name: str =
     return mem, non, {cols[0]: pad_m, cols[1]: pad_n}
 
 
-def _parquet_columns(p: Path, cols: list[str], name: str) -> list[np.ndarray]:
+def _load_npy(p: Path, name: str) -> np.ndarray:
+    """An .npy array without objects (never unpickled); damaged files refused naming ``name``."""
+    try:
+        return np.load(p, allow_pickle=False)
+    except MemoryError:
+        raise
+    except _BROKEN as exc:
+        raise ValueError(f"{name}: {p} is not a readable .npy array without objects "
+                         f"({exc})") from None
+
+
+def _parquet_frame(p: Path, cols: list[str], name: str):
+    """Columns ``cols`` of a parquet file as a pandas frame (pandas and pyarrow, optional)."""
     try:
         import pandas as pd  # lazy: optional dependency
-        frame = pd.read_parquet(p, columns=cols)
+        return pd.read_parquet(p, columns=cols)
     except ImportError as exc:
         raise ImportError(f"{name}: reading parquet needs pandas and pyarrow (pip install "
                           f"pandas pyarrow): {exc}") from None
     except (KeyError, ValueError, OSError) as exc:
         raise ValueError(f"{name}: cannot read columns {cols} of {p} "
                          f"({type(exc).__name__}: {exc})") from None
+
+
+def _parquet_columns(p: Path, cols: list[str], name: str) -> list[np.ndarray]:
+    frame = _parquet_frame(p, cols, name)
     return [_float_1d(frame[c].to_numpy(dtype=float, na_value=np.nan), f"{name}: column {c!r}")
             for c in cols]
 
@@ -1037,13 +1026,7 @@ def read_score_list(path, *, name: str, score_col: str | None = None) -> np.ndar
     if str(path) == "-":
         raise ValueError(f"{name} must be a file (standard input is read by --scores)")
     if suffix == ".npy":
-        try:
-            a = np.load(p, allow_pickle=False)
-        except MemoryError:
-            raise
-        except _BROKEN as exc:
-            raise ValueError(f"{name}: {path} is not a readable .npy array without objects "
-                             f"({exc})") from None
+        a = _load_npy(p, name)
         if a.dtype.names:
             if score_col is None or score_col not in a.dtype.names:
                 raise ValueError(f"{name}: {path} is a structured array with fields "
