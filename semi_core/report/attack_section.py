@@ -30,7 +30,34 @@ def run_setting(dataset: str, model: str, seed_col: str, *, quick: bool, seed: i
                 progress=None, n_bootstrap: int | None = None, n_targets: int | None = None,
                 **overrides) -> dict:
     """One setting: the main table, exact vs CG, damping sweep, ablation, LOO fraction and
-    agreement, with Markdown beside the seed's numbers."""
+    agreement, with Markdown beside the seed's numbers.
+
+    Parameters
+    ----------
+    dataset : str
+        Bundled dataset.
+    model : str
+        Architecture.
+    seed_col : str
+        Column of the seed's tables compared against.
+    quick : bool
+        Small sizes.
+    seed : int
+        Root seed.
+    progress : callable, optional
+        ``progress(message)``.
+    n_bootstrap : int, optional
+        Bootstrap replicates; None = the mode's default.
+    n_targets : int, optional
+        Target models; None = the mode's default.
+    **overrides
+        Fields of :class:`~semi_core.attacks.whitebox.AttackConfig`.
+
+    Returns
+    -------
+    dict
+        The tables (data and Markdown).
+    """
     # lazy: torch is a heavy import, loaded only when this runs
     from semi_core.attacks.whitebox import AttackConfig, run_attacks
 
@@ -112,20 +139,58 @@ _TRANSFER = (
 #: with IHA and LiRA for comparison).
 _LOO_SHOWN = ("iha", "lira-online", "l-attack", "lira-l")
 
+#: The target-model attacks split into panels of a few curves each (IHA, the reference, in every
+#: panel); an attack in none of them goes to the last panel.
+_ROC_GROUPS = (("gradient and loss", ("iha", "loss", "sif")),
+               ("LiRA", ("lira-online", "lira-offline", "lira-online-global",
+                         "lira-offline-global")),
+               ("RMIA and L-attacks", ("rmia", "rmia-offline", "l-attack", "lira-l")))
 
-def plot_roc(run, path, *, title: str = "") -> None:
-    """ROC of every attack (log-log, FPR from 1/N0, steps of the step rule) on the target
-    model(s), and of the leave-one-out attacks on their subset; IHA with its pointwise 95 %
-    Clopper-Pearson band (:mod:`semi_core.report._plots`)."""
-    from semi_core.report import _plots as P
 
-    panels = [("target model(s)", run.result, list(run.result.stats))]
+def _roc_panels(run) -> list[tuple[str, object, list[str]]]:
+    """``(what, result, attack names)`` per panel: the target-model attacks in
+    :data:`_ROC_GROUPS` (IHA leading each), then the leave-one-out subset."""
+    names = list(run.result.stats)
+    grouped = {a for _, g in _ROC_GROUPS for a in g}
+    panels = []
+    for k, (what, group) in enumerate(_ROC_GROUPS):
+        shown = [a for a in group if a in names]
+        if k == len(_ROC_GROUPS) - 1:
+            shown += [a for a in names if a not in grouped]
+        if "iha" in names and "iha" not in shown:
+            shown.insert(0, "iha")
+        if [a for a in shown if a != "iha"] or (k == 0 and shown):
+            panels.append((f"target model(s), {what}", run.result, shown))
     if run.loo_result is not None:
         panels.append(("leave-one-out subset", run.loo_result,
                        [a for a in _LOO_SHOWN if a in run.loo_result.stats]))
+    return panels
+
+
+def plot_roc(run, path, *, title: str = "") -> None:
+    """ROC of every attack (log-log, FPR from 1/N0, steps of the step rule) on the target
+    model(s), a few attacks per panel, and of the leave-one-out attacks on their subset; IHA in
+    every panel, with its pointwise 95 % Clopper-Pearson band (:mod:`semi_core.report._plots`).
+    A curve starts where its TPR first exceeds 0 (a log axis has no 0).
+
+    Parameters
+    ----------
+    run : object
+        The attacks' result.
+    path : str or pathlib.Path
+        PNG file written.
+    title : str
+        Figure title.
+    """
+    from semi_core.report import _plots as P
+
+    panels = _roc_panels(run)
+    ncols = 2 if len(panels) > 2 else len(panels)
+    nrows = -(-len(panels) // ncols)
     with P.style() as plt:
-        fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.6), squeeze=False)
-        for ax, (what, res, names) in zip(axes[0], panels, strict=True):
+        fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 4.4 * nrows),
+                                 squeeze=False)
+        for ax, (what, res, names) in zip(axes.ravel(), panels):
             m0, n0 = res.scores(names[0])
             P.roc_axes(ax, n0=n0.size, n1=m0.size,
                        title=f"{title}: {what}\n{m0.size} members / {n0.size} non-members")
@@ -133,14 +198,28 @@ def plot_roc(run, path, *, title: str = "") -> None:
                 k = _ATTACKS.index(name) if name in _ATTACKS else len(_ATTACKS)
                 P.plot_empirical_roc(ax, *res.scores(name), label=name, band=name == "iha",
                                      color=f"C{k % 10}", ls=P.LINESTYLES[k % len(P.LINESTYLES)])
+        for ax in axes.ravel()[len(panels):]:
+            ax.set_visible(False)
         fig.tight_layout()
-        P.figure_legend(fig, axes, ncol=5, title="steps: empirical ROC (step rule); shaded: "
-                        "pointwise 95% Clopper-Pearson band of IHA's TPR")
+        P.figure_legend(fig, axes, ncol=6, title="steps: empirical ROC (step rule), from the "
+                        "first FPR with TPR > 0; shaded: pointwise 95% Clopper-Pearson band of "
+                        "IHA's TPR")
         P.save(fig, path)
 
 
 def build(ctx: ReportContext) -> Section:
-    """Run both settings and return the tables beside the seed's numbers and ROC figures."""
+    """Run both settings and return the tables beside the seed's numbers and ROC figures.
+
+    Parameters
+    ----------
+    ctx : ReportContext
+        Output directory, quick or full mode, seed and progress hook.
+
+    Returns
+    -------
+    Section
+        The section's Markdown, figure names and JSON data.
+    """
     title = "White-box vs reference-model attacks: IHA and the LiRA family (iha seed Tables 2-5, 8, 9)"
     try:
         # lazy: torch is a heavy import, loaded only when this runs

@@ -27,8 +27,18 @@ __all__ = ["build", "format_table", "soundness_table", "one_run_soundness",
 
 
 def format_table(rows) -> str:
-    """Markdown table: noise, mu, eps_true (tau), eps_LB per test."""
-    tests = list(rows[0]["tests"])
+    """Markdown table: noise, mu, eps_true (tau), eps_LB per test.
+
+    Parameters
+    ----------
+    rows : list of AuditReport
+        :func:`~semi_core.audit.games.noisy_mean_audit_table`'s rows.
+
+    Returns
+    -------
+    str
+    """
+    tests = rows[0].tests
     head = ("| noise s | mu_1 | mu_tau | eps true | eps true (tau) | "
             + " | ".join(f"eps_LB {t}" for t in tests) + " | max certifiable |")
     sep = "|" + "---|" * (6 + len(tests))
@@ -36,8 +46,8 @@ def format_table(rows) -> str:
     for r in rows:
         cells = [f"{r['noise']:.4g}", f"{r['mu']:.3f}", f"{r['mu_tau']:.3f}",
                  f"{r['epsilon_true']:.3f}", f"{r['epsilon_true_tau']:.3f}"]
-        cells += [f"{r['tests'][t]['epsilon_lower_bound']:.3f}" for t in tests]
-        cells.append(f"{r['tests'][tests[0]]['epsilon_max_certifiable']:.3f}")
+        cells += [f"{r.epsilon_lower_bound(t):.3f}" for t in tests]
+        cells.append(f"{r.epsilon_max_certifiable(tests[0]):.3f}")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -100,7 +110,18 @@ def _soundness(ctx: ReportContext, audits: int, n: int) -> dict:
 
 
 def soundness_table(sound: dict) -> str:
-    """Markdown: family x method, with the assumption and whether it holds for the family."""
+    """Markdown: family x method, with the assumption and whether it holds for the family.
+
+    Parameters
+    ----------
+    sound : dict
+        Over-claim counts per score family and method.
+
+    Returns
+    -------
+    str
+        The Markdown table.
+    """
     rows = ["| score family | method | assumption | holds here | over-claim rate | "
             "median eps_LB / eps | null (delta=1e-5): eps_LB = 0 |",
             "|---|---|---|---|---|---|---|"]
@@ -137,7 +158,22 @@ ONE_RUN_QUICK = ("bernoulli-null", "rr-1", "rr-4", "laplace-1", "geometric-2")
 
 def one_run_soundness(ctx: ReportContext, audits: int, m: int) -> dict:
     """Over-claim counts of the one-run variants (:data:`ONE_RUN_ROWS`; quick: those of
-    :data:`ONE_RUN_QUICK`, one-run-fdp only), with exact 95 % intervals."""
+    :data:`ONE_RUN_QUICK`, one-run-fdp only), with exact 95 % intervals.
+
+    Parameters
+    ----------
+    ctx : ReportContext
+        Mode, seed and progress hook.
+    audits : int
+        Audits per variant.
+    m : int
+        Canaries per audit.
+
+    Returns
+    -------
+    dict
+        Over-claim counts, rates and intervals per mechanism and variant.
+    """
     from semi_core.audit.one_run_soundness import one_run_overclaims
 
     delta, xi = 1e-5, 0.05
@@ -156,7 +192,18 @@ def one_run_soundness(ctx: ReportContext, audits: int, m: int) -> dict:
 
 
 def one_run_soundness_table(sound: dict) -> str:
-    """Markdown: mechanism x variant, over-claims k/n, rate, 95 % interval, above xi?"""
+    """Markdown: mechanism x variant, over-claims k/n, rate, 95 % interval, above xi?
+
+    Parameters
+    ----------
+    sound : dict
+        The result of :func:`one_run_soundness`.
+
+    Returns
+    -------
+    str
+        The Markdown table.
+    """
     xi = sound["failure_prob"]
     out = ["| mechanism | eps(delta) | method | seed | assumption | holds here | over-claims | "
            "rate | 95% interval | above xi beyond the interval |",
@@ -171,7 +218,18 @@ def one_run_soundness_table(sound: dict) -> str:
 
 
 def build(ctx: ReportContext) -> Section:
-    """Audit-game table at three noise levels (quick: 2000 games each) and soundness rates."""
+    """Audit-game table at three noise levels (quick: 2000 games each) and soundness rates.
+
+    Parameters
+    ----------
+    ctx : ReportContext
+        Output directory, quick or full mode, seed and progress hook.
+
+    Returns
+    -------
+    Section
+        The section's Markdown, figure names and JSON data.
+    """
     from semi_core.report import _plots as P
 
 
@@ -183,15 +241,15 @@ def build(ctx: ReportContext) -> Section:
     sound_one_run = one_run_soundness(ctx, audits=100 if ctx.quick else 400,
                                       m=200 if ctx.quick else 500)
 
-    tests = list(rows[0]["tests"])
+    tests = rows[0].tests
     mus = [r["mu"] for r in rows]
     with P.style() as plt:
         fig, ax = plt.subplots(figsize=(5.5, 3.8))
         ax.plot(mus, [r["epsilon_true"] for r in rows], "k-o", label="true eps(delta)")
         for i, t in enumerate(tests):
-            ax.plot(mus, [r["tests"][t]["epsilon_lower_bound"] for r in rows], "-s", color=f"C{i}",
+            ax.plot(mus, [r.epsilon_lower_bound(t) for r in rows], "-s", color=f"C{i}",
                     label=f"{t} (dkw)")
-            ax.plot(mus, [r["tests"][t]["epsilon_lower_bound"] for r in rows_gdp], "--^",
+            ax.plot(mus, [r.epsilon_lower_bound(t) for r in rows_gdp], "--^",
                     color=f"C{i}", label=f"{t} (gdp)")
         ax.set_xlabel("mu of the mechanism (noise s = Delta_1 / mu)")
         ax.set_ylabel("epsilon at delta = 1e-5")
@@ -249,7 +307,8 @@ def build(ctx: ReportContext) -> Section:
         f"games: {choice['certifiable_max']:.3f}."
     )
     return Section(title="Privacy auditing with SeMI tests", markdown=md, figures=[fname],
-                   data={"audit_game": rows, "audit_game_gdp": rows_gdp,
+                   data={"audit_game": [r.to_dict() for r in rows],
+                         "audit_game_gdp": [r.to_dict() for r in rows_gdp],
                          "soundness": sound, "soundness_one_run": sound_one_run,
                          "tau_choice": choice})
 

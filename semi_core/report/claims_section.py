@@ -50,7 +50,18 @@ def _figure(summ: dict, path) -> None:
 
 
 def build(ctx: ReportContext) -> Section:
-    """Check every claim (quick Monte Carlo sizes in quick mode) and summarise the verdicts."""
+    """Check every claim (quick Monte Carlo sizes in quick mode) and summarise the verdicts.
+
+    Parameters
+    ----------
+    ctx : ReportContext
+        Output directory, quick or full mode, seed and progress hook.
+
+    Returns
+    -------
+    Section
+        The section's Markdown, figure names and JSON data.
+    """
 
     results = verify(quick=ctx.quick, rng_seed=ctx.seed, progress=ctx.progress)
     summ = summary(results)

@@ -30,7 +30,17 @@ def plot_fig3(res: dict, path, *, labels: dict) -> None:
     games (on all games of a tau, and on the certification split; above it: shaded, no bound can
     get there). Right: the same bounds zoomed in, each with its 95 % interval (estimate
     +- 1.96 paired-bootstrap SE; filled marker) and the bound certified at the pilot-chosen tau (open marker, a valid
-    bound for one tau); attacks offset around each eps."""
+    bound for one tau); attacks offset around each eps.
+
+    Parameters
+    ----------
+    res : dict
+        :func:`~semi_core.sgd.experiments.fig3_experiment`'s result.
+    path : str or pathlib.Path
+        PNG file written.
+    labels : dict
+        Display name of each attack.
+    """
     from semi_core.report import _plots as P
 
     rows = res["rows"]
@@ -95,7 +105,17 @@ def _taus(taus) -> str:
 
 def plot_roc(res: dict, path, *, labels: dict) -> None:
     """ROC of every attack (log-log, FPR floored at 1/N0) without noise and at each audited eps,
-    with the pointwise 95 % Clopper-Pearson band of the first attack (seed H.4)."""
+    with the pointwise 95 % Clopper-Pearson band of the first attack (seed H.4).
+
+    Parameters
+    ----------
+    res : dict
+        :func:`~semi_core.sgd.experiments.fig3_experiment`'s result.
+    path : str or pathlib.Path
+        PNG file written.
+    labels : dict
+        Display name of each attack.
+    """
     from semi_core.report import _plots as P
 
     keys = sorted(res["roc"], key=lambda k: (k != "inf", k))  # no noise first
@@ -126,7 +146,18 @@ FULL = dict(epsilons=(0.5, 1.0, 2.0, 4.0, 6.0), rounds=10_000, taus=None, n_boot
 
 
 def build(ctx: ReportContext) -> Section:
-    """Run the audit and return the Fig. 3 analogue table, the eps plot and ROC curves."""
+    """Run the audit and return the Fig. 3 analogue table, the eps plot and ROC curves.
+
+    Parameters
+    ----------
+    ctx : ReportContext
+        Output directory, quick or full mode, seed and progress hook.
+
+    Returns
+    -------
+    Section
+        The section's Markdown, figure names and JSON data.
+    """
     title = "DP-SGD fine-tuning audit (seed Fig. 3, H.4, H.5)"
     try:
         # lazy: torch is a heavy import, loaded only when this runs

@@ -44,7 +44,26 @@ def _ss(seed, *key):
 
 def run_experiments(*, quick: bool = True, seed: int = 0, progress=lambda m: None,
                     n: int | None = None, rounds: int | None = None) -> dict:
-    """Every number of the section (JSON-ready), with run times."""
+    """Every number of the section (JSON-ready), with run times.
+
+    Parameters
+    ----------
+    quick : bool
+        Small Monte Carlo sizes.
+    seed : int
+        Root seed.
+    progress : callable
+        ``progress(message)``.
+    n : int, optional
+        Batch size; None = the seed's.
+    rounds : int, optional
+        Games per experiment; None = the mode's default.
+
+    Returns
+    -------
+    dict
+        The section's numbers and run times.
+    """
     # lazy: torch is a heavy import, loaded only when this runs
     from semi_core.attacks.leakage import power_loss_curve, simulate_leakage, summarize_leakage
 
@@ -194,7 +213,18 @@ def average_datum_rows(law, n: int, rounds: int, seed: int = 0) -> list[dict]:
 
 
 def tables(data: dict) -> str:
-    """Markdown tables of the section."""
+    """Markdown tables of the section.
+
+    Parameters
+    ----------
+    data : dict
+        The result of :func:`run_experiments`.
+
+    Returns
+    -------
+    str
+        The Markdown tables.
+    """
     a = data["alpha"]
     L = [f"Seed set-up: Bernoulli p_j ~ U[0.25, 0.75], n = {data['n']}, d = {data['d']}, "
          f"{data['rounds']} games per point (sufficient statistics); FPR {a}.", "",
@@ -272,7 +302,20 @@ def make_figures(data: dict, out_dir) -> list[str]:
     """Fig. 2a-f analogues as PNG files under ``out_dir``; returns their names.
 
     ROC panels go through :mod:`semi_core.report._plots` (log-log, FPR from 1/N0, chance line,
-    pointwise 95 % Clopper-Pearson bands of the simulated curves)."""
+    pointwise 95 % Clopper-Pearson bands of the simulated curves).
+
+    Parameters
+    ----------
+    data : dict
+        The result of :func:`run_experiments`.
+    out_dir : str or pathlib.Path
+        Directory of the PNG files.
+
+    Returns
+    -------
+    list of str
+        File names of the figures.
+    """
     from semi_core.report import _plots as P
 
     with P.style() as plt:
@@ -355,7 +398,18 @@ def make_figures(data: dict, out_dir) -> list[str]:
 
 
 def build(ctx: ReportContext) -> Section:
-    """Fig. 2a-f analogues, target / sub-sampling / noise / plug-in / finite-n tables."""
+    """Fig. 2a-f analogues, target / sub-sampling / noise / plug-in / finite-n tables.
+
+    Parameters
+    ----------
+    ctx : ReportContext
+        Output directory, quick or full mode, seed and progress hook.
+
+    Returns
+    -------
+    Section
+        The section's Markdown, figure names and JSON data.
+    """
     t0 = time.perf_counter()
     data = run_experiments(quick=ctx.quick, seed=ctx.seed, progress=ctx.progress)
     figs = make_figures(data, ctx.out_dir)

@@ -22,7 +22,18 @@ PEER = ((1.0, 2.164749), (2.0, 4.7218075), (4.0, 9.133752))
 
 
 def build(ctx: ReportContext) -> Section:
-    """The tightness table (quick: m in {100, 1000}, 2 repetitions; full: m up to 5000, 3)."""
+    """The tightness table (quick: m in {100, 1000}, 2 repetitions; full: m up to 5000, 3).
+
+    Parameters
+    ----------
+    ctx : ReportContext
+        Output directory, quick or full mode, seed and progress hook.
+
+    Returns
+    -------
+    Section
+        The section's Markdown, figure names and JSON data.
+    """
     import torch  # lazy: heavy optional dependency
 
     from semi_core.audit.one_run_fdp import gaussian_ceiling

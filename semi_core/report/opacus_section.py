@@ -41,7 +41,36 @@ def tightness_rows(model_fn, data, *, epsilons=EPSILONS, canary="dirac", rounds=
                    engine="batched", seed=0, canaries_per_run=1, semi=None,
                    progress=lambda m: None) -> list[dict]:
     """One row per target eps: eps_true, Opacus' eps, eps_LB of the canary's primary test per
-    bound, the ratios eps_LB / eps_true, and seconds."""
+    bound, the ratios eps_LB / eps_true, and seconds.
+
+    Parameters
+    ----------
+    model_fn : callable
+        Builds a fresh model.
+    data : tuple
+        The training data.
+    epsilons : sequence of float
+        Target epsilons.
+    canary : str
+        Canary kind.
+    rounds : int
+        Games per epsilon.
+    engine : str
+        Training engine (``"batched"`` or Opacus' own loop).
+    seed : int
+        Root seed.
+    canaries_per_run : int
+        Canaries per training run.
+    semi : optional
+        SeMI score option of the scorer.
+    progress : callable
+        ``progress(message)``.
+
+    Returns
+    -------
+    list of dict
+        One row per epsilon.
+    """
     # lazy: torch is a heavy import, loaded only when this runs
     from semi_core.integrations.opacus import audit_opacus
 
@@ -78,7 +107,32 @@ def bug_zoo_rows(model_fn, data, *, epsilon=2.0, rounds_grid=(250, 500, 1000, 20
     each R in ``rounds_grid`` (stopping at the first refutation), the best refuting bounds.
 
     The clip norm is C = 4 for every row so that ``noise_unscaled`` (noise sigma instead of
-    sigma*C) matters (at C = 1 it is harmless, and the audit correctly finds nothing)."""
+    sigma*C) matters (at C = 1 it is harmless, and the audit correctly finds nothing).
+
+    Parameters
+    ----------
+    model_fn : callable
+        Builds a fresh model.
+    data : tuple
+        The training data.
+    epsilon : float
+        Claimed epsilon.
+    rounds_grid : sequence of int
+        Game counts tried in order.
+    engine : str
+        Training engine.
+    seed : int
+        Root seed.
+    bugs : sequence of str, optional
+        Bugs audited; None = all.
+    progress : callable
+        ``progress(message)``.
+
+    Returns
+    -------
+    list of dict
+        One row per bug (and the correct implementation).
+    """
     # lazy: torch is a heavy import, loaded only when this runs
     from semi_core.integrations.opacus import audit_opacus
 
@@ -115,7 +169,26 @@ def bug_zoo_rows(model_fn, data, *, epsilon=2.0, rounds_grid=(250, 500, 1000, 20
 
 def timing_row(model_fn, data, *, rounds=1000, seed=0, epsilon=4.0) -> dict:
     """Seconds to train ``rounds`` games at one tau: Opacus' loop vs the batched trainer (same
-    plan, one thread), and the split of the batched time."""
+    plan, one thread), and the split of the batched time.
+
+    Parameters
+    ----------
+    model_fn : callable
+        Builds a fresh model.
+    data : tuple
+        The training data.
+    rounds : int
+        Games timed.
+    seed : int
+        Root seed.
+    epsilon : float
+        Target epsilon.
+
+    Returns
+    -------
+    dict
+        Seconds of each engine and the split of the batched time.
+    """
     # lazy: torch is a heavy import, loaded only when this runs
     from semi_core.integrations.opacus import time_engines
 
@@ -164,7 +237,18 @@ def _zoo_md(rows) -> list[str]:
 
 
 def build(ctx: ReportContext) -> Section:
-    """Tightness table, bug-zoo table and timing table (see the module docstring)."""
+    """Tightness table, bug-zoo table and timing table (see the module docstring).
+
+    Parameters
+    ----------
+    ctx : ReportContext
+        Output directory, quick or full mode, seed and progress hook.
+
+    Returns
+    -------
+    Section
+        The section's Markdown, figure names and JSON data.
+    """
     title = "Auditing Opacus DP-SGD: white-box canaries, bug zoo, speed"
     try:
         # lazy: torch is a heavy import, loaded only when this runs

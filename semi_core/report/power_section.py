@@ -48,7 +48,18 @@ def _plot(ax, xs, rows, xlabel):
 
 
 def build(ctx: ReportContext) -> Section:
-    """Power vs T (tau = min(5, T)) and power vs distance (T = 5, tau = 3); n = 10, N(0, 1)."""
+    """Power vs T (tau = min(5, T)) and power vs distance (T = 5, tau = 3); n = 10, N(0, 1).
+
+    Parameters
+    ----------
+    ctx : ReportContext
+        Output directory, quick or full mode, seed and progress hook.
+
+    Returns
+    -------
+    Section
+        The section's Markdown, figure names and JSON data.
+    """
     from semi_core.report import _plots as P
 
     rounds = 20_000 if ctx.quick else SEED_ROUNDS

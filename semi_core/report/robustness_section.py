@@ -32,7 +32,22 @@ N, T, TAU, DIST = SEED_FIG2.n, SEED_FIG2.T, SEED_FIG2.tau, SEED_FIG2.distance
 
 
 def robustness_table(rounds: int, seed: int = 0, progress=lambda msg: None) -> dict:
-    """Measured (engine) vs Gaussian-theory TPR at 1 % FPR for every family and test."""
+    """Measured (engine) vs Gaussian-theory TPR at 1 % FPR for every family and test.
+
+    Parameters
+    ----------
+    rounds : int
+        Games per family.
+    seed : int
+        Root seed.
+    progress : callable
+        ``progress(message)``.
+
+    Returns
+    -------
+    dict
+        Measured and theoretical TPR per family and test.
+    """
     mech = EmpiricalMean.isotropic(N, T, distance=DIST)
     theory = {t: float(errors.tpr_at_fpr(mech, FPR, t, tau=TAU)) for t in TESTS}
     rows = {}
@@ -51,7 +66,18 @@ def robustness_table(rounds: int, seed: int = 0, progress=lambda msg: None) -> d
 
 
 def build(ctx: ReportContext) -> Section:
-    """Robustness table and a bar chart (measured vs Gaussian theory)."""
+    """Robustness table and a bar chart (measured vs Gaussian theory).
+
+    Parameters
+    ----------
+    ctx : ReportContext
+        Output directory, quick or full mode, seed and progress hook.
+
+    Returns
+    -------
+    Section
+        The section's Markdown, figure names and JSON data.
+    """
     from semi_core.report import _plots as P
 
     rounds = 40_000 if ctx.quick else 400_000

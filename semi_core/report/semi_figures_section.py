@@ -38,6 +38,15 @@ def prefix_statistics(mech, releases, tau: int) -> dict[str, np.ndarray]:
     same value for every t: isolation) and Final Observation is the test on :math:`\hat\mu_t`
     of the mechanism truncated to t steps.
 
+    Parameters
+    ----------
+    mech : EmpiricalMean
+        The mechanism.
+    releases : ndarray, shape (R, T, d)
+        Releases.
+    tau : int
+        Insertion time.
+
     Returns
     -------
     dict
@@ -294,6 +303,22 @@ def prior_study(rounds: int, seed: int, T: int = 10, dist: float = 3.0) -> dict:
     Neyman-Pearson test of :math:`\nu` (SeMI-Unif with weights :math:`\nu`), the uniform-prior
     SeMI-Unif (misspecified unless :math:`\nu` is uniform), SeMI-max, the oracle SeMI* and
     Final Observation.
+
+    Parameters
+    ----------
+    rounds : int
+        Games per prior.
+    seed : int
+        Root seed.
+    T : int
+        Number of releases.
+    dist : float
+        Mahalanobis distance of the target.
+
+    Returns
+    -------
+    dict
+        Power of each test under each prior.
     """
     from semi_core.game.engine import simulate
 
@@ -325,6 +350,20 @@ def limit_table(c: float = 1.0, ns=(10, 100, 1000, 10_000), fpr: float = FPR) ->
 
     the optimal power of Azize & Basu's per-datum analysis (their Theorem 3.1 for one record in
     an empirical mean), which the exact noncentral-chi-square form approaches as :math:`n` grows.
+
+    Parameters
+    ----------
+    c : float
+        Per-datum leakage :math:`m^*/n`.
+    ns : sequence of int
+        Batch sizes.
+    fpr : float
+        False-positive rate.
+
+    Returns
+    -------
+    dict
+        Exact and limiting power per n.
     """
     from scipy.special import ndtr, ndtri
 
@@ -364,7 +403,18 @@ def _covariance_study(ctx, rounds):
 
 def build(ctx: ReportContext) -> Section:
     """Figs. 1, 4, 5, 6, 7, 8 with closed forms and Monte Carlo; prior, limit and covariance
-    studies."""
+    studies.
+
+    Parameters
+    ----------
+    ctx : ReportContext
+        Output directory, quick or full mode, seed and progress hook.
+
+    Returns
+    -------
+    Section
+        The section's Markdown, figure names and JSON data.
+    """
     from semi_core.report import _plots as P
 
     mc = 60_000 if ctx.quick else 400_000

@@ -106,7 +106,18 @@ def _gauss(res: dict) -> str:
 
 
 def render_markdown(results: dict) -> str:
-    """Markdown for whatever parts ``results`` holds (keys as in ``analysis/seq_audit_tables``)."""
+    """Markdown for whatever parts ``results`` holds (keys as in ``analysis/seq_audit_tables``).
+
+    Parameters
+    ----------
+    results : dict
+        Tables of the sequential-audit experiments.
+
+    Returns
+    -------
+    str
+        The Markdown.
+    """
     out = []
     if "table1" in results:
         t = results["table1"]
@@ -219,7 +230,18 @@ def _paths_figure(path, paths_by_label: dict, alpha: float) -> None:
 
 
 def build(ctx: ReportContext) -> Section:
-    """Quick: Tables 1-2 with 3 runs on a subset, Table 3 with 2 runs, small App. F, Type I."""
+    """Quick: Tables 1-2 with 3 runs on a subset, Table 3 with 2 runs, small App. F, Type I.
+
+    Parameters
+    ----------
+    ctx : ReportContext
+        Output directory, quick or full mode, seed and progress hook.
+
+    Returns
+    -------
+    Section
+        The section's Markdown, figure names and JSON data.
+    """
 
     q = ctx.quick
     res = {}

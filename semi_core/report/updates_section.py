@@ -93,7 +93,18 @@ def _tables37_md(pt: dict, seed: dict) -> str:
 
 
 def build(ctx: ReportContext) -> Section:
-    """Run the studies and return the tables."""
+    """Run the studies and return the tables.
+
+    Parameters
+    ----------
+    ctx : ReportContext
+        Output directory, quick or full mode, seed and progress hook.
+
+    Returns
+    -------
+    Section
+        The section's Markdown, figure names and JSON data.
+    """
     title = "Combining model updates (Jagielski et al.): Table 2, Q1-Q3, heuristic vs optimal"
     try:
         # lazy: torch is a heavy import, loaded only when this runs
