@@ -237,7 +237,8 @@ def _step_on_log(fpr, tpr, xf):
 
 def plot_roc(ax, fpr, tpr, *, label: str, band=None, floor: float | None = None, color=None,
              ls="-", lw=None, band_alpha: float = 0.18, **kw):
-    """Draw an empirical ROC (steps) on ROC axes, with an optional band.
+    """Draw an empirical ROC (steps) on ROC axes, with an optional band. On a log TPR axis the
+    curve starts at its first FPR with TPR > 0.
 
     Parameters
     ----------
@@ -258,8 +259,12 @@ def plot_roc(ax, fpr, tpr, *, label: str, band=None, floor: float | None = None,
     xf = float(ax.get_xlim()[0]) if floor is None else float(floor)
     x, y = _step_on_log(fpr, tpr, xf)
     y_bottom = float(ax.get_ylim()[0])
-    yy = np.where(y > 0, y, y_bottom * 1e-3)  # TPR = 0 lies below the axis: drawn off its edge
-    line, = ax.plot(x, yy, drawstyle="steps-post", label=label, color=color, ls=ls, lw=lw, **kw)
+    if ax.get_yscale() == "log":
+        # a log axis has no TPR = 0: the curve starts at its first FPR with TPR > 0 (a drop to
+        # the axis's edge would read as a measured value there)
+        pos = np.flatnonzero(y > 0)
+        x, y = (x[pos[0]:], y[pos[0]:]) if pos.size else (x[:0], y[:0])
+    line, = ax.plot(x, y, drawstyle="steps-post", label=label, color=color, ls=ls, lw=lw, **kw)
     if band is not None:
         bf, lo, hi = (np.asarray(v, dtype=float) for v in band)
         keep = bf >= xf * (1 - 1e-12)

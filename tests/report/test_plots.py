@@ -116,3 +116,17 @@ def test_save_writes_a_png_and_closes(tmp_path, scores):
         assert not plt.fignum_exists(fig.number)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert path.stat().st_size > 5_000
+
+
+def test_curve_starts_where_tpr_is_positive(ax):
+    """On a log TPR axis a curve is drawn from its first FPR with TPR > 0, never dropped to
+    the axis's edge (which would read as a measured TPR there)."""
+    rng = np.random.default_rng(np.random.SeedSequence(7))
+    m = rng.normal(0.0, 1.0, 400)
+    n = np.concatenate([rng.normal(0.0, 1.0, 495), np.full(5, 50.0)])  # 5 non-members on top
+    P.roc_axes(ax, n0=n.size, n1=m.size)
+    x, y = P.plot_empirical_roc(ax, m, n, label="weak", band=False).get_data()
+    fx, fy, _ = roc_curve(m, n)
+    assert y.min() > 0
+    assert x[0] == fx[fy > 0].min() > 5 / 500 * (1 - 1e-12)
+    assert y[x == x[0]].max() == tpr_at_fpr(m, n, x[0])  # the step rule there
