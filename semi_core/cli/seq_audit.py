@@ -10,6 +10,9 @@ Examples::
 ``--json`` prints one object: per run ``rejected`` and ``stopped_at`` (test pairs after the
 20 discarded warm-up pairs), the summary ``rejection_rate`` and ``mean_stop`` (over rejecting
 runs) with standard errors, and ``log_wealth`` paths (every ``--path-stride``-th step) to plot.
+Where the rejection rate is a Type-I figure (a DP zoo mechanism at ``--claimed-epsilon``), the
+summary's ``power_at_alternative`` holds the rejection rate of the same tester, with the runs'
+median bandwidth, at the mechanism's known non-DP alternative (``--power-runs`` runs).
 """
 
 from __future__ import annotations
@@ -94,6 +97,12 @@ def register(subparsers) -> None:
                         "authors' public notebook: its threshold, ONS constants, OGA step and "
                         "radius) or a comma list of tau,ons,oga; stream mmd, --algorithm 1 for "
                         "ons, --witness exact for oga")
+    p.add_argument("--power-runs", type=int, default=None,
+                   help="runs at the known non-DP alternative beside a Type-I figure (a DP "
+                        "mechanism audited at --claimed-epsilon): its rejection rate with the "
+                        "same tester and bandwidth is the power that makes 0 rejections "
+                        "evidence (default: --runs; 0 skips it and says so); stream mmd, "
+                        "dp-laplace / dp-gaussian only")
     p.add_argument("--path-stride", type=int, default=10, help="keep every k-th path point")
     add_seed(p)
     add_progress(p)
@@ -156,6 +165,13 @@ def _refuse_inapplicable(args) -> None:
         elif "warmup" in given and args.bandwidth not in (None, "median"):
             bad, why = ["warmup"], ("a fixed --bandwidth (the warm-up only sets the median "
                                     "bandwidth)")
+    if not bad and args.power_runs is not None:
+        from semi_core.audit.sequential.experiments import ALTERNATIVE
+
+        if args.stream == "semi" or args.epsilon is None or args.mechanism not in ALTERNATIVE:
+            bad, why = ["power_runs"], (f"this audit (the power beside a Type-I figure is for "
+                                        f"--stream mmd, --claimed-epsilon and a mechanism in "
+                                        f"{sorted(ALTERNATIVE)})")
     if bad:
         flags = ", ".join(_flag(b) for b in bad)
         raise ValueError(f"{flags} {'does' if len(bad) == 1 else 'do'} not apply to {why}; "
@@ -175,6 +191,8 @@ def _check(args):
     check_int(args.max_obs, "--max-obs", minimum=1)
     check_int(args.runs, "--runs", minimum=1)
     check_int(args.path_stride, "--path-stride", minimum=1)
+    if args.power_runs is not None:
+        check_int(args.power_runs, "--power-runs", minimum=0)
     check_int(args.warmup, "--warmup", minimum=2)
     check_int(args.features, "--features", minimum=1, maximum=128)
     if args.algorithm not in (1, 2):
@@ -214,6 +232,35 @@ def _zoo(name: str, eps: float, delta: float, flag: str, floor: str = "count"):
         raise ValueError(f"--delta 0: --mechanism {name} is calibrated to (epsilon, delta)-DP "
                          "with delta > 0; give --delta > 0 or a Laplace mechanism")
     return make_zoo_mechanism(name, eps, delta, floor=floor)
+
+
+def _power(args, mech_eps: float, light, power_runs: int) -> dict:
+    """The power beside a Type-I figure: the rejection rate, by the same tester with the Type-I
+    runs' median bandwidth, at the mechanism's known non-DP alternative (seed child ``runs`` of
+    ``--seed``, after the Type-I runs' children ``0 .. runs-1``)."""
+    from semi_core.audit.sequential.experiments import ALTERNATIVE, power_at_alternative
+
+    if power_runs == 0:
+        return {"alternative": ALTERNATIVE[args.mechanism], "runs": 0,
+                "skipped": "--power-runs 0: the Type-I figure stands without its power"}
+    bandwidth = float(np.median([r.bandwidth for r in light]))
+    seed = np.random.SeedSequence(args.seed).spawn(args.runs + 1)[-1]
+    return power_at_alternative(
+        args.mechanism, args.epsilon, bandwidth=bandwidth, runs=power_runs, delta=args.delta,
+        failure_prob=args.failure_prob, max_obs=args.max_obs, seed=seed,
+        floor=args.noise_floor, conventions=args.conventions, algorithm=args.algorithm,
+        mech_epsilon=mech_eps, witness=args.witness, features=args.features)
+
+
+def _power_text(pw: dict | None) -> str:
+    if pw is None:
+        return ""
+    if pw["runs"] == 0:
+        return f"\n  power at {pw['alternative']}: not measured ({pw['skipped']})"
+    return (f"\n  power at {pw['alternative']} (the known non-DP alternative, same tester and "
+            f"bandwidth {pw['bandwidth']:.3g}, {pw['runs']} run(s)): rejection rate "
+            f"{pw['rejection_rate']:.3f} +- {pw['rejection_rate_se']:.3f}; 0 rejections above "
+            "are evidence only when this is high")
 
 
 def _json_path_bytes(args, n_eps: int) -> float:
@@ -320,8 +367,14 @@ def handler(args) -> Result:
         raise ValueError(f"--claimed-epsilon {bad[0]:g} with --bound {args.bound} gives an infinite MMD "
                          "threshold (e^epsilon overflows): use epsilon <= 700 (the bound is "
                          "vacuous from ~0.9)")
+    from semi_core.audit.sequential.experiments import ALTERNATIVE
+
+    power_runs = 0
+    if args.epsilon is not None and args.mechanism in ALTERNATIVE:
+        power_runs = args.runs if args.power_runs is None else args.power_runs
     check_sequential_work(args.max_obs, n_eps=len(eps), algorithm=args.algorithm,
-                          warmup=args.warmup if bw == "median" else 0, runs=args.runs,
+                          warmup=args.warmup if bw == "median" else 0,
+                          runs=args.runs + power_runs,
                           extra_bytes=_json_path_bytes(args, len(eps)),
                           features=args.features if args.witness == "rff" else None,
                           names={"max_obs": "--max-obs", "runs": "--runs",
@@ -355,6 +408,8 @@ def handler(args) -> Result:
     light = lbs = [x for _, x in kept]        # the light results, or the lower bounds
     if args.epsilon is not None:
         summary = summarize(light)
+        if args.mechanism in ALTERNATIVE:
+            summary["power_at_alternative"] = _power(args, mech_eps, light, power_runs)
         payload = {"stream": "mmd", "mechanism": mech.params(), "runs": runs,
                    "summary": summary, "path_stride": s, "noise_floor": args.noise_floor,
                    "conventions": args.conventions,
@@ -365,7 +420,7 @@ def handler(args) -> Result:
                 f"rate {summary['rejection_rate']:.3f} +- {summary['rejection_rate_se']:.3f}; "
                 + (f"mean stop {ms:.1f} +- {summary['mean_stop_se']:.1f} pairs" if ms is not None
                    else "no rejection") + f"; verdict: {summary['verdict']} (noise floor: "
-                f"{args.noise_floor})")
+                f"{args.noise_floor})" + _power_text(summary.get("power_at_alternative")))
         return Result(payload=payload, text=text)
     degen = sum(bool(r["tests"][0]["degenerate_witness"]) for r in runs)
     payload = {"stream": "mmd", "mechanism": mech.params(), "runs": runs,

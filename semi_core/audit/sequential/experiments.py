@@ -74,7 +74,9 @@ ALTERNATIVE = {"dp-laplace": "nondp-laplace-2", "dp-gaussian": "nondp-gaussian-2
 
 def power_at_alternative(name: str, eps: float, *, bandwidth: float, runs: int, delta: float,
                          failure_prob: float, max_obs: int, seed, floor: str = "count",
-                         conventions: str = "paper", algorithm: int = 1) -> dict:
+                         conventions: str = "paper", algorithm: int = 1,
+                         mech_epsilon: float | None = None, witness: str = "exact",
+                         features: int = 16) -> dict:
     """Rejection rate at the known alternative :data:`ALTERNATIVE` ``[name]`` with the Type-I
     runs' (median) bandwidth fixed: what the same tester, seeing the outputs through the same
     kernel, can detect. A Type-I row of 0 rejections is evidence only when this is high.
@@ -103,6 +105,13 @@ def power_at_alternative(name: str, eps: float, *, bandwidth: float, runs: int, 
         ``"paper"``, ``"notebook"`` or a comma list (:mod:`.conventions`).
     algorithm : {1, 2}
         The paper's algorithm.
+    mech_epsilon : float, optional
+        :math:`\varepsilon` the alternative is built for (the Type-I row's mechanism's);
+        default ``eps``.
+    witness : {"exact", "rff"}
+        The Type-I runs' witness.
+    features : int
+        Random frequencies of the RFF witness.
 
     Returns
     -------
@@ -111,11 +120,13 @@ def power_at_alternative(name: str, eps: float, *, bandwidth: float, runs: int, 
     """
     from semi_core.mechanisms.zoo import SEED_PAIR
 
-    alt = _zoo(ALTERNATIVE[name], eps, delta, floor)
+    alt = _zoo(ALTERNATIVE[name], eps if mech_epsilon is None else mech_epsilon, delta, floor)
     res = run_audits(lambda: mechanism_source(alt, *SEED_PAIR), runs=runs, seed=seed,
                      epsilon=eps, delta=delta, failure_prob=failure_prob, max_obs=max_obs,
-                     algorithm=algorithm, bandwidth=float(bandwidth), conventions=conventions)
-    return {"alternative": ALTERNATIVE[name], "bandwidth": float(bandwidth), **res.summary}
+                     algorithm=algorithm, bandwidth=float(bandwidth), conventions=conventions,
+                     witness=witness, features=features)
+    return {"alternative": ALTERNATIVE[name], "bandwidth": float(bandwidth), "runs": int(runs),
+            **res.summary}
 
 
 def mechanism_table(*, algorithm: int, epsilons=(0.01, 0.1), runs: int = 20, delta: float = 1e-5,

@@ -51,3 +51,38 @@ def test_text_mode_progress(capsys, monkeypatch):
     assert main(["seq-audit", "--epsilon", "0.01", "--max-obs", "500", "--runs", "2"]) == 0
     cap = capsys.readouterr()
     assert "rejection rate" in cap.out and "seq-audit" in cap.err
+
+
+def test_a_type1_figure_carries_its_power(capsys):
+    """A DP mechanism audited at its claimed epsilon: the rejection rate is a Type-I figure, and
+    the power at the known non-DP alternative (same tester, the Type-I runs' median bandwidth,
+    seed child ``runs``) comes beside it, in the JSON and the text."""
+    import numpy as np
+
+    from semi_core.audit.sequential.experiments import power_at_alternative
+
+    argv = ["seq-audit", "--mechanism", "dp-gaussian", "--claimed-epsilon", "1",
+            "--max-obs", "400", "--runs", "2", "--power-runs", "3", "--seed", "5",
+            "--no-progress"]
+    obj = _run(capsys, [*argv, "--json"])
+    pw = obj["summary"]["power_at_alternative"]
+    bandwidth = float(np.median([r["bandwidth"] for r in obj["runs"]]))
+    direct = power_at_alternative("dp-gaussian", 1.0, bandwidth=bandwidth, runs=3, delta=1e-5,
+                                  failure_prob=0.05, max_obs=400,
+                                  seed=np.random.SeedSequence(5).spawn(3)[-1])
+    assert pw == json.loads(json.dumps(direct))
+    assert pw["alternative"] == "nondp-gaussian-2" and pw["runs"] == 3
+    assert 0 <= pw["rejection_rate"] <= 1
+    assert main(argv) == 0
+    assert "power at nondp-gaussian-2" in capsys.readouterr().out
+    skipped = _run(capsys, [*argv[:-3], "--power-runs", "0", "--json"])
+    assert skipped["summary"]["power_at_alternative"]["runs"] == 0
+    assert "skipped" in skipped["summary"]["power_at_alternative"]
+
+
+def test_power_runs_refused_where_no_type1_figure(capsys):
+    code = main(["seq-audit", "--mechanism", "nondp-laplace-1", "--claimed-epsilon", "0.1",
+                 "--max-obs", "50", "--power-runs", "2", "--json"])
+    assert code == 2
+    err = json.loads(capsys.readouterr().out)
+    assert "--power-runs" in err["error"] and err["kind"] == "invalid_argument"
