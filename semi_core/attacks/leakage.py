@@ -61,6 +61,20 @@ def scalar_product(mech: PerDatumMean, releases, z_ref) -> np.ndarray:
     r"""Scalar-product test (Dwork et al. 2015, seed §3): :math:`(z^*-z^{\rm ref})^\top o`.
 
     ``z_ref`` is one reference point ``(d,)`` or one per game ``(R, d)``.
+
+    Parameters
+    ----------
+    mech : PerDatumMean
+        The mechanism (its target :math:`z^*`).
+    releases : array_like, shape (R, 1, d)
+        Releases.
+    z_ref : array_like, shape (d,) or (R, d)
+        Reference point(s).
+
+    Returns
+    -------
+    ndarray, shape (R,)
+        The score of each release (higher = member).
     """
     o = _check_mech(mech)._flat(releases)
     zr = check_finite_array(z_ref, "z_ref")
@@ -78,6 +92,21 @@ def reference_moments(law: ProductLaw, n0: int, rounds: int, rng: np.random.Gene
     towards their mean, :math:`(1-s)\hat\sigma_j^2+s\,\overline{\hat\sigma^2}`, so that no
     coordinate has a zero estimate. ``centred=False`` returns the seed's uncentred second
     moment :math:`\frac1{n_0}\sum_i Z_{ij}^2` (§3, as printed) instead of the variance.
+
+    Parameters
+    ----------
+    law : ProductLaw
+        The data law.
+    n0 : int
+        Reference rows per game, >= 2.
+    rounds : int
+        Number of games.
+    rng : numpy.random.Generator
+        Source of the reference rows.
+    shrinkage : float
+        Shrinkage s of the variances, in [0, 1].
+    centred : bool
+        Variance (True) or the seed's uncentred second moment.
 
     Returns
     -------
@@ -116,6 +145,22 @@ def plugin_lr(mech: PerDatumMean, releases, mu0, var0) -> np.ndarray:
             -\tfrac{1}{2k}\|z^*-\hat\mu_0\|^2_{\hat C_0^{-1}}
 
     (:math:`\hat C_0` plus the known noise :math:`\tfrac kn C_\gamma`; mixed over inclusion).
+
+    Parameters
+    ----------
+    mech : PerDatumMean
+        The mechanism.
+    releases : array_like, shape (R, 1, d)
+        Releases.
+    mu0 : array_like, shape (R, d) or (d,)
+        Estimated means.
+    var0 : array_like, shape (R, d) or (d,)
+        Estimated variances (> 0).
+
+    Returns
+    -------
+    ndarray, shape (R,)
+        The plug-in log-LR of each release.
     """
     _check_mech(mech)
     v = np.asarray(var0, dtype=float) + mech.q * mech.noise_std**2
@@ -130,6 +175,22 @@ def plugin_lr_full(mech: PerDatumMean, releases, ref_rows, *, shrinkage=None) ->
     :math:`s=d/(n_0+d)`). Solves use the Woodbury identity with an :math:`n_0\times n_0`
     Cholesky factor (no :math:`d\times d` inverse), in its one home
     :class:`semi_core.sgd.gradstats.LowRankPlusDiagonal`.
+
+    Parameters
+    ----------
+    mech : PerDatumMean
+        The mechanism.
+    releases : array_like, shape (R, 1, d)
+        Releases.
+    ref_rows : array_like, shape (n0, d)
+        One reference sample.
+    shrinkage : float, optional
+        Shrinkage s towards the diagonal, in [0, 1]; None = :math:`d/(n_0+d)`.
+
+    Returns
+    -------
+    ndarray, shape (R,)
+        The plug-in log-LR of each release.
     """
     o = _check_mech(mech)._flat(releases)
     X = check_finite_array(ref_rows, "ref_rows", ndim=2)
@@ -152,7 +213,22 @@ def plugin_lr_full(mech: PerDatumMean, releases, ref_rows, *, shrinkage=None) ->
 
 
 def misspecified_lr(mech: PerDatumMean, releases, z_targ) -> np.ndarray:
-    """Eq. (10) built for a misspecified target ``z_targ`` (seed §4.3, Thm 4.5)."""
+    """Eq. (10) built for a misspecified target ``z_targ`` (seed §4.3, Thm 4.5).
+
+    Parameters
+    ----------
+    mech : PerDatumMean
+        The mechanism.
+    releases : array_like, shape (R, 1, d)
+        Releases.
+    z_targ : array_like, shape (d,)
+        The target the attacker believes in.
+
+    Returns
+    -------
+    ndarray, shape (R,)
+        The misspecified log-LR of each release.
+    """
     zt = check_finite_array(z_targ, "z_targ", ndim=1)
     if zt.shape != (_check_mech(mech).d,):
         raise ValueError(f"z_targ must have shape ({mech.d},), got {zt.shape}")
@@ -231,7 +307,26 @@ class MisspecifiedScorer:
 def leakage_scorers(mech: PerDatumMean, attacks=("exact", "approx"), *, n0: int | None = None,
                     z_targ=None, shrinkage: float = 0.1) -> tuple:
     """The scorers of ``attacks`` (subset of :data:`ATTACKS`), validated; ``plugin*`` need
-    ``n0``, ``misspecified`` needs ``z_targ``."""
+    ``n0``, ``misspecified`` needs ``z_targ``.
+
+    Parameters
+    ----------
+    mech : PerDatumMean
+        The mechanism.
+    attacks : sequence of str
+        Attacks, a subset of :data:`ATTACKS`.
+    n0 : int, optional
+        Reference rows of the plug-in attacks.
+    z_targ : array_like, shape (d,), optional
+        Target of the misspecified attack.
+    shrinkage : float
+        Shrinkage of the plug-in variances, in [0, 1].
+
+    Returns
+    -------
+    tuple of Scorer
+        One scorer per attack.
+    """
     _check_mech(mech)
     attacks = tuple(attacks)
     bad = [a for a in attacks if a not in ATTACKS]
@@ -330,6 +425,23 @@ def simulate_average_datum(mech: AverageDatumMean, rounds: int, seed=0, *,
     exact LR of its pair. Played by the one runner (:func:`semi_core.game.play.play`,
     ``T = 1``); chunk ``k`` uses :func:`~semi_core._rng.child_seed` ``(seed, k)``.
 
+    Parameters
+    ----------
+    mech : AverageDatumMean
+        The mechanism.
+    rounds : int
+        Number of games.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+    chunk_size : int
+        Games per chunk.
+    p_member : float
+        Probability of a member game, in (0, 1).
+    executor : None, int or Executor
+        Where the chunks run (the result does not depend on it).
+    progress : bool
+        Report progress.
+
     Returns
     -------
     GameResult
@@ -348,7 +460,20 @@ def simulate_average_datum(mech: AverageDatumMean, rounds: int, seed=0, *,
 def summarize_leakage(result: GameResult, fpr=(0.01, 0.1)) -> dict[str, dict]:
     r"""Per attack: TPR at FPR (with delta-method SEs), AUC (DeLong SE) and the empirical
     advantage of the Bayes adversary :math:`\hat\Pr_1(\ell>0)-\hat\Pr_0(\ell>0)` (binomial SE;
-    meaningful for the log-LR attacks, whose Bayes threshold is 0)."""
+    meaningful for the log-LR attacks, whose Bayes threshold is 0).
+
+    Parameters
+    ----------
+    result : GameResult
+        Games with one statistic per attack.
+    fpr : sequence of float
+        FPR levels.
+
+    Returns
+    -------
+    dict of str to dict
+        Per attack: TPRs, AUC, advantage and their SEs.
+    """
     from semi_core.audit.roc import auc, tpr_at_fpr_se
 
     out = {}
@@ -374,7 +499,32 @@ def power_loss_curve(mech: PerDatumMean, ratios, rounds: int, seed=0, *, alpha: 
                      shrinkage: float = 0.1, chunk_size: int = 1000,
                      executor=None) -> list[dict]:
     r"""Power of the plug-in LR vs :math:`n_0/n` (theory :math:`m^*\lambda/(1+\lambda)` vs
-    simulation, with estimated and with known variances), plus the oracle power."""
+    simulation, with estimated and with known variances), plus the oracle power.
+
+    Parameters
+    ----------
+    mech : PerDatumMean
+        The mechanism.
+    ratios : sequence of float
+        Values of :math:`n_0/n`, > 0.
+    rounds : int
+        Games per ratio.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+    alpha : float
+        False-positive rate, in (0, 1).
+    shrinkage : float
+        Shrinkage of the plug-in variances.
+    chunk_size : int
+        Games per chunk.
+    executor : None, int or Executor
+        Where the chunks run.
+
+    Returns
+    -------
+    list of dict
+        One row per ratio: theoretical and simulated powers.
+    """
     from semi_core.stats import leakage as L
 
     rows = []
@@ -401,6 +551,22 @@ def most_exposed(X, *, n: int | None = None, rank: int = 20, ridge: float = 1e-6
     :math:`m^*_i=\frac1n\sum_j(x_{ij}-\bar x_j)^2/(s_j^2+\text{ridge})`; the leakage of record
     ``i`` if the mean of ``n`` such records is released is :math:`2\Phi(\sqrt{m^*_i}/2)-1`.
     Constant columns (:math:`s_j=0`) carry no information and are dropped.
+
+    Parameters
+    ----------
+    X : array_like, shape (N, d)
+        The dataset.
+    n : int, optional
+        Size of the released mean; None = N.
+    rank : int
+        Number of records listed.
+    ridge : float
+        Added to each variance, >= 0.
+
+    Returns
+    -------
+    dict
+        The top records' indices, scores and leakages, and summary statistics.
     """
     from semi_core.stats import leakage as L
 
@@ -485,7 +651,26 @@ class CovarianceMean(PerDatumMean):
         shared inclusion event when ``k < n``:
         :math:`\ell_{\rm in}=c^\top(o-\mu)-c^\top\delta/(2k)`, :math:`c=V^{-1}\delta` by two
         triangular solves. ``target``/``mean``/``var`` overrides (the diagonal plug-in and
-        misspecified attacks) fall back to the diagonal form."""
+        misspecified attacks) fall back to the diagonal form.
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, 1, d)
+            Releases.
+        target : array_like, shape (d,), optional
+            Target override (diagonal form).
+        mean : array_like, optional
+            Mean override (diagonal form).
+        var : array_like, optional
+            Variance override (diagonal form).
+        mixture : bool
+            Mix over the inclusion event when ``k < n``.
+
+        Returns
+        -------
+        ndarray, shape (R,)
+            The log-LR of each release.
+        """
         if target is not None or mean is not None or var is not None:
             return super().approx_log_lr(releases, target=target, mean=mean, var=var,
                                          mixture=mixture)
@@ -498,6 +683,12 @@ class CovarianceMean(PerDatumMean):
         return self._mix(l_in) if mixture else l_in
 
     def params(self) -> dict:
-        """Validated parameters (JSON), with the covariance model named."""
+        """Validated parameters (JSON), with the covariance model named.
+
+        Returns
+        -------
+        dict
+            The parameters of :class:`PerDatumMean` with ``covariance``.
+        """
         return {**super().params(), "mechanism": "CovarianceMean",
                 "covariance": "full (Cholesky of C + C_gamma)"}

@@ -34,7 +34,8 @@ from semi_core.stats.binomial import clopper_pearson_lower
 from semi_core.stats.gdp import gdp_epsilon
 from semi_core.stats.update_combination import combine
 
-from .experiment import UpdateConfig, _draw, _pools, check_training_work
+from .experiment import UpdateConfig, check_training_work
+from .experiment.data import _draw, _pools
 from .training import run_updates, train_replicas, update_mu
 
 __all__ = ["UpdateCanaryMechanism", "CanaryLossScorer", "dp_mechanism", "dp_game", "dp_audit",
@@ -80,7 +81,13 @@ class UpdateCanaryMechanism(MechanismBase):
         self._cy = torch.tensor([self.canary_label])
 
     def params(self) -> dict:
-        """Validated parameters (JSON)."""
+        """Validated parameters (JSON).
+
+        Returns
+        -------
+        dict
+            The configuration of the update and the canary.
+        """
         return {"mechanism": "update-canary", "T": 2, "update": self.cfg.update,
                 "model": self.cfg.model, "n0": self.cfg.n0, "n_up": self.cfg.n_up,
                 "clip": self.cfg.clip, "sigma_dp": self.cfg.sigma_dp,
@@ -89,12 +96,38 @@ class UpdateCanaryMechanism(MechanismBase):
 
     def epsilon_true(self, delta: float) -> float:
         r"""Exact :math:`\varepsilon(\delta)` of the update (:math:`\mu`-GDP,
-        :math:`\mu = 2\sqrt{E}/\sigma_{DP}`; ``inf`` without noise)."""
+        :math:`\mu = 2\sqrt{E}/\sigma_{DP}`; ``inf`` without noise).
+
+        Parameters
+        ----------
+        delta : float
+            The :math:`\delta` of the profile, in (0, 1).
+
+        Returns
+        -------
+        float
+            :math:`\varepsilon(\delta)`, >= 0 (``inf`` without noise).
+        """
         mu = update_mu(self.cfg.update_cfg)
         return gdp_epsilon(mu, delta) if np.isfinite(mu) else float("inf")
 
     def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
-        """Train ``len(member)`` runs (batched replicas) and release ``(f_0, f_1)``."""
+        """Train ``len(member)`` runs (batched replicas) and release ``(f_0, f_1)``.
+
+        Parameters
+        ----------
+        member : array_like of bool, shape (R,)
+            Whether the canary is in the update.
+        tau : int or array_like of int
+            Insertion step (2: the update).
+        rng : numpy.random.Generator
+            Source of the runs' seeds.
+
+        Returns
+        -------
+        ndarray, shape (R, 2, d)
+            Parameters before and after the update.
+        """
         member = np.asarray(member, dtype=bool).reshape(-1)
         taus = np.broadcast_to(np.asarray(tau, dtype=np.int64), member.shape)
         if taus.size and (taus.min() < 1 or taus.max() > 2):
@@ -121,7 +154,18 @@ class UpdateCanaryMechanism(MechanismBase):
         return snaps.numpy()
 
     def canary_losses(self, releases) -> np.ndarray:
-        """Cross-entropy of the canary on every released snapshot, ``(R, T)``."""
+        """Cross-entropy of the canary on every released snapshot, ``(R, T)``.
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, 2, d)
+            Snapshots.
+
+        Returns
+        -------
+        ndarray, shape (R, 2)
+            The canary's loss on each snapshot.
+        """
         th = torch.as_tensor(np.asarray(releases, dtype=np.float64))
         if th.ndim != 3 or th.shape[1:] != (2, self.fm.d):
             raise ValueError(f"releases must have shape (R, 2, {self.fm.d}), got "
@@ -132,7 +176,18 @@ class UpdateCanaryMechanism(MechanismBase):
         return flat.reshape(th.shape[0], 2).numpy()
 
     def log_lr_steps(self, releases) -> np.ndarray:
-        """The canary's loss decrease per step (see the class docstring: not an LR)."""
+        """The canary's loss decrease per step (see the class docstring: not an LR).
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, 2, d)
+            Snapshots.
+
+        Returns
+        -------
+        ndarray, shape (R, 2)
+            The loss decrease (0 at the first step).
+        """
         loss = self.canary_losses(releases)
         with torch.no_grad():
             l_init = float(self.fm.losses(self.theta_init, self._cx, self._cy)[0])
@@ -168,7 +223,18 @@ class CanaryLossScorer:
 def dp_mechanism(cfg: UpdateConfig) -> UpdateCanaryMechanism:
     """The :class:`UpdateCanaryMechanism` of ``cfg``: data pools cut from ``cfg.seed``, the
     canary (first record of the shadow pool) with the label a model trained on one base set
-    finds least likely (a mislabeled canary)."""
+    finds least likely (a mislabeled canary).
+
+    Parameters
+    ----------
+    cfg : UpdateConfig
+        The experiment's configuration.
+
+    Returns
+    -------
+    UpdateCanaryMechanism
+        The mechanism.
+    """
     cfg = replace(cfg, k=1)
     root = as_seed_sequence(cfg.seed)
     x_all, y_all, src, pools = _pools(cfg, np.random.default_rng(child_seed(root, _S_SPLIT)))
@@ -196,7 +262,28 @@ def dp_game(cfg: UpdateConfig, rounds: int = 200, *, combiner: str = "diff",
     one runner (:func:`semi_core.game.play.play`, :math:`\tau = 2`, stream
     ``child_seed(cfg.seed, 1)``); a :class:`GameResult` with stats ``update-<combiner>`` and
     ``final-loss`` (higher = member). ``chunk_size`` runs are trained together per chunk; the
-    result does not depend on ``executor``."""
+    result does not depend on ``executor``.
+
+    Parameters
+    ----------
+    cfg : UpdateConfig
+        The experiment's configuration.
+    rounds : int
+        Number of games, >= 4.
+    combiner : {"diff", "ratio"}
+        How the two losses are combined.
+    chunk_size : int
+        Runs trained together.
+    executor : None, int or Executor
+        Where the chunks run.
+    progress : bool
+        Report progress.
+
+    Returns
+    -------
+    GameResult
+        Stats ``update-<combiner>`` and ``final-loss``.
+    """
     rounds = check_int(rounds, "rounds", minimum=4)
     check_training_work(replace(cfg, k=1), rounds, "the DP-update audit: training the runs")
     mech = dp_mechanism(cfg)
@@ -215,7 +302,28 @@ def dp_audit(cfg: UpdateConfig, *, delta: float = 1e-4, rounds: int = 200,
              combiner: str = "diff", failure_prob: float = 0.05, executor=None) -> dict:
     r"""Certified :math:`\underline\varepsilon` (DKW and Clopper-Pearson split) of the update
     attack and of the no-update loss, against the exact :math:`\varepsilon(\delta)`
-    (games on ``executor``, :func:`dp_game`)."""
+    (games on ``executor``, :func:`dp_game`).
+
+    Parameters
+    ----------
+    cfg : UpdateConfig
+        The experiment's configuration.
+    delta : float
+        The :math:`\delta` of the bounds, in [0, 1).
+    rounds : int
+        Number of games.
+    combiner : {"diff", "ratio"}
+        How the two losses are combined.
+    failure_prob : float
+        Failure probability of each bound.
+    executor : None, int or Executor
+        Where the games run.
+
+    Returns
+    -------
+    dict
+        Bounds per score and method, and the exact epsilon.
+    """
     delta = check_delta(delta)
     res = dp_game(cfg, rounds, combiner=combiner, executor=executor)
     mu = res.metadata["update_mu"]
@@ -254,6 +362,20 @@ def precision_epsilon(true_positives: int, called_in: int, *, confidence: float 
     with :math:`p_L` the one-sided Clopper-Pearson lower bound on the precision at
     ``confidence`` (the seed: 98 %). The seed prints :math:`\varepsilon \ge p/(1-p)`, without
     the logarithm (a slip: :math:`p/(1-p) = e^\varepsilon`); this is the bound with it.
+
+    Parameters
+    ----------
+    true_positives : int
+        Members among those called IN, >= 0.
+    called_in : int
+        Points called IN, >= 1.
+    confidence : float
+        Confidence of the Clopper-Pearson bound, in (0, 1).
+
+    Returns
+    -------
+    dict
+        The precision, its lower bound and :math:`\underline\varepsilon`.
     """
     tp = check_int(true_positives, "true_positives", minimum=0)
     n = check_int(called_in, "called_in", minimum=1)
@@ -274,7 +396,18 @@ RDP_MAX_ORDER = 2**16
 def rdp_orders(max_order: int) -> list[float]:
     """Opacus' default RDP orders (1.1 .. 63) extended by integers about 5 % apart up to
     ``max_order``: Opacus' default stops at 63, where a large noise multiplier's optimum is
-    far higher (SGD-Full at sigma 128: optimum near 545)."""
+    far higher (SGD-Full at sigma 128: optimum near 545).
+
+    Parameters
+    ----------
+    max_order : int
+        Largest order.
+
+    Returns
+    -------
+    list of float
+        The orders, ascending.
+    """
     from opacus.accountants import RDPAccountant
 
     top = check_int(max_order, "max_order", minimum=64)
@@ -349,6 +482,26 @@ def dp_protocol_sweep(cfg: UpdateConfig, sigmas, *, delta: float = 1e-4,
     The seed pools "20 models with 20 points in each" as 400 trials; points of one model are
     not independent, so the Clopper-Pearson confidence is nominal (the fixed-canary game of
     :func:`dp_audit` is the valid audit). Returns ``{"rows": [...]}``, one per sigma.
+
+    Parameters
+    ----------
+    cfg : UpdateConfig
+        The experiment's configuration.
+    sigmas : sequence of float
+        Noise multipliers.
+    delta : float
+        The :math:`\delta` of the accounting.
+    confidence : float
+        Confidence of the precision bounds.
+    combiners : sequence of str
+        Combiners of the scores.
+    executor : None, int or Executor
+        Where the models train.
+
+    Returns
+    -------
+    dict
+        ``{"rows": [...]}``, one row per sigma.
     """
     from .experiment import run_experiment
 

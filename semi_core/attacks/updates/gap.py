@@ -90,7 +90,13 @@ class UpdateMeanGame:
         check_positive(self.c, "c")
 
     def mechanism(self) -> EmpiricalMean:
-        """The :class:`EmpiricalMean` with batches ``[n0, n1]`` and the target on axis 1."""
+        """The :class:`EmpiricalMean` with batches ``[n0, n1]`` and the target on axis 1.
+
+        Returns
+        -------
+        EmpiricalMean
+            The mechanism.
+        """
         target = np.zeros(self.d)
         target[0] = self.distance
         return EmpiricalMean(n=[self.n0, self.n1], T=2, mu=0.0, cov=self.sigma**2, target=target)
@@ -98,7 +104,26 @@ class UpdateMeanGame:
 
 def gen_chi2_terms(g: UpdateMeanGame, t: float, member: bool):
     r"""``(lam, h2, C)``: :math:`Q_t = \lambda_1\chi^2_d(h_1^2) + \lambda_2\chi^2_d(h_2^2) + C`
-    (see the module docstring), ``lam`` sorted descending (``lam[0] > 0 > lam[1]``)."""
+    (see the module docstring), ``lam`` sorted descending (``lam[0] > 0 > lam[1]``).
+
+    Parameters
+    ----------
+    g : UpdateMeanGame
+        The game.
+    t : float
+        Threshold parameter of the heuristic statistic.
+    member : bool
+        H1 (True) or H0.
+
+    Returns
+    -------
+    lam : ndarray, shape (2,)
+        Weights, descending.
+    h2 : ndarray, shape (2,)
+        Non-centralities.
+    C : float
+        Constant.
+    """
     n0, n1, s2 = g.n0, g.n1, g.sigma**2
     n = n0 + n1
     A = np.array([[(n0 / n) ** 2 - t, n0 * n1 / n**2], [n0 * n1 / n**2, (n1 / n) ** 2]])
@@ -119,7 +144,24 @@ def gen_chi2_terms(g: UpdateMeanGame, t: float, member: bool):
 
 
 def heuristic_cdf(g: UpdateMeanGame, t: float, x: float, member: bool) -> float:
-    """:math:`P(Q_t \\le x)` under :math:`H_1` (``member``) or :math:`H_0`, by one quadrature."""
+    """:math:`P(Q_t \\le x)` under :math:`H_1` (``member``) or :math:`H_0`, by one quadrature.
+
+    Parameters
+    ----------
+    g : UpdateMeanGame
+        The game.
+    t : float
+        Parameter of the statistic.
+    x : float
+        The point.
+    member : bool
+        H1 (True) or H0.
+
+    Returns
+    -------
+    float
+        The probability, in [0, 1].
+    """
     lam, h2, C = gen_chi2_terms(g, t, member)
     d = g.d
     x2 = stats.ncx2(d, h2[1]) if h2[1] > 0 else stats.chi2(d)
@@ -150,6 +192,20 @@ def closed_form_tpr(g: UpdateMeanGame, fpr: float, test: str) -> float:
     Observation at :math:`\tau = 2`); ``b3-linear``:
     :math:`\Phi\big((a^2/n_1 - \sigma a\,\Phi^{-1}(1-\alpha)/\sqrt{n_1})/
     (\sigma a\sqrt{n_1-1}/n_1)\big)`; the heuristics by the generalised chi-square above.
+
+    Parameters
+    ----------
+    g : UpdateMeanGame
+        The game.
+    fpr : float
+        False-positive rate, in (0, 1).
+    test : str
+        A test of :data:`TESTS`.
+
+    Returns
+    -------
+    float
+        The TPR, in [0, 1].
     """
     if not (0.0 < fpr < 1.0):
         raise ValueError(f"fpr must be in (0, 1), got {fpr}")
@@ -188,7 +244,22 @@ class SufficientEmpiricalMean(EmpiricalMean):
     """
 
     def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
-        """Releases ``(R, T, d)`` from the batch means' exact laws."""
+        """Releases ``(R, T, d)`` from the batch means' exact laws.
+
+        Parameters
+        ----------
+        member : array_like of bool, shape (R,)
+            Whether the target is inserted.
+        tau : int or array_like of int
+            Insertion step(s).
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray, shape (R, T, d)
+            The releases.
+        """
         member = np.asarray(member, dtype=bool).reshape(-1)
         taus = np.broadcast_to(np.asarray(tau, dtype=np.int64), member.shape)
         if taus.size and (taus.min() < 1 or taus.max() > self.T):
@@ -206,7 +277,13 @@ class SufficientEmpiricalMean(EmpiricalMean):
         return self.releases(xb)
 
     def params(self) -> dict:
-        """Validated parameters, with the release mode."""
+        """Validated parameters, with the release mode.
+
+        Returns
+        -------
+        dict
+            The parameters with ``release = "sufficient"``.
+        """
         return {**super().params(), "release": "sufficient"}
 
 
@@ -239,7 +316,20 @@ class UpdateTests:
 
 def update_game_mechanism(g: UpdateMeanGame, mode: str = "sufficient") -> EmpiricalMean:
     """The mechanism of the single-update game: :meth:`UpdateMeanGame.mechanism`
-    (``mode="exact"``, every datum drawn) or its :class:`SufficientEmpiricalMean` twin."""
+    (``mode="exact"``, every datum drawn) or its :class:`SufficientEmpiricalMean` twin.
+
+    Parameters
+    ----------
+    g : UpdateMeanGame
+        The game.
+    mode : {"exact", "sufficient"}
+        Every datum drawn, or the batch means' exact laws.
+
+    Returns
+    -------
+    EmpiricalMean
+        The mechanism.
+    """
     if mode not in ("exact", "sufficient"):
         raise ValueError(f"mode must be 'exact' or 'sufficient', got {mode!r}")
     mech = g.mechanism()
@@ -256,7 +346,28 @@ def play_update_game(g: UpdateMeanGame, rounds: int, seed=0, *, chunk: int = 200
     :math:`B\sim\mathrm{Bernoulli}(1/2)`, :math:`\tau=2`, chunks of ``chunk`` rounds on
     ``executor``). ``mode="exact"`` draws every datum with the mechanism's own ``release``;
     ``"sufficient"`` draws the batch means from their exact laws (same distribution, ``n0``
-    times cheaper)."""
+    times cheaper).
+
+    Parameters
+    ----------
+    g : UpdateMeanGame
+        The game.
+    rounds : int
+        Number of games, >= 2.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+    chunk : int
+        Games per chunk.
+    mode : {"exact", "sufficient"}
+        How releases are drawn.
+    executor : None, int or Executor
+        Where the chunks run.
+
+    Returns
+    -------
+    GameResult
+        The games with one statistic per test.
+    """
     rounds = check_int(rounds, "rounds", minimum=2)
     mech = update_game_mechanism(g, mode)
     res = play(mech, rounds, seed, tau=2, tests=(), scorers=(UpdateTests(mech, g.c),),
@@ -270,7 +381,28 @@ def gap_table(g: UpdateMeanGame, rounds: int = 40000, seed=0, fpr=(0.01, 0.1),
     """TPR at each FPR for every test: closed form, Monte Carlo (delta-method SE from
     :func:`~semi_core.audit.roc.tpr_at_fpr_se`, which includes the threshold's own noise, and a
     Clopper-Pearson interval at the chosen threshold), the gap to the optimal test, and the
-    Monte Carlo AUC. The games run on ``executor`` (the result does not depend on it)."""
+    Monte Carlo AUC. The games run on ``executor`` (the result does not depend on it).
+
+    Parameters
+    ----------
+    g : UpdateMeanGame
+        The game.
+    rounds : int
+        Number of games.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+    fpr : sequence of float
+        FPR levels.
+    mode : {"exact", "sufficient"}
+        How releases are drawn.
+    executor : None, int or Executor
+        Where the games run.
+
+    Returns
+    -------
+    dict
+        Per test and FPR: closed form, Monte Carlo, SE, interval and gap; AUCs; seconds.
+    """
     t0 = time.perf_counter()
     cf = {t: {f"{f:g}": closed_form_tpr(g, f, t) for f in fpr} for t in TESTS}
     t_cf = time.perf_counter() - t0
@@ -329,6 +461,34 @@ def multi_update_game(*, n0: int = 200, n_up: int = 10, k: int = 5, d: int = 20,
     :math:`\log\frac1k\sum_t\mathrm{LR}_t` over the update steps. Entry inference (member
     rounds): Delta's :math:`\arg\max_t` pair diff vs :math:`\arg\max_t\log\mathrm{LR}_t` (the
     MAP entry under a uniform prior), against the random baseline :math:`1/k` among members.
+
+    Parameters
+    ----------
+    n0 : int
+        Size of the base set.
+    n_up : int
+        Size of each update.
+    k : int
+        Number of updates, >= 1.
+    d : int
+        Dimension, >= 1.
+    distance : float
+        Mahalanobis distance of the target.
+    rounds : int
+        Number of games.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+    c : float
+        Damping of the ratio scores.
+    chunk_size : int
+        Games per chunk.
+    executor : None, int or Executor
+        Where the chunks run.
+
+    Returns
+    -------
+    dict
+        Membership TPRs/AUCs and entry accuracies per test.
     """
     k = check_int(k, "k", minimum=1)
     mech_t = np.zeros(check_int(d, "d", minimum=1))
@@ -415,6 +575,30 @@ def fig8_sweep(n1s=(2, 5, 10, 20, 50, 100, 200), *, n0: int = 200, d: int = 250,
     (``distance``, default :math:`\sigma\sqrt d`). ScoreDiff / ScoreRatio are given at their
     median threshold (the seed's Batch rule) beside them, on the balanced pool the rule
     assumes (:func:`balanced_median_accuracy`).
+
+    Parameters
+    ----------
+    n1s : sequence of int
+        Update sizes :math:`n_1`.
+    n0 : int
+        Size of the base set.
+    d : int
+        Dimension.
+    sigma : float
+        Data standard deviation.
+    distance : float, optional
+        Distance of the target; None = :math:`\sigma\sqrt d`.
+    rounds : int
+        Games per size.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+    executor : None, int or Executor
+        Where the games run.
+
+    Returns
+    -------
+    dict
+        One row per :math:`n_1` with the accuracies and their SEs.
     """
     dist = sigma * np.sqrt(d) if distance is None else distance
     rows = []
