@@ -116,17 +116,33 @@ def leakage_score(z, mean, var, n: int, *, noise_var=0.0) -> np.ndarray:
     -------
     ndarray, shape (...)
     """
+    def metric(d):
+        v = _vec(var, "var", d, positive=True)
+        g = _vec(noise_var, "noise_var", d, nonneg=True)
+        if v.shape != (d,) or g.shape != (d,):
+            raise ValueError(f"var and noise_var must have shape ({d},) like z's last axis")
+        return lambda u: np.sum(u ** 2 / (v + g), axis=-1)       # diagonal: no d x d matrix
+
+    return _quadratic_score(z, mean, n, metric)
+
+
+def _quadratic_score(z, mean, n, metric) -> np.ndarray:
+    r"""The one path of the leakage scores: :math:`\tfrac1n\,u^\top\Sigma^{-1}u` with
+    :math:`u=z-\mu`, checked the same way for every covariance form.
+
+    ``metric(d)`` validates the covariance and returns the quadratic form
+    :math:`u\mapsto u^\top\Sigma^{-1}u` over the last axis (diagonal: a sum of ratios; full: a
+    triangular solve with the Cholesky factor)."""
     zz = check_finite_array(z, "z")
     if zz.ndim == 0:
         zz = zz.reshape(1)
     d = zz.shape[-1]
     mu = _vec(mean, "mean", d)
-    v = _vec(var, "var", d, positive=True)
-    g = _vec(noise_var, "noise_var", d, nonneg=True)
-    if mu.shape != (d,) or v.shape != (d,) or g.shape != (d,):
-        raise ValueError(f"mean, var and noise_var must have shape ({d},) like z's last axis")
+    if mu.shape != (d,):
+        raise ValueError(f"mean must have shape ({d},) like z's last axis")
+    quad = metric(d)
     n = check_int(n, "n", minimum=2)
-    return np.sum((zz - mu) ** 2 / (v + g), axis=-1) / n
+    return quad(zz - mu) / n
 
 
 #: Smallest fraction of a column's variance left unexplained by the columns before it (the
@@ -220,19 +236,17 @@ def mahalanobis_score(z, mean, cov, n: int, *, noise_var=0.0) -> np.ndarray:
     """
     from scipy.linalg import solve_triangular
 
-    zz = check_finite_array(z, "z")
-    if zz.ndim == 0:
-        zz = zz.reshape(1)
-    d = zz.shape[-1]
-    mu = _vec(mean, "mean", d)
-    if mu.shape != (d,):
-        raise ValueError(f"mean must have shape ({d},) like z's last axis")
-    L = covariance_factor(cov, noise_var=noise_var)
-    if L.shape != (d, d):
-        raise ValueError(f"cov must have shape ({d}, {d}), got {L.shape}")
-    n = check_int(n, "n", minimum=2)
-    w = solve_triangular(L, (zz - mu).reshape(-1, d).T, lower=True)
-    return (np.sum(w * w, axis=0) / n).reshape(zz.shape[:-1])
+    def metric(d):
+        L = covariance_factor(cov, noise_var=noise_var)
+        if L.shape != (d, d):
+            raise ValueError(f"cov must have shape ({d}, {d}), got {L.shape}")
+
+        def quad(u):
+            w = solve_triangular(L, u.reshape(-1, d).T, lower=True)
+            return np.sum(w * w, axis=0).reshape(u.shape[:-1])
+        return quad
+
+    return _quadratic_score(z, mean, n, metric)
 
 
 def misspecified_scores(z_targ, z_true, mean, var, n: int) -> dict[str, np.ndarray]:
