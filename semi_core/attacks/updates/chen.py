@@ -37,16 +37,11 @@ from semi_core.audit.roc import auc as roc_auc
 from semi_core.sgd.models import build_model
 from semi_core.stats.update_combination import batch_threshold, combine, decision_metrics
 
-from .experiment import (
-    UpdateConfig,
-    UpdateRunPool,
-    _forward,
-    _mean_se,
-    _pool_game,
-    _pools,
-    check_training_work,
-    shared_executor,
-)
+from .experiment import UpdateConfig, UpdateRunPool, check_training_work, shared_executor
+from .experiment.data import _pools
+from .experiment.metrics import _mean_se
+from .experiment.pool import _forward
+from .experiment.run import _pool_game
 
 __all__ = ["sorted_diff_features", "chen_comparison", "ATTACK_MODELS"]
 
@@ -56,7 +51,20 @@ ATTACK_MODELS = ("logreg", "decision-tree", "random-forest")
 
 def sorted_diff_features(p_before, p_after) -> np.ndarray:
     r"""SortedDiff: :math:`\mathrm{sort}_\downarrow(p_{after}) - \mathrm{sort}_\downarrow
-    (p_{before})`, row-wise on ``(N, C)`` probability vectors."""
+    (p_{before})`, row-wise on ``(N, C)`` probability vectors.
+
+    Parameters
+    ----------
+    p_before : array_like, shape (N, C)
+        Class probabilities before the update.
+    p_after : array_like, shape (N, C)
+        Class probabilities after it.
+
+    Returns
+    -------
+    ndarray, shape (N, C)
+        The features.
+    """
     b = np.asarray(p_before, dtype=float)
     a = np.asarray(p_after, dtype=float)
     if a.shape != b.shape or a.ndim != 2:
@@ -112,6 +120,22 @@ def chen_comparison(cfg: UpdateConfig, *, n_shadow: int = 30, chunk_size: int = 
     Returns a JSON-ready dict: per attack the accuracy over the target trials (mean, SE, n)
     and the AUC over the pooled candidates; ``improved_weights``: mean absolute standardised
     weight of ScoreDiff/ScoreRatio over that of one SortedDiff feature (seed: 7.5x).
+
+    Parameters
+    ----------
+    cfg : UpdateConfig
+        The experiment's configuration.
+    n_shadow : int
+        Shadow runs, in 2..1000.
+    chunk_size : int
+        Runs trained together.
+    executor : None, int or Executor
+        Where the runs train.
+
+    Returns
+    -------
+    dict
+        Accuracy and AUC per attack, and ``improved_weights``.
     """
     n_shadow = check_int(n_shadow, "n_shadow", minimum=2, maximum=1000)
     cfg = replace(cfg, k=1)

@@ -48,7 +48,20 @@ SEED_NUMBERS = {
 def improvement_test(attack, baseline) -> dict:
     r"""The seed's Table 2 marks (* p < 0.05, ** p < 0.01: an update attack "improves over the
     best no-update attack"): a one-sided paired t-test over trials of the per-trial accuracies
-    (same runs), :math:`H_1: \mathbb E[a - b] > 0`. Returns ``p`` and the mark."""
+    (same runs), :math:`H_1: \mathbb E[a - b] > 0`. Returns ``p`` and the mark.
+
+    Parameters
+    ----------
+    attack : array_like
+        Per-trial accuracies of the update attack.
+    baseline : array_like
+        Per-trial accuracies of the best no-update attack (same trials).
+
+    Returns
+    -------
+    dict
+        ``p`` and ``mark``.
+    """
     a = np.asarray(attack, dtype=float)
     b = np.asarray(baseline, dtype=float)
     if a.shape != b.shape or a.size < 2:
@@ -69,7 +82,26 @@ def precision_tables(*, trials: int = 20, seed: int = 0, fractions=(0.01, 0.08),
     thresholds, at ``n_up = fraction * n0`` for each fraction (the seed: 1 % and 8 %), with
     MI accuracy and the significance of its improvement over the best no-update attack
     (:func:`improvement_test`). Precisions are means over the trials in which they are
-    defined (``n`` says how many)."""
+    defined (``n`` says how many).
+
+    Parameters
+    ----------
+    trials : int
+        Trials per setting.
+    seed : int
+        Root seed.
+    fractions : sequence of float
+        Update sizes as fractions of ``n0``.
+    combiner : {"diff", "ratio"}
+        Combiner of the update attack.
+    progress : callable, optional
+        ``progress(message)``.
+
+    Returns
+    -------
+    dict
+        Precision, recall and accuracy per update kind, fraction and rule.
+    """
     n0 = UpdateConfig().n0
     out = {}
     for upd, table in (("sgd-full", "table3"), ("sgd-new", "table7")):
@@ -102,7 +134,26 @@ def table2(*, trials: int = 20, seed: int = 0, n_up: int = 10, model: str = "log
            progress=None) -> dict:
     """Single-update accuracy: no-update Gap / Loss vs ScoreDiff / ScoreRatio (loss score) with
     Batch and Transfer thresholds, for SGD-New and SGD-Full (mean +- SE over trials); also
-    precision/recall at the 10 % rules (Table 3 / 7 analogue) and pooled AUC."""
+    precision/recall at the 10 % rules (Table 3 / 7 analogue) and pooled AUC.
+
+    Parameters
+    ----------
+    trials : int
+        Trials per setting.
+    seed : int
+        Root seed.
+    n_up : int
+        Update size.
+    model : str
+        Architecture.
+    progress : callable, optional
+        ``progress(message)``.
+
+    Returns
+    -------
+    dict
+        Accuracies (mean, SE), precision/recall and AUC per update kind and attack.
+    """
     out = {}
     for upd in ("sgd-new", "sgd-full"):
         t0 = time.perf_counter()
@@ -138,7 +189,24 @@ def _best(run) -> tuple[str, dict]:
 
 def q1_curve(n_ups=(5, 10, 20, 40), *, trials: int = 20, seed: int = 0, progress=None) -> dict:
     """Q1/Q3: single-update accuracy (best of Diff/Ratio, loss score, Batch) and the no-update
-    Loss baseline against ``n_up``, for SGD-New and SGD-Full."""
+    Loss baseline against ``n_up``, for SGD-New and SGD-Full.
+
+    Parameters
+    ----------
+    n_ups : sequence of int
+        Update sizes.
+    trials : int
+        Trials per size.
+    seed : int
+        Root seed.
+    progress : callable, optional
+        ``progress(message)``.
+
+    Returns
+    -------
+    dict
+        Accuracy rows per update kind.
+    """
     rows = {}
     for upd in ("sgd-new", "sgd-full"):
         rows[upd] = []
@@ -157,7 +225,26 @@ def q2_curve(ks=(1, 2, 4, 8), *, n_up: int = 10, trials: int = 20, seed: int = 0
     """Q2/Q3: entry accuracy of Delta (top-``n_up`` assignment, loss diff and ratio) against
     ``k``, with the Random 1/(2k) and Generic p/k baselines, and Back-Front / Delta MI accuracy;
     ``entry_argmax``: the same runs under Delta's other collision rule (each update's own
-    top ``n_up``, a colliding point in its best update: ``assign_top_n(collisions="argmax")``)."""
+    top ``n_up``, a colliding point in its best update: ``assign_top_n(collisions="argmax")``).
+
+    Parameters
+    ----------
+    ks : sequence of int
+        Numbers of updates.
+    n_up : int
+        Update size.
+    trials : int
+        Trials per k.
+    seed : int
+        Root seed.
+    progress : callable, optional
+        ``progress(message)``.
+
+    Returns
+    -------
+    dict
+        Entry and membership accuracies per update kind and k.
+    """
     rows = {}
     for upd in ("sgd-new", "sgd-full"):
         rows[upd] = []

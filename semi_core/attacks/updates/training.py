@@ -89,7 +89,18 @@ class TrainConfig:
 
 def update_mu(cfg: TrainConfig) -> float:
     r"""GDP parameter of one DP update: :math:`\mu = 2\sqrt{E}/\sigma_{DP}` (``inf`` without
-    noise). Each record is in one batch per epoch; replace-one sensitivity :math:`2C`."""
+    noise). Each record is in one batch per epoch; replace-one sensitivity :math:`2C`.
+
+    Parameters
+    ----------
+    cfg : TrainConfig
+        The update's training configuration.
+
+    Returns
+    -------
+    float
+        :math:`\mu`, > 0 (``inf`` without noise).
+    """
     if cfg.sigma_dp == 0:
         return float("inf")
     return 2.0 * np.sqrt(cfg.epochs) / cfg.sigma_dp
@@ -118,10 +129,17 @@ def train_replicas(fm: FunctionalModel, thetas: torch.Tensor, x: torch.Tensor, y
     Parameters
     ----------
     fm : FunctionalModel
+        The model.
     thetas : Tensor (R, d)
-    x : Tensor (R, n, p); y : Tensor (R, n)
+        Initial parameters of each replica.
+    x : Tensor (R, n, p)
+        Each replica's inputs.
+    y : Tensor (R, n)
+        Each replica's labels.
     cfg : TrainConfig
-    rngs : list of numpy Generator, one per replica (shuffles and noise).
+        Epochs, batch size, learning rate and DP noise.
+    rngs : list of numpy Generator
+        One per replica (shuffles and noise).
 
     Returns
     -------
@@ -168,6 +186,11 @@ def run_updates(fm: FunctionalModel, theta_init: torch.Tensor, base_x, base_y, u
     base_cfg, update_cfg : TrainConfig
         :math:`A_{\mathrm{train}}` and :math:`A_{\mathrm{up}}` (DP, if any, in ``update_cfg``).
     rngs : list of numpy Generator, one per replica.
+
+    Returns
+    -------
+    torch.Tensor, shape (R, k+1, d)
+        Parameters after the base training and after each update.
     """
     if update not in UPDATES:
         raise ValueError(f"update must be one of {UPDATES}, got {update!r}")

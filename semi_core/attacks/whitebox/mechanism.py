@@ -130,13 +130,42 @@ class TrainedModelMechanism(MechanismBase):
     @classmethod
     def pool(cls, fm: FunctionalModel, x: torch.Tensor, y: torch.Tensor, cfg: SGDConfig, *,
              base=(), candidates=None, steps: int | None = None) -> TrainedModelMechanism:
-        """A pool mechanism only (no canary): records ``candidates``, ``base`` always in."""
+        """A pool mechanism only (no canary): records ``candidates``, ``base`` always in.
+
+        Parameters
+        ----------
+        fm : FunctionalModel
+            The model.
+        x : torch.Tensor
+            Records' inputs.
+        y : torch.Tensor
+            Records' labels.
+        cfg : SGDConfig
+            Training configuration.
+        base : sequence of int
+            Records always in the training set.
+        candidates : sequence of int, optional
+            Records drawn per model; None = every record not in ``base``.
+        steps : int, optional
+            Training steps; None = from ``cfg``.
+
+        Returns
+        -------
+        TrainedModelMechanism
+            The pool mechanism.
+        """
         return cls(fm, x, y, base, None, cfg, damping=None, candidates=candidates, steps=steps)
 
     def local_model(self) -> FunctionalModel:
         """A private copy of ``fm`` for one call: ``torch.func.functional_call`` swaps a
         module's parameters while it runs, so concurrent calls (the runner's threads) must not
-        share a module."""
+        share a module.
+
+        Returns
+        -------
+        FunctionalModel
+            A deep copy of ``fm``.
+        """
         return copy.deepcopy(self.fm)
 
     @property
@@ -145,13 +174,37 @@ class TrainedModelMechanism(MechanismBase):
         return int(self.candidates.size)
 
     def training_set(self, row) -> np.ndarray:
-        """Sorted indices into ``x`` of the training set chosen by one pool row."""
+        """Sorted indices into ``x`` of the training set chosen by one pool row.
+
+        Parameters
+        ----------
+        row : array_like of bool, shape (n_records,)
+            Which candidates are in.
+
+        Returns
+        -------
+        ndarray of int
+            Sorted record indices.
+        """
         row = np.asarray(row, dtype=bool).reshape(-1)
         return np.union1d(self.base, self.candidates[row])
 
     def release_pool(self, rows, rng: np.random.Generator) -> np.ndarray:
         """Train one model per row of ``rows`` ``(m, n_records)`` (batched) and release the
-        final weights ``(m, d)``; initial weights and batch orders from ``rng``."""
+        final weights ``(m, d)``; initial weights and batch orders from ``rng``.
+
+        Parameters
+        ----------
+        rows : ndarray of bool, shape (m, n_records)
+            Candidate membership of each model.
+        rng : numpy.random.Generator
+            Source of the initial weights and batch orders.
+
+        Returns
+        -------
+        ndarray, shape (m, d)
+            Final weights.
+        """
         rows = np.asarray(rows)
         if rows.dtype != bool or rows.ndim != 2 or rows.shape[1] != self.n_records:
             raise ValueError(f"rows must be a bool array of shape (m, {self.n_records}), got "
@@ -173,14 +226,35 @@ class TrainedModelMechanism(MechanismBase):
                              "TrainedModelMechanism is a pool mechanism (use play_pool)")
 
     def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
-        """Train ``len(member)`` models (batched) and release their weights ``(R, 1, d)``."""
+        """Train ``len(member)`` models (batched) and release their weights ``(R, 1, d)``.
+
+        Parameters
+        ----------
+        member : array_like of bool, shape (R,)
+            Whether the canary is in each model's training set.
+        tau : int or array_like of int
+            Insertion step (1).
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray, shape (R, 1, d)
+            Final weights.
+        """
         self._need_canary("release")
         member = np.asarray(member, dtype=bool).reshape(-1, 1)
         return self.release_pool(member, rng)[:, None, :]
 
     def confidence_kind(self) -> str:
         """``"binary"`` (sigmoid head, MSE loss: the pre-sigmoid score) or ``"logits"``
-        (cross-entropy) for :func:`~semi_core.attacks.whitebox.scores.logit_confidence`."""
+        (cross-entropy) for :func:`~semi_core.attacks.whitebox.scores.logit_confidence`.
+
+        Returns
+        -------
+        {"binary", "logits"}
+            The kind.
+        """
         mod = self.fm.module
         if self.fm.loss_name == "mse" and isinstance(mod, torch.nn.Sequential) and \
                 isinstance(mod[-1], torch.nn.Sigmoid):
@@ -192,7 +266,20 @@ class TrainedModelMechanism(MechanismBase):
 
     def confidences(self, thetas, idx) -> np.ndarray:
         """Logit-scaled confidences ``(M, k)`` of models ``thetas (M, d)`` on records ``idx``
-        (indices into ``x``)."""
+        (indices into ``x``).
+
+        Parameters
+        ----------
+        thetas : array_like, shape (M, d)
+            Model weights.
+        idx : array_like of int, shape (k,)
+            Record indices.
+
+        Returns
+        -------
+        ndarray, shape (M, k)
+            Logit confidences.
+        """
         kind = self.confidence_kind()
         fm = self.local_model()
         module = fm.module[:-1] if kind == "binary" else fm.module
@@ -208,14 +295,38 @@ class TrainedModelMechanism(MechanismBase):
         return phi.numpy()
 
     def losses(self, thetas, idx) -> np.ndarray:
-        """Per-record losses ``(M, k)`` of models ``thetas (M, d)`` on records ``idx``."""
+        """Per-record losses ``(M, k)`` of models ``thetas (M, d)`` on records ``idx``.
+
+        Parameters
+        ----------
+        thetas : array_like, shape (M, d)
+            Model weights.
+        idx : array_like of int, shape (k,)
+            Record indices.
+
+        Returns
+        -------
+        ndarray, shape (M, k)
+            Per-record losses.
+        """
         idx = torch.as_tensor(np.asarray(idx, dtype=np.int64))
         with torch.no_grad():
             return self.local_model().losses_batched(torch.as_tensor(thetas), self.x[idx],
                                                      self.y[idx]).numpy()
 
     def log_lr_steps(self, releases) -> np.ndarray:
-        """Thm 3.2's log-LR of each release, ``(R, 1)`` (auditor: knows :math:`D_0` only)."""
+        """Thm 3.2's log-LR of each release, ``(R, 1)`` (auditor: knows :math:`D_0` only).
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, 1, d)
+            Final weights.
+
+        Returns
+        -------
+        ndarray, shape (R, 1)
+            The log-LR of each release.
+        """
         self._need_canary("log_lr_steps")
         rel = np.asarray(releases, dtype=np.float64)
         if rel.ndim != 3 or rel.shape[1] != 1 or rel.shape[2] != self.fm.d:

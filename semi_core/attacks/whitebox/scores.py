@@ -132,7 +132,22 @@ def iha_terms(inv, grads: torch.Tensor, losses, *, n: int, lr: float, momentum: 
 
 def iha_score(terms: dict[str, np.ndarray], *, lr: float, use=IHA_TERMS) -> np.ndarray:
     r"""Eq. 8 from its terms, keeping only those in ``use`` (Table 4 ablation):
-    :math:`[\text{loss}]\,\ell/(1+\mu)-\frac1\lambda\sum_{I\in\text{use}}I`."""
+    :math:`[\text{loss}]\,\ell/(1+\mu)-\frac1\lambda\sum_{I\in\text{use}}I`.
+
+    Parameters
+    ----------
+    terms : dict of str to ndarray
+        Eq. 8's terms per target (``loss``, ``I1`` .. ``I4``), each of shape (k,).
+    lr : float
+        Learning rate :math:`\lambda`, > 0.
+    use : sequence of str
+        Terms kept.
+
+    Returns
+    -------
+    ndarray, shape (k,)
+        The IHA score (higher = member).
+    """
     lr = check_positive(lr, "lr")
     use = tuple(use)
     bad = [t for t in use if t not in IHA_TERMS]
@@ -146,18 +161,57 @@ def iha_score(terms: dict[str, np.ndarray], *, lr: float, use=IHA_TERMS) -> np.n
 
 
 def loss_score(losses) -> np.ndarray:
-    """LOSS attack: :math:`-\\ell(\\mathbf w,\\mathbf z)`."""
+    """LOSS attack: :math:`-\\ell(\\mathbf w,\\mathbf z)`.
+
+    Parameters
+    ----------
+    losses : array_like or torch.Tensor
+        Per-record losses.
+
+    Returns
+    -------
+    ndarray
+        Negated losses (higher = member).
+    """
     return -_as_np(losses)
 
 
 def sif_score(inv, grads: torch.Tensor) -> np.ndarray:
-    r"""SIF: :math:`-\nabla\ell^\top\mathbf H_\epsilon^{-1}\nabla\ell` per row of ``grads``."""
+    r"""SIF: :math:`-\nabla\ell^\top\mathbf H_\epsilon^{-1}\nabla\ell` per row of ``grads``.
+
+    Parameters
+    ----------
+    inv : EigenInverse or CGInverse
+        The damped inverse Hessian.
+    grads : torch.Tensor, shape (k, d)
+        Per-record gradients.
+
+    Returns
+    -------
+    ndarray, shape (k,)
+        The SIF score.
+    """
     return -_as_np((grads * inv.solve(grads)).sum(1))
 
 
 def normal_logpdf(x, mu, sigma) -> np.ndarray:
     r""":math:`\log\mathcal N(x;\mu,\sigma^2)=-\tfrac12((x-\mu)/\sigma)^2-\log\sigma-
-    \tfrac12\log2\pi` (``sigma > 0``; equals ``scipy.stats.norm.logpdf``)."""
+    \tfrac12\log2\pi` (``sigma > 0``; equals ``scipy.stats.norm.logpdf``).
+
+    Parameters
+    ----------
+    x : array_like
+        Points.
+    mu : array_like
+        Means.
+    sigma : array_like
+        Standard deviations, > 0.
+
+    Returns
+    -------
+    ndarray
+        The log-densities, broadcast over the inputs.
+    """
     x, mu, sigma = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (x, mu, sigma)))
     if not np.all(sigma > 0):
         raise ValueError("sigma must be > 0 (a reference distribution with zero spread)")
@@ -198,6 +252,22 @@ def lira_online(phi, ref_phi, ref_in, *, variance: str = "per-example") -> np.nd
     confidences on the same records; ``ref_in`` (k, R): whether the record was in that
     reference model's training set. ``variance="global"``: one variance per side, the mean of
     the per-example variances (Carlini et al.'s fixed variance).
+
+    Parameters
+    ----------
+    phi : array_like, shape (k,)
+        The target model's logit confidences.
+    ref_phi : array_like, shape (k, R)
+        Reference models' confidences on the same records.
+    ref_in : array_like of bool, shape (k, R)
+        Whether each record was in each reference model's training set.
+    variance : {"per-example", "global"}
+        Per-record variances or one per side.
+
+    Returns
+    -------
+    ndarray, shape (k,)
+        The score (higher = member).
     """
     st = _ref_stats(ref_phi, ref_in, True, variance)
     x = np.asarray(phi, dtype=float)
@@ -206,7 +276,24 @@ def lira_online(phi, ref_phi, ref_in, *, variance: str = "per-example") -> np.nd
 
 def lira_offline(phi, ref_phi, ref_in, *, variance: str = "per-example") -> np.ndarray:
     r"""LiRA offline (one-sided): :math:`\log\Phi\big((\phi-\hat\mu_{\rm out})/\hat\sigma_{\rm
-    out}\big)` from the OUT reference models only."""
+    out}\big)` from the OUT reference models only.
+
+    Parameters
+    ----------
+    phi : array_like, shape (k,)
+        The target model's logit confidences.
+    ref_phi : array_like, shape (k, R)
+        Reference models' confidences.
+    ref_in : array_like of bool, shape (k, R)
+        Membership in the reference models (only OUT models are used).
+    variance : {"per-example", "global"}
+        Per-record variances or one.
+
+    Returns
+    -------
+    ndarray, shape (k,)
+        The score (higher = member).
+    """
     mean, sd = _ref_stats(ref_phi, ref_in, False, variance)["out"]
     return log_ndtr((np.asarray(phi, dtype=float) - mean) / sd)
 
@@ -214,7 +301,20 @@ def lira_offline(phi, ref_phi, ref_in, *, variance: str = "per-example") -> np.n
 def l_attack(loss, ref_losses) -> np.ndarray:
     r"""L-attack (Ye et al. 2022): the fraction of leave-one-out reference losses above the
     target model's loss, ties counted one half:
-    :math:`\frac1R\sum_r\big(\mathbb 1[\ell_r>\ell]+\tfrac12\mathbb 1[\ell_r=\ell]\big)`."""
+    :math:`\frac1R\sum_r\big(\mathbb 1[\ell_r>\ell]+\tfrac12\mathbb 1[\ell_r=\ell]\big)`.
+
+    Parameters
+    ----------
+    loss : array_like, shape (k,)
+        The target model's losses.
+    ref_losses : array_like, shape (k, R)
+        Leave-one-out reference models' losses.
+
+    Returns
+    -------
+    ndarray, shape (k,)
+        The score in [0, 1].
+    """
     ref = np.asarray(ref_losses, dtype=float)
     x = np.asarray(loss, dtype=float).reshape(-1, 1)
     if ref.ndim != 2 or ref.shape[0] != x.shape[0] or ref.shape[1] < 1:
@@ -223,7 +323,22 @@ def l_attack(loss, ref_losses) -> np.ndarray:
 
 
 def lira_l(phi, ref_phi, *, variance: str = "per-example") -> np.ndarray:
-    """LiRA-L: LiRA offline with leave-one-out reference models (all of them "out")."""
+    """LiRA-L: LiRA offline with leave-one-out reference models (all of them "out").
+
+    Parameters
+    ----------
+    phi : array_like, shape (k,)
+        The target model's logit confidences.
+    ref_phi : array_like, shape (k, R)
+        Leave-one-out reference models' confidences.
+    variance : {"per-example", "global"}
+        Per-record variances or one.
+
+    Returns
+    -------
+    ndarray, shape (k,)
+        The score.
+    """
     ref = np.asarray(ref_phi, dtype=float)
     return lira_offline(phi, ref, np.zeros(ref.shape, dtype=bool), variance=variance)
 
@@ -235,6 +350,20 @@ def logit_confidence(outputs: torch.Tensor, y: torch.Tensor, *, kind: str) -> to
     :math:`\phi=z_y-\log\sum_{k\ne y}e^{z_k}`; ``kind="binary"``: ``outputs`` (...) are the
     pre-sigmoid scores :math:`s` of class 1, :math:`\phi=s` for ``y = 1`` and :math:`-s` for
     ``y = 0``. Both are exact (no clipping of :math:`p_y`).
+
+    Parameters
+    ----------
+    outputs : torch.Tensor
+        Logits (..., K) or pre-sigmoid scores (...).
+    y : torch.Tensor
+        Labels.
+    kind : {"logits", "binary"}
+        What ``outputs`` are.
+
+    Returns
+    -------
+    torch.Tensor
+        :math:`\phi`, shape of ``y``.
     """
     if kind == "binary":
         sign = 2.0 * y.to(outputs.dtype) - 1.0
@@ -253,6 +382,20 @@ def rmia_marginal(ref_phi, ref_in, *, offline_a: float | None = None) -> np.ndar
     model; offline: only the OUT models (``~ref_in``) and
     :math:`\tfrac12((1+a)\overline{p}_{\rm OUT}+(1-a))` (Zarifzadeh et al. 2024, §3,
     offline variant; ``a`` in ``[0, 1]``, ``a = 1`` is the plain OUT mean).
+
+    Parameters
+    ----------
+    ref_phi : array_like, shape (k, R)
+        Reference models' logit confidences.
+    ref_in : array_like of bool, shape (k, R)
+        Membership in the reference models.
+    offline_a : float, optional
+        Offline parameter a in [0, 1]; None = online.
+
+    Returns
+    -------
+    ndarray, shape (k,)
+        :math:`\Pr(x)`, in (0, 1).
     """
     phi = np.asarray(ref_phi, dtype=float)
     inn = np.asarray(ref_in, dtype=bool)

@@ -74,7 +74,20 @@ def _pooled(run: AttackRun, scores: list[np.ndarray], name: str, **kw) -> dict:
 
 def exact_vs_cg(run: AttackRun, **kw) -> dict:
     """IHA with the exact (``eigh``) and the CG iHVPs on the same targets, and the largest
-    relative score difference."""
+    relative score difference.
+
+    Parameters
+    ----------
+    run : AttackRun
+        The attacks' run.
+    **kw
+        Options of the IHA scoring.
+
+    Returns
+    -------
+    dict
+        Metrics of each method and the largest relative difference.
+    """
     out, scores = {}, {}
     for method in ("exact", "cg"):
         s = []
@@ -90,7 +103,22 @@ def exact_vs_cg(run: AttackRun, **kw) -> dict:
 
 def damping_sweep(run: AttackRun, epsilons=(0.01, 0.1, 0.2), **kw) -> dict:
     """Table 8: IHA AUC (and TPRs) with damping or a low-rank pseudo-inverse at each epsilon;
-    ``None`` where the low-rank threshold keeps no eigenvalue."""
+    ``None`` where the low-rank threshold keeps no eigenvalue.
+
+    Parameters
+    ----------
+    run : AttackRun
+        The attacks' run.
+    epsilons : sequence of float
+        Damping / threshold values.
+    **kw
+        Options of the IHA scoring.
+
+    Returns
+    -------
+    dict
+        ``lowrank``, ``damping`` and ``eigenvalues``.
+    """
     out: dict = {"lowrank": {}, "damping": {}, "eigenvalues": {}}
     for method in ("lowrank", "damping"):
         for eps in epsilons:
@@ -110,7 +138,22 @@ def damping_sweep(run: AttackRun, epsilons=(0.01, 0.1, 0.2), **kw) -> dict:
 
 
 def term_ablation(run: AttackRun, rows=None, **kw) -> dict:
-    """Table 4: IHA with only some of Eq. 8's terms."""
+    """Table 4: IHA with only some of Eq. 8's terms.
+
+    Parameters
+    ----------
+    run : AttackRun
+        The attacks' run.
+    rows : sequence, optional
+        Term subsets; None = Table 4's.
+    **kw
+        Options of the metrics.
+
+    Returns
+    -------
+    dict
+        Metrics per term subset.
+    """
     rows = TABLE4_ROWS if rows is None else rows
     terms = [wb.iha_terms(wb.inverse(run.config.hessian)) for wb in run.whitebox]
     return {label: _pooled(run, [iha_score(t, lr=run.config.sgd.lr, use=use) for t in terms],
@@ -118,7 +161,22 @@ def term_ablation(run: AttackRun, rows=None, **kw) -> dict:
 
 
 def loo_fraction_curve(run: AttackRun, fractions=(0.2, 0.4, 0.6, 0.8, 0.9, 1.0), **kw) -> dict:
-    """Table 9: :math:`\\nabla L_0` from a random fraction of :math:`D\\setminus\\{z\\}`."""
+    """Table 9: :math:`\\nabla L_0` from a random fraction of :math:`D\\setminus\\{z\\}`.
+
+    Parameters
+    ----------
+    run : AttackRun
+        The attacks' run.
+    fractions : sequence of float
+        Fractions in (0, 1].
+    **kw
+        Options of the metrics.
+
+    Returns
+    -------
+    dict
+        Metrics per fraction.
+    """
     out = {}
     for f in fractions:
         rng = np.random.default_rng([int(kw.get("seed", 0)), int(round(f * 1000))])
@@ -131,7 +189,20 @@ def loo_fraction_curve(run: AttackRun, fractions=(0.2, 0.4, 0.6, 0.8, 0.9, 1.0),
 
 
 def agreement_tables(run: AttackRun, fprs=(0.05, 0.3)) -> dict:
-    """Table 5 on the leave-one-out subset (every attack scored there), at each FPR."""
+    """Table 5 on the leave-one-out subset (every attack scored there), at each FPR.
+
+    Parameters
+    ----------
+    run : AttackRun
+        The attacks' run (with its leave-one-out result).
+    fprs : sequence of float
+        FPR levels.
+
+    Returns
+    -------
+    dict
+        Agreement matrices per FPR.
+    """
     res = run.loo_result
     if res is None:
         raise ValueError("agreement tables need the leave-one-out attacks (l-attack, lira-l)")
@@ -149,7 +220,22 @@ def _fmt(m: dict) -> str:
 
 def markdown_main(metrics: dict, *, setting: str, seed_col: str) -> str:
     """Table 2 analogue: every attack's AUC (95 % CI), %TPR@1 %, %TPR@0.1 % beside the seed's
-    column ``seed_col``."""
+    column ``seed_col``.
+
+    Parameters
+    ----------
+    metrics : dict
+        Metrics per attack.
+    setting : str
+        Label of the setting.
+    seed_col : str
+        Column of the seed's table.
+
+    Returns
+    -------
+    str
+        The Markdown table.
+    """
     ref = SEED["table2"].get(seed_col, {})
     lines = [f"| attack ({setting}) | AUC [95% CI] | %TPR@1% | %TPR@0.1% | n (mem/non) | "
              f"seed {seed_col}: AUC, %TPR@1%, %TPR@0.1% |", "|---|---|---|---|---|---|"]
@@ -166,7 +252,28 @@ def markdown_main(metrics: dict, *, setting: str, seed_col: str) -> str:
 
 def markdown_sweeps(ev: dict, damp: dict, abl: dict, frac: dict, agree: dict | None, *,
                     seed_col: str) -> str:
-    """Tables 3, 8, 4, 9, 5 analogues as Markdown, each beside the seed's numbers."""
+    """Tables 3, 8, 4, 9, 5 analogues as Markdown, each beside the seed's numbers.
+
+    Parameters
+    ----------
+    ev : dict
+        :func:`exact_vs_cg` result.
+    damp : dict
+        :func:`damping_sweep` result.
+    abl : dict
+        :func:`term_ablation` result.
+    frac : dict
+        :func:`loo_fraction_curve` result.
+    agree : dict or None
+        :func:`agreement_tables` result.
+    seed_col : str
+        Column of the seed's tables.
+
+    Returns
+    -------
+    str
+        The Markdown tables.
+    """
     out = []
     t3 = SEED["table3"][seed_col]
     out += ["**Exact vs CG (Table 3)**", "",
