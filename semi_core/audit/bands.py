@@ -357,17 +357,27 @@ def shipped_band(key: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray, flo
     if block_of is None:
         return None
     off, G, level = block_of
+    block = _read_block(BAND_VALUES_FILE, off, G, 2, "analysis/band_calibration.py --values-only")
+    if block is None:
+        return None
+    return block[0].astype(np.int64), block[1], level
+
+
+def _read_block(path: Path, off: int, G: int, parts: int, script: str) -> list | None:
+    """``parts`` float64 arrays of length ``G`` stored back to back from float ``off`` of a
+    shipped calibration file: the one reader of the shipped calibrations (plain numbers,
+    nothing unpickled). None when the file is absent; a short read is an error naming the
+    ``script`` that regenerates it."""
     try:
-        with open(BAND_VALUES_FILE, "rb") as fh:  # cheaper than np.fromfile on a first call
+        with open(path, "rb") as fh:  # cheaper than np.fromfile on a first call
             fh.seek(8 * off)
-            raw = fh.read(16 * G)
+            raw = fh.read(8 * parts * G)
     except FileNotFoundError:
         return None
     block = np.frombuffer(raw, dtype=_F8)
-    if block.size != 2 * G:
-        raise ValueError(f"{BAND_VALUES_FILE} is truncated: regenerate it with "
-                         "analysis/band_calibration.py --values-only")
-    return block[:G].astype(np.int64), block[G:], level
+    if block.size != parts * G:
+        raise ValueError(f"{path} is truncated: regenerate it with {script}")
+    return [block[i * G:(i + 1) * G] for i in range(parts)]
 
 
 def band_values_blob(table: dict) -> tuple[np.ndarray, dict]:
@@ -671,17 +681,10 @@ def _shipped_poisson_quantiles(key) -> tuple | None:
     if block_of is None:
         return None
     off, G = block_of
-    try:
-        with open(POISSON_VALUES_FILE, "rb") as fh:
-            fh.seek(8 * off)
-            raw = fh.read(24 * G)
-    except FileNotFoundError:
+    block = _read_block(POISSON_VALUES_FILE, off, G, 3, "analysis/band_poisson_table.py")
+    if block is None:
         return None
-    block = np.frombuffer(raw, dtype=_F8)
-    if block.size != 3 * G:
-        raise ValueError(f"{POISSON_VALUES_FILE} is truncated: regenerate it with "
-                         "analysis/band_poisson_table.py")
-    return block[:G].astype(np.int64), block[G:2 * G], block[2 * G:]
+    return block[0].astype(np.int64), block[1], block[2]
 
 
 def poisson_band(n: int, q: float) -> BandCalibration | None:
