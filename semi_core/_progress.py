@@ -22,7 +22,8 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-__all__ = ["Reporter", "as_reporter", "format_seconds", "default_interval", "ANNOUNCE_AFTER",
+__all__ = ["Reporter", "as_reporter", "format_seconds", "default_interval", "process_age",
+           "ANNOUNCE_AFTER",
            "DEFAULT_INTERVAL", "INTERVAL_ENV"]
 
 #: Work estimated to take longer than this many seconds is announced before it starts.
@@ -64,6 +65,25 @@ def format_seconds(s: float) -> str:
     if s < 172800:
         return f"{s / 3600:.1f} h"
     return f"{s / 86400:.1f} days"
+
+
+def process_age() -> float:
+    """Seconds since this process started (Linux ``/proc``; 0 where unknown).
+
+    Returns
+    -------
+    float
+        The age, >= 0.
+    """
+    try:
+        with open("/proc/self/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        age = uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
+    return min(max(age, 0.0), 3600.0)
 
 
 class _Stage:
@@ -207,10 +227,15 @@ class Reporter:
         return " | ".join(parts) if parts else f"{format_seconds(now - self._t0)} elapsed"
 
     @contextlib.contextmanager
-    def running(self, label: str):
+    def running(self, label: str, started: float | None = None):
         """The whole of a command: a status line at least every ``interval`` seconds until the
-        block ends (off a terminal; on one where no bar is shown), ``label`` leading it."""
-        self._label, self._t0 = label, time.monotonic()
+        block ends (off a terminal; on one where no bar is shown), ``label`` leading it.
+        ``started`` (a ``time.monotonic()`` value, default now) is when the silence began: a
+        console command passes its process's start (:func:`process_age`), since the
+        interpreter's start-up is silence too."""
+        self._label = label
+        self._t0 = time.monotonic() if started is None else min(float(started),
+                                                                 time.monotonic())
         self._last = self._t0
         self._hold()
         try:

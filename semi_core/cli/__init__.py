@@ -22,6 +22,7 @@ import pkgutil
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterable
 
 from semi_core import __version__
@@ -209,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     report directory. The handlers are installed here, for the duration of the call, never when
     the library is imported.
     """
+    from_console = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(argv)
     command = _command_name(argv)
@@ -223,9 +225,14 @@ def main(argv: list[str] | None = None) -> int:
             parsing = False
             command = getattr(args, "command", command) or command
             as_json = bool(getattr(args, "json", as_json))
+            from semi_core._progress import process_age
+
             from ._options import command_progress
 
-            with command_progress(args, command):  # progress on stderr, never on stdout
+            # progress on stderr, never on stdout; a console command counts its silence from
+            # the process's start (a call with argv, as from tests, from now)
+            started = time.monotonic() - process_age() if from_console else None
+            with command_progress(args, command, started):
                 result = args.func(args)
             from ._common import emit
 

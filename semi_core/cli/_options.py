@@ -338,15 +338,16 @@ def reporter_from_args(args):
     return rep
 
 
-def command_progress(args, command: str):
+def command_progress(args, command: str, started: float | None = None):
     """Context manager around a command's work: where the command takes ``--progress``, a
-    status line on stderr at least every interval (10 s; ``SEMI_CORE_PROGRESS_INTERVAL``) until
-    it ends, unless ``--no-progress``."""
+    status line on stderr at least every interval (10 s; ``SEMI_CORE_PROGRESS_INTERVAL``) from
+    ``started`` (a ``time.monotonic()`` value; default now) until it ends, unless
+    ``--no-progress``."""
     import contextlib
 
     if not hasattr(args, "progress"):
         return contextlib.nullcontext()
-    return reporter_from_args(args).running(f"semi-core {command}")
+    return reporter_from_args(args).running(f"semi-core {command}", started)
 
 
 def add_executor_args(parser) -> None:
