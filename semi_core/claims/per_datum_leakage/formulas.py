@@ -1,13 +1,16 @@
-"""Claims of ``per_datum_leakage.txt`` (Azize & Basu: per-datum membership leakage).
+"""Claims of ``per_datum_leakage.txt`` (Azize & Basu: per-datum membership leakage) on the
+formulas of §3-§4: the asymptotic laws of the likelihood ratio, leakage, optimal power and the
+privacy curves of the empirical, noisy and sub-sampled means and of the misspecified adversary.
 
 Asymptotic claims (``d, n -> infinity`` with ``d/n = tau``) are checked at growing ``n`` with
 exact finite-``n`` moments of the exact Gaussian log-likelihood ratio (closed-form moments of
 quadratics in Gaussians, or Gauss-Hermite quadrature for the sub-sampled mechanism), showing the
 convergence; limits of privacy curves are checked by quadrature of the hockey-stick divergence.
 
-Discrepancies: claims ``thm4.3``, ``thm4.3.eq16``, ``rem4.4``, ``appC.h1``, ``appC.eq48`` (fail),
-``thm4.5.adv`` (holds only at an optimised threshold); typos in the notes of ``cor3.2.eq9``,
-``rem3.3`` and ``thm4.5.adv`` (``semi-core verify``, ``docs/errata.md``).
+Discrepancies: claims ``thm4.3``, ``thm4.3.eq16``, ``rem4.4`` (fail), ``thm4.5.adv`` (holds
+only at an optimised threshold); typos in the notes of ``cor3.2.eq9``, ``rem3.3`` and
+``thm4.5.adv`` (``semi-core verify``, ``docs/errata.md``). The proofs of App. C are checked in
+:mod:`semi_core.claims.per_datum_leakage.appendix_c`.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ import numpy as np
 import sympy as sp
 from scipy import integrate, stats
 
-from . import _reference as ref
-from ._core import (
+from .. import _reference as ref
+from .._core import (
     Claim,
     Outcome,
     Phi,
@@ -29,16 +32,14 @@ from ._core import (
     lambdify,
     mc_outcome,
     numeric_outcome,
-    symbolic_outcome,
 )
 
 SEED = "per_datum_leakage"
 
 m, mt, mdiff, rho = sp.symbols("m m_targ m_diff rho", positive=True)
 ms = sp.Symbol("m_{scal}", real=True)
-al, eps, x = sp.symbols("alpha epsilon x", real=True)
+al, eps = sp.symbols("alpha epsilon", real=True)
 L, M, n = sp.symbols("L M n", positive=True)
-lam3, lam4, H1s, H2s = sp.symbols("lambda_3 lambda_4 h_1 h_2", real=True)
 
 
 def _gdp_delta(mu_, e):
@@ -320,12 +321,6 @@ def _check_thm43(forms, ctx):
     return o
 
 
-def _limit_sub_experiment(m_, rho_):
-    s_ = np.sqrt(m_ / rho_)
-    p0 = stats.norm(0, 1)
-    return s_, p0
-
-
 def _check_sub_power(forms, ctx):
     rng = ctx.rng("pdl4.3p")
     fl = lambdify(forms["leakage"], [m, rho])
@@ -441,58 +436,9 @@ def _check_adv(forms, ctx):
                            ref_name="the limiting Gaussians")
 
 
-# ----------------------------------------------------------------------------- Edgeworth (App. C)
-
-def _edgeworth_derived():
-    """``(h1, h2)`` of the density expansion to O(1/n): the symbolic layer's derivation
-    (``edgeworth_h1``, ``edgeworth_h2``: cumulant series inverted to Hermite polynomials)."""
-    return derived_form("edgeworth_h1"), derived_form("edgeworth_h2")
-
-
-def _gamma_evidence(h1f):
-    """Sup error of the expansion for Exp(1) data (lambda3=2, lambda4=6) vs the exact Gamma."""
-    out = []
-    xs = np.linspace(-2.5, 2.5, 201)
-    for n_ in (20, 80, 320):
-        exact = np.sqrt(n_) * stats.gamma.pdf(n_ + np.sqrt(n_) * xs, n_)
-        h1 = h1f(xs)
-        h2 = 4 / 72 * (xs**6 - 15 * xs**4 + 45 * xs**2 - 15) + 6 / 24 * (xs**4 - 6 * xs**2 + 3)
-        approx = stats.norm.pdf(xs) * (1 + h1 / np.sqrt(n_) + h2 / n_)
-        out.append((n_, float(np.max(np.abs(exact - approx)))))
-    return ", ".join(f"n={a}: {b:.1e}" for a, b in out)
-
-
-def _check_h(forms, ctx, *, which):
-    h1d, h2d = _edgeworth_derived()
-    der = h1d if which == "h1" else h2d
-    o = symbolic_outcome(forms[which], der, [x, lam3, lam4],
-                         lambda r: {"x": r.normal(0, 2), "lambda_3": r.normal(0, 2),
-                                    "lambda_4": r.normal(0, 4)},
-                         ctx.rng("edge" + which), what=f"Edgeworth term {which}(x)")
-    if which == "h1":
-        ev_seed = _gamma_evidence(lambdify(forms["h1"].subs(lam3, 2), [x]))
-        ev_ours = _gamma_evidence(lambdify(h1d.subs(lam3, 2), [x]))
-        o.detail += (f"; Exp(1) data, sup density error with this h1: {ev_seed}; with "
-                     f"lambda3 He3/6: {ev_ours}")
-    return o
-
-
-def _check_eq48(forms, ctx):
-    e = sp.Symbol("e", positive=True)
-    stated = sp.series(forms["log_d"].subs(n, 1 / e**2), e, 0, 3).removeO()
-    derived = derived_form("edgeworth_log_density", {"n": 1 / e**2})  # series in e = 1/sqrt(n)
-    return symbolic_outcome(sp.expand(stated), sp.expand(derived), [x, H1s, H2s, e],
-                            lambda r: {"x": r.normal(), "h_1": r.normal(), "h_2": r.normal(),
-                                       "e": r.uniform(0.05, 0.5)}, ctx.rng("eq48"),
-                            what="log d_n expanded to O(1/n) (e = 1/sqrt(n))")
-
-
 # ----------------------------------------------------------------------------- registry
 
 def _claims() -> list[Claim]:
-    He3 = x**3 - 3 * x
-    He4 = x**4 - 6 * x**2 + 3
-    He6 = x**6 - 15 * x**4 + 45 * x**2 - 15
     s_ = sp.sqrt(m / rho)
     e1 = sp.log(1 + (sp.exp(eps) - 1) / rho)
     cc = 1 - sp.exp(eps) * (1 - rho)
@@ -572,22 +518,6 @@ def _claims() -> list[Claim]:
                 "Phi(m_scal/sqrt(m_targ) - sqrt(m_targ)/2) - Phi(-sqrt(m_targ)/2) (it can even "
                 "be negative when m_scal < 0). The proof prints |m* + m_targ - m_diff| / (4 sqrt(m*)); it should read "
                 "4 sqrt(m_targ)."),
-        C("appC.h1", "App. C.3, Lemma C.7, Eq. (38), h_1", "first Edgeworth term",
-          {"h1": lam3 * He3}, ("finite 4th moment, non-lattice",),
-          lambda f, c: _check_h(f, c, which="h1"), "symbolic",
-          derived={"h1": derived_form("edgeworth_h1", display=True)},
-          corrected={"h1": derived_form("edgeworth_h1", display=True)},
-          notes="the same missing 1/6 propagates to the remainder term lambda_3 (mu_j - z_j) "
-                "R_{n,j} / (n sigma_j) of Lemma C.7 (should carry 1/6); it has mean o(1) and "
-                "does not change Theorem 3.1."),
-        C("appC.h2", "App. C.3, Lemma C.7, Eq. (38), h_2", "second Edgeworth term",
-          {"h2": lam3**2 / 72 * He6 + lam4 / 24 * He4}, ("finite 4th moment",),
-          lambda f, c: _check_h(f, c, which="h2"), "symbolic"),
-        C("appC.eq48", "App. C.3, Eq. (48)-(49)", "log of the Edgeworth density to O(1/n)",
-          {"log_d": -sp.log(2 * sp.pi) / 2 - x**2 / 2 + H1s / sp.sqrt(n)
-           + (H2s / n - H1s**2 / 2) / n}, ("H_{n,j} = O_p(1/sqrt(n))",), _check_eq48,
-          "symbolic", perturb_key="log_d",
-          corrected={"log_d": derived_form("edgeworth_log_density", display=True)}),
     ]
 
 

@@ -45,7 +45,7 @@ from semi_core.mechanisms.empirical_mean import EmpiricalMean
 from semi_core.stats import errors
 from semi_core.symbolic import updates as U
 
-from ._core import (
+from .._core import (
     Claim,
     Outcome,
     Phi,

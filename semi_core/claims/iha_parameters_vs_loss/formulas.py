@@ -39,7 +39,7 @@ import sympy as sp
 
 from semi_core.symbolic import iha as D
 
-from ._core import Claim, lambdify, mc_outcome, numeric_outcome, symbolic_outcome
+from .._core import Claim, lambdify, mc_outcome, numeric_outcome, symbolic_outcome
 
 SEED = "iha_parameters_vs_loss"
 

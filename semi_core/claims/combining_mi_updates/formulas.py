@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ._core import Claim, lambdify, numeric_outcome, symbolic_outcome
+from .._core import Claim, lambdify, numeric_outcome, symbolic_outcome
 
 SEED = "combining_mi_updates"
 

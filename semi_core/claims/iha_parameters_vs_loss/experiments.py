@@ -1,4 +1,5 @@
-r"""Claims of ``iha_parameters_vs_loss.txt`` found on a second reading of §4 and App. D-E.
+r"""Claims of ``iha_parameters_vs_loss.txt`` on its experiments: the tables, hyperparameters
+and Hessian spectra of §4 and App. D-E.
 
 Verdicts:
 
@@ -24,7 +25,7 @@ import sympy as sp
 
 from semi_core.symbolic import iha as D
 
-from ._core import Claim, Outcome, lambdify, numeric_outcome, symbolic_outcome
+from .._core import Claim, Outcome, lambdify, numeric_outcome, symbolic_outcome
 
 SEED = "iha_parameters_vs_loss"
 

@@ -1,4 +1,5 @@
-r"""Claims of ``combining_mi_updates.txt`` found on a second reading of App. B-C.
+r"""Claims of ``combining_mi_updates.txt`` on its Gaussian mean-estimation analysis against
+the paper's own algorithm and experiment (Algorithm 3, App. C) and the tail bounds it borrows.
 
 Verdicts:
 
@@ -22,7 +23,7 @@ from scipy import stats
 
 from semi_core.symbolic import updates as U
 
-from ._core import Claim, Outcome, Phi, lambdify, numeric_outcome
+from .._core import Claim, Outcome, Phi, lambdify, numeric_outcome
 
 SEED = "combining_mi_updates"
 

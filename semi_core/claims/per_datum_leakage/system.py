@@ -1,9 +1,9 @@
 """Claims of ``per_datum_leakage.txt`` decided by the per-datum system (mechanism, attacks,
 simulation; :mod:`semi_core.mechanisms.per_datum`, :mod:`semi_core.attacks.leakage`).
 
-The formula claims of the seed (Thm 3.1-4.5, App. C) live in
-:mod:`semi_core.claims.per_datum_leakage`; this module adds the statements that need the
-system:
+The formula claims of the seed live in :mod:`semi_core.claims.per_datum_leakage.formulas`
+(Thm 3.1-4.5) and :mod:`semi_core.claims.per_datum_leakage.appendix_c`; this module adds the
+statements that need the system:
 
 * **Table 1, "similar point"**: the leakage score of a misspecified target is printed as
   :math:`m^{\\rm scal}=\\frac1n(z^{\\rm targ}-\\mu)^\\top C^{-1}(z^{\\rm true}-\\mu)`; the advantage of
@@ -38,7 +38,7 @@ from semi_core.audit.roc import tpr_at_fpr_se
 from semi_core.mechanisms.per_datum import PerDatumMean, ProductLaw, seed_bernoulli, seed_targets
 from semi_core.symbolic import leakage as S
 
-from ._core import Claim, Phi, Phinv, lambdify, mc_outcome, numeric_outcome
+from .._core import Claim, Phi, Phinv, lambdify, mc_outcome, numeric_outcome
 
 SEED = "per_datum_leakage"
 

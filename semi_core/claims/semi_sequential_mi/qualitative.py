@@ -33,7 +33,7 @@ from semi_core.game.engine import simulate
 from semi_core.mechanisms.empirical_mean import EmpiricalMean
 from semi_core.stats import errors as E
 
-from ._core import Claim, Outcome, mc_outcome
+from .._core import Claim, Outcome, mc_outcome
 
 SEED = "semi_sequential_mi"
 

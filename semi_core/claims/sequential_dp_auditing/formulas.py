@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from ._core import Claim, Outcome, lambdify, mc_outcome, symbolic_outcome
+from .._core import Claim, Outcome, lambdify, mc_outcome, symbolic_outcome
 
 SEED = "sequential_dp_auditing"
 

@@ -1,13 +1,16 @@
-"""Claims of ``semi_sequential_mi.txt`` (Michel, Basu, Kaufmann: Sequential Membership Inference).
+"""Claims of ``semi_sequential_mi.txt`` (Michel, Basu, Kaufmann: Sequential Membership Inference)
+on its formulas: the lemmas, theorems and corollaries of §2-§5 and App. A-G.
 
 Each claim's ``stated`` forms transcribe the seed; the derived side (log LRs, error forms,
-roots, conditional laws) is taken from ``semi_core.symbolic`` (:func:`._core.derived_form`);
-the checks compare them with independent numerics (joint Gaussian densities of the releases,
-scipy's non-central chi-square, exact Kolmogorov-Smirnov tails) or Monte Carlo with SE
-tolerances.
+roots, conditional laws) is taken from ``semi_core.symbolic`` (``derived_form`` of
+``semi_core.claims._core``); the checks compare them with independent numerics (joint Gaussian
+densities of the releases, scipy's non-central chi-square, exact Kolmogorov-Smirnov tails) or
+Monte Carlo with SE tolerances.
 
 Discrepancies: claims ``lemB.5``, ``corB.6``, ``lem5.1``, ``appG.dkw``, ``appA.5.roots``,
-``appH.3``, ``thm4.1.dpsgd`` (see their notes; ``semi-core verify``, ``docs/errata.md``).
+``thm4.1.dpsgd`` (see their notes; ``semi-core verify``, ``docs/errata.md``). What App. H's
+experiments report is checked in :mod:`semi_core.claims.semi_sequential_mi.experiments`, its
+qualitative sentences in :mod:`semi_core.claims.semi_sequential_mi.qualitative`.
 """
 
 from __future__ import annotations
@@ -16,13 +19,11 @@ import numpy as np
 import sympy as sp
 from scipy import stats
 from scipy.special import logsumexp
-from sympy.utilities.lambdify import implemented_function
 
-from semi_core.stats.errors import tpr_quadratic
 from semi_core.symbolic import get_derivation
 
-from . import _reference as ref
-from ._core import (
+from .. import _reference as ref
+from .._core import (
     Claim,
     Outcome,
     Phi,
@@ -768,42 +769,6 @@ def _check_A5_roots(forms, ctx):
                            rtol=1e-8, atol=1e-8, ref_name="the threshold gamma")
 
 
-# ----------------------------------------------------------------------------- App. H.3
-
-def _tpr_d(d_, n_, m_, a_):
-    return float(tpr_quadratic(a_, n_, m_, int(d_)))
-
-
-_TPRd = implemented_function(sp.Function("TPR_d"), _tpr_d)
-
-
-def _check_H3(forms, ctx):
-    """Monte Carlo of the exact SeMI* test at d = 1 and d = 50 (same Mahalanobis distance 3,
-    n = 10, FPR 1%): batch means drawn exactly, threshold at the empirical null quantile; the
-    ratio TPR_50 / TPR_1 and its delta-method SE are compared with the stated ratio."""
-    rng = ctx.rng("H3")
-    R = 200_000 if ctx.quick else 1_000_000
-    n_, m_, a_ = 10, 9.0, 0.01
-    f = lambdify(forms["tpr_ratio"], [d, n, m, alpha])
-    tprs, ses = [], []
-    for d_ in (1, 50):
-        u = np.zeros(d_)
-        u[0] = np.sqrt(m_)
-        w0 = rng.standard_normal((R, d_)) / np.sqrt(n_)
-        w1 = u / n_ + rng.standard_normal((R, d_)) * np.sqrt(n_ - 1) / n_
-        lr = [-(n_ / (2 * (n_ - 1))) * ((w - u) ** 2).sum(1) for w in (w0, w1)]
-        thr = np.quantile(lr[0], 1 - a_)
-        p = float((lr[1] > thr).mean())
-        tprs.append(p)
-        # binomial SE inflated x2 for the estimated threshold (conservative)
-        ses.append(2 * np.sqrt(p * (1 - p) / R))
-    ratio = tprs[1] / tprs[0]
-    se = ratio * np.hypot(ses[0] / tprs[0], ses[1] / tprs[1])
-    pred = complex(f(50, n_, m_, a_))
-    return mc_outcome([({"d": 50, "n": n_, "m": m_, "fpr": a_}, pred, ratio, se)],
-                      what="TPR(d=50)/TPR(d=1) at equal Mahalanobis distance")
-
-
 # ----------------------------------------------------------------------------- Thm 4.1 + DP-SGD
 
 sdp, Cc = sp.symbols("sigma_DP C", positive=True)
@@ -1009,15 +974,6 @@ def _claims() -> list[Claim]:
           notes="the printed roots are centred at (z*-mu)/(nT) with half-width "
                 "sigma sqrt(nT-1)/(nT) sqrt(K); the parabola's vertex is at z*-mu and the "
                 "half-width is sigma sqrt((nT-1)/(nT)) sqrt(K). Lemma 3.7 itself is right."),
-        C("appH.3", "App. H.3, Figure 8(b)",
-          "power constant in the dimension d at fixed Mahalanobis distance",
-          {"tpr_ratio": sp.Integer(1)}, ("exact SeMI* test", "n = 10, m* = 9, FPR 1%"),
-          _check_H3, "monte-carlo",
-          corrected={"tpr_ratio": _TPRd(d, n, m, alpha) / _TPRd(1, n, m, alpha)},
-          notes="under H1 the batch-mean covariance shrinks by (n-1)/n in every direction and "
-                "the optimal test detects that too, so power grows with d: TPR at 1% FPR is "
-                "0.073 (d=1), 0.095 (d=50), 0.168 (d=200) for n=10, m*=9. Corrected: "
-                "TPR_d(alpha) = F_{chi2_d((n-1)m*)}(n/(n-1) F^{-1}_{chi2_d(n m*)}(alpha))."),
         C("thm4.1.dpsgd", "§4.2 'Application to DP-SGD' with Theorem 4.1",
           "Theorem 4.1's statistic is the LR of DP-SGD updates",
           {"log_lr": (-sp.log((n - 1) / n) / 2 - n / (2 * (n - 1) * eta**2 * s**2) * Nsc**2
