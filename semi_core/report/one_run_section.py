@@ -1,4 +1,4 @@
-"""Report section: tight audits in ONE training run (issue 23).
+"""Report section: tight audits in ONE training run (one-run and one-run f-DP audits).
 
 eps_LB / eps_true of one DP-SGD run with m canaries each included with probability 1/2
 (:func:`semi_core.sgd.one_run.tightness_table`: white-box Dirac canaries at chosen steps scored by

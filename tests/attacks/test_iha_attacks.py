@@ -1,4 +1,4 @@
-"""IHA and the LiRA family (``iha_parameters_vs_loss``, issue 11): hand derivations, scipy
+"""IHA and the LiRA family (``iha_parameters_vs_loss``): hand derivations, scipy
 references, exact vs CG, the experiment as a GameResult, agreement matrices, bad inputs."""
 
 from __future__ import annotations

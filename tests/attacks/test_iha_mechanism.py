@@ -1,5 +1,5 @@
 """The one-shot trained model as a T = 1 Mechanism releasing parameters, scored with Thm 3.2's
-log-LR, played through the generic SeMI game and audited (issue 11)."""
+log-LR, played through the generic SeMI game and audited."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""IHA / LiRA on the one game runner (issue 20): TrainedModelMechanism as a pool mechanism
+"""IHA / LiRA on the one game runner: TrainedModelMechanism as a pool mechanism
 (the protocol checks of ``check_mechanism`` that apply to ``release_pool``) and as a one-shot
 Mechanism (``check_mechanism`` itself), the attacks as pool scorers, the same GameResult on every
-executor, and sizes refused instead of clipped (issue 21)."""
+executor, and sizes refused instead of clipped."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Validity of the distribution-free bounds across score families (issue 15).
+"""Validity of the distribution-free bounds across score families (no over-claimed epsilon).
 
 An audit over-claims when its certified bound exceeds the exact epsilon(delta) of the pair of
 score laws. For each family (null, Gaussian, Laplace, discrete with heavy ties) and method the

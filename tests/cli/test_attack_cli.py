@@ -1,6 +1,6 @@
-"""``semi-core attack``: one JSON object, ROC file, executor flags, the bad-input table
-(issue 11) and every value flag at its extremes (issue 21: a clear error naming the flag, never
-a traceback, never a silently clipped value)."""
+"""``semi-core attack``: one JSON object, ROC file, executor flags, the bad-input table and
+every value flag at its extremes (a clear error naming the flag, never a traceback, never a
+silently clipped value)."""
 
 from __future__ import annotations
 

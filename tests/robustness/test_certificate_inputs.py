@@ -1,14 +1,14 @@
-"""What the certifying entry points accept (robustness issue 21, classes 2, 3 and 10).
+"""What the certifying entry points accept: array-likes, one-run class sizes, named assumptions.
 
-Class 2: every array-like a user can pass is either accepted exactly (the same bound as the
+Array-likes: every array-like a user can pass is either accepted exactly (the same bound as the
 plain float64 array of its values) or refused with its type named; a masked array with a masked
 entry is refused, never silently unmasked (the old validator dropped the mask: null data
 certified eps = 1.40 with band, 1.56 with cp, 0.63 with one-run). Checked through every
 certifying method (band, cp split, cp ranks, cp at thresholds, dkw, one-run, gdp trade-off,
 gdp gaussian) and entry (``epsilon_lower_bound``, ``audit_batch``, ``audit_game_result``).
-Class 3: one-run refuses class sizes incompatible with Bernoulli(1/2) inclusion (900 vs 100
+One-run: it refuses class sizes incompatible with Bernoulli(1/2) inclusion (900 vs 100
 certified eps 1.55-2.28 from null scores) and its false-certificate rate under the theorem's
-design stays below the failure probability. Class 10: every result names its assumption.
+design stays below the failure probability. Assumptions: every result names its assumption.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def _null(n=200, seed=0):
     return rng.normal(size=n), rng.normal(size=n)
 
 
-# -- class 2: masked arrays --------------------------------------------------------------------
+# -- array-likes: masked arrays --------------------------------------------------------------------
 def _hidden(n=200, k=60, seed=0):
     """Null scores plus k masked entries hiding huge member values: unmasked, they certify."""
     m, nm = _null(n, seed)
@@ -125,7 +125,7 @@ def test_audit_game_result_validates_like_the_direct_entry(label, kw, _a):
     assert out["assumption"] == _a
 
 
-# -- class 2: every array-like, accepted exactly or refused with its type named ----------------
+# -- array-likes: every array-like, accepted exactly or refused with its type named ----------------
 class ArrayLike:
     """An xarray/pandas-like object exposing ``__array__`` only."""
 
@@ -283,7 +283,7 @@ def test_as_score_array_never_returns_a_masked_array():
     assert type(out) is np.ndarray and out.dtype == float
 
 
-# -- class 3: one-run ----------------------------------------------------------------------
+# -- one-run: class sizes and the false-certificate rate -------------------------------------------
 @pytest.mark.parametrize("guesses", [None, (100, 0), (900, 0), (50, 10), (200, 100), (10, 10),
                                      [(100, 0), (50, 50)]])
 @pytest.mark.parametrize("seed", range(6))
@@ -352,7 +352,7 @@ def test_one_run_false_certificate_rate_under_the_design(rule, m):
     assert refused / reps <= BALANCE_LEVEL + 3 * np.sqrt(BALANCE_LEVEL / reps)
 
 
-# -- class 10: the assumption of every result ------------------------------------------------
+# -- the assumption of every result ----------------------------------------------------------------
 @pytest.mark.parametrize("label,kw,key", METHODS, ids=METHOD_IDS)
 def test_every_method_names_its_assumption(label, kw, key):
     m, nm = _null(seed=7)

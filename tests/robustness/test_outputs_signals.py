@@ -1,9 +1,9 @@
-"""Output paths, atomic outputs and signals (robustness issue 21, classes 1 and 8).
+"""Output paths, atomic outputs and signals: never through a link, published only when complete.
 
-Class 1: output checks never open, through a link, a file they did not create; a link at an
+Paths: output checks never open, through a link, a file they did not create; a link at an
 output path (dangling or not) is refused; a FIFO, socket or device is refused at once (the old
 check blocked forever on a FIFO); the write itself goes to a new file renamed over the path.
-Class 8: a file or report directory is published only when complete; SIGTERM gives one JSON
+Publication and signals: a file or report directory is published only when complete; SIGTERM gives one JSON
 object and exit 143 (SIGINT: 130). Every test here can fail on the old code: the planted links
 would be truncated, the FIFO cases would hang (``no_hang`` turns that into a failure), SIGTERM
 gave an empty stdout and exit -15.

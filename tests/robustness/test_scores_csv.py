@@ -1,5 +1,5 @@
 """``semi-core audit --scores``: the CSV loader streams with NumPy and keeps every validation
-(robustness issue 21, class 9), and ``--higher-is`` says which way is member.
+(bad rows are refused as before), and ``--higher-is`` says which way is member.
 
 The loader (:func:`semi_core._io.read_scores_csv`) parses chunks with ``np.loadtxt`` and falls
 back to the csv module for a chunk with quotes or an error. The oracle here is the previous

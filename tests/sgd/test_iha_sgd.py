@@ -1,5 +1,5 @@
 """Heavy-ball SGD trainer, batched reference models, Hessian / iHVP paths and the appended
-loaders (``iha_parameters_vs_loss``; issue 11)."""
+loaders (``iha_parameters_vs_loss``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """SGD's stationary law (Thm 2.2 / Eq. 4) and the IHA derivation (``iha_parameters_vs_loss``):
-SymPy vs numeric twins vs the exact Lyapunov solution vs simulated SGD (issue 11)."""
+SymPy vs numeric twins vs the exact Lyapunov solution vs simulated SGD."""
 
 from __future__ import annotations
 
