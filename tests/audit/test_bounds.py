@@ -42,7 +42,7 @@ def test_external_clopper_pearson_perfect_separation():
 
 @pytest.mark.parametrize("mu", [0.3, 1.0, 1.5])
 def test_external_gaussian_scores_within_5_percent(mu):
-    # Issue reference: members ~ N(mu,1), non-members ~ N(0,1), 200,000 each, failure
+    # Reference case: members ~ N(mu,1), non-members ~ N(0,1), 200,000 each, failure
     # probability 0.1, delta 0.05 -> eps_LB within 5% of the exact eps(delta) (gdp method with
     # the Gaussian score fit; a lower bound, so also <= eps up to the 10% failure event, which
     # the fixed seed does not hit).

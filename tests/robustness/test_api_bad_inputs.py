@@ -1,6 +1,6 @@
 """Hypothesis-driven bad and edge inputs to the Python API: clear errors or correct answers.
 
-Classes (robustness issue): (1) no false certificate — every certifying entry point validates
+Classes of bad input: (1) no false certificate — every certifying entry point validates
 scores with the one validator and so accepts/refuses identically; (2) closed forms at the
 extremes give a right answer or raise, never NaN or a floor; (6) untrusted files (IDX, CSV,
 ``.npy``) give ``ValueError``/``TypeError``/``FileNotFoundError`` only; (8) no silent
@@ -72,7 +72,7 @@ def _outcome(fn):
 @given(nan_frac=st.floats(0.01, 1.0), method=st.sampled_from(CERT_METHODS),
        seed=st.integers(0, 2**16), which=st.sampled_from(["member", "nonmember", "both"]))
 def test_nan_scores_are_refused_by_every_certifying_entry(nan_frac, method, seed, which):
-    """The issue's false certificate: NaN-laced scores from identical laws must never certify."""
+    """No false certificate: NaN-laced scores from identical laws must never certify."""
     rng = np.random.default_rng(seed)
     m, n = rng.normal(size=300), rng.normal(size=300)
     k = max(1, int(nan_frac * 300))

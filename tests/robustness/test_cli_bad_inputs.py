@@ -4,10 +4,9 @@ Each case is a command line that must be refused *before* any long work. The con
 (:func:`semi_core.cli.main`): under ``--json`` exactly one JSON object with ``error`` and a
 stable ``kind`` (never ``internal``), exit code 2; without ``--json`` one line on stderr and
 nothing on stdout. ``{name}`` placeholders are files made by the ``files`` fixture (bad
-``.npy``/``.npz``/CSV/IDX files, unwritable places). The classes follow the robustness issue:
-usage errors, invalid values (NaN/inf/out of range/wrong type), silent reinterpretation,
-resources, files, output paths, remote trust (hang guard: every case must answer within
-``HANG_SECONDS``).
+``.npy``/``.npz``/CSV/IDX files, unwritable places). The classes of bad input: usage errors,
+invalid values (NaN/inf/out of range/wrong type), silent reinterpretation, resources, files,
+output paths, remote trust (hang guard: every case must answer within ``HANG_SECONDS``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-r"""The authors' public-notebook conventions for Alg. 1, beside the paper's (issue: stopping times).
+r"""The authors' public-notebook conventions for Alg. 1, beside the paper's (Table 1's stopping times).
 
 The paper's Alg. 1 (what :func:`.tester.sequential_grid` runs with ``conventions="paper"``):
 

@@ -223,7 +223,7 @@ def _unresolved(A: np.ndarray, B: np.ndarray, bandwidth: float) -> tuple[int, in
 
 def witness_diagnostics(bandwidth: float, warm: tuple | None, pair_counts: tuple[int, int],
                         one_minus_k: float, n_pairs: int, v_max: float) -> dict:
-    r"""Whether a run's witness could have had power (issue: vacuous evidence).
+    r"""Whether a run's witness could have had power (without it, no rejection is no evidence).
 
     The OGA witness :math:`f_t=\sum_i c_i[K(X_i,\cdot)-K(Y_i,\cdot)]` only sees what the RBF
     kernel resolves. Three signs that it resolved nothing:

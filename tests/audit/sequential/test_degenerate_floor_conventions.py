@@ -1,5 +1,5 @@
 """Degenerate-witness diagnostics, the two noise-floor readings, the notebook conventions and the
-OGA regret bound (issue: vacuous evidence, mechanism reading, stopping times)."""
+OGA regret bound: vacuous evidence, the mechanisms' reading and Table 1's stopping times."""
 
 from __future__ import annotations
 
