@@ -123,6 +123,31 @@ def check_tau(tau, T: int, name: str = "tau") -> int:
     return check_int(tau, name, minimum=1, maximum=T)
 
 
+def check_release_args(member, tau, T: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``(member, tau)`` arguments of a mechanism's ``release``, checked one way.
+
+    Parameters
+    ----------
+    member : array_like of bool
+        Whether the target is inserted in each round (flattened to ``(R,)``).
+    tau : int or array_like of int
+        Insertion step(s), broadcast against ``member``.
+    T : int
+        Number of steps of the mechanism.
+
+    Returns
+    -------
+    member : ndarray of bool, shape (R,)
+    taus : ndarray of int64, shape (R,)
+        Insertion steps in ``1..T`` (a read-only broadcast view).
+    """
+    member = np.asarray(member, dtype=bool).reshape(-1)
+    taus = np.broadcast_to(np.asarray(tau, dtype=np.int64), member.shape)
+    if taus.size and (taus.min() < 1 or taus.max() > T):
+        raise ValueError(f"tau must be in 1..{T}")
+    return member, taus
+
+
 def check_covariance(cov, name: str = "cov", *, d: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Validate a symmetric positive-definite matrix; return ``(cov, cholesky_lower)``."""
     arr = check_finite_array(cov, name, ndim=2)

@@ -36,6 +36,7 @@ from semi_core._validation import (
     check_finite_array,
     check_int,
     check_positive,
+    check_release_args,
     check_tau,
 )
 from semi_core.kernels import QuadraticForm
@@ -246,10 +247,7 @@ class EmpiricalMean(MechanismBase):
         ndarray, shape (R, T, d)
             The releases.
         """
-        member = np.asarray(member, dtype=bool).reshape(-1)
-        taus = np.broadcast_to(np.asarray(tau, dtype=np.int64), member.shape)
-        if taus.size and (taus.min() < 1 or taus.max() > self.T):
-            raise ValueError(f"tau must be in 1..{self.T}")
+        member, taus = check_release_args(member, tau, self.T)
         R = member.size
         batch_means = np.empty((R, self.T, self.d))
         for t in range(self.T):

@@ -33,6 +33,7 @@ from semi_core._validation import (
     check_finite_array,
     check_int,
     check_positive,
+    check_release_args,
     check_tau,
 )
 from semi_core.game.play import play
@@ -193,10 +194,7 @@ class LinRegSGDMechanism(MechanismBase):
         ndarray, shape (R, T, d)
             The trajectories.
         """
-        member = np.asarray(member, dtype=bool).reshape(-1)
-        taus = np.broadcast_to(np.asarray(tau, dtype=np.int64), member.shape)
-        if member.size and (taus.min() < 1 or taus.max() > self.T):
-            raise ValueError(f"tau must be in 1..{self.T}")
+        member, taus = check_release_args(member, tau, self.T)
         R, n, d = member.size, self.n, self.d
         slot = rng.integers(0, n, R)
         theta = np.zeros((R, d))

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from semi_core._names import Test
+from semi_core._validation import check_release_args
 from semi_core.mechanisms.base import GroundTruthUnknown, MechanismBase
 
 from .accounting import dpsgd_epsilon
@@ -118,10 +119,7 @@ class DPSGDMechanism(MechanismBase):
         ndarray, shape (R, T, d)
             The trajectories.
         """
-        member = np.asarray(member, dtype=bool).reshape(-1)
-        taus = np.broadcast_to(np.asarray(tau, dtype=np.int64), member.shape)
-        if member.size and (taus.min() < 1 or taus.max() > self.T):
-            raise ValueError(f"tau must be in 1..{self.T}")
+        member, taus = check_release_args(member, tau, self.T)
         s = self.setup
         keys = rng.integers(0, 2**63 - 1, size=(member.size, 2))
         draws = [draw_game(np.random.SeedSequence(k.tolist()), pool_size=s.pool_x.shape[0],

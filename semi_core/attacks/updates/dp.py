@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from semi_core._rng import as_seed_sequence, child_seed
-from semi_core._validation import check_delta, check_int
+from semi_core._validation import check_delta, check_int, check_release_args
 from semi_core.audit.games import audit_game_result
 from semi_core.audit.roc import roc_metrics
 from semi_core.game.play import play
@@ -128,10 +128,7 @@ class UpdateCanaryMechanism(MechanismBase):
         ndarray, shape (R, 2, d)
             Parameters before and after the update.
         """
-        member = np.asarray(member, dtype=bool).reshape(-1)
-        taus = np.broadcast_to(np.asarray(tau, dtype=np.int64), member.shape)
-        if taus.size and (taus.min() < 1 or taus.max() > 2):
-            raise ValueError("tau must be in 1..2")
+        member, taus = check_release_args(member, tau, 2)
         R, cfg = member.size, self.cfg
         rngs = [np.random.default_rng(s) for s in
                 np.random.SeedSequence(rng.integers(2**63, size=4).tolist()).spawn(R)]

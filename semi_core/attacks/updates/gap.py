@@ -52,7 +52,7 @@ from scipy import integrate, optimize, stats
 from scipy.special import ndtr, ndtri
 
 from semi_core._rng import as_seed_sequence, child_seed
-from semi_core._validation import check_int, check_positive
+from semi_core._validation import check_int, check_positive, check_release_args
 from semi_core.audit.roc import roc_metrics, tpr_at_fpr_se
 from semi_core.game.play import play
 from semi_core.game.result import GameResult
@@ -260,10 +260,7 @@ class SufficientEmpiricalMean(EmpiricalMean):
         ndarray, shape (R, T, d)
             The releases.
         """
-        member = np.asarray(member, dtype=bool).reshape(-1)
-        taus = np.broadcast_to(np.asarray(tau, dtype=np.int64), member.shape)
-        if taus.size and (taus.min() < 1 or taus.max() > self.T):
-            raise ValueError(f"tau must be in 1..{self.T}")
+        member, taus = check_release_args(member, tau, self.T)
         R = member.size
         xb = rng.standard_normal((R, self.T, self.d))
         for t in range(self.T):
