@@ -578,6 +578,17 @@ def audit_batch(member, nonmember, *, delta, failure_prob=0.05, method=DEFAULT_M
     -------
     ndarray, shape (B,)
         :math:`\underline\varepsilon\ge0` per audit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> member = rng.normal(2.0, 1.0, (3, 1000))      # three audits of 1000 games per class
+    >>> nonmember = rng.normal(0.0, 1.0, (3, 1000))
+    >>> print(np.round(audit_batch(member, nonmember, delta=1e-5, method="dkw"), 3))
+    [1.998 2.036 2.076]
+    >>> print(np.round(audit_batch(member, nonmember, delta=1e-5), 3))   # the default: band
+    [2.711 3.023 3.058]
     """
     # The same validation as epsilon_lower_bound (NaN, empty, complex, masked): one validator.
     member = _as_rows(member, "member")

@@ -450,6 +450,19 @@ def simulate(mech, rounds: int, seed=0, *, data="gaussian", mode: str = "exact",
         (:func:`simulate_streaming` for rounds beyond memory, mode ``sufficient``, a cluster).
     ValueError
         When the target is so far that the statistics overflow, or a statistic is not finite.
+
+    Examples
+    --------
+    >>> from semi_core.mechanisms.empirical_mean import EmpiricalMean
+    >>> mech = EmpiricalMean.isotropic(10, 5, distance=3.0)   # n = 10, T = 5, z* at 3 sigma
+    >>> res = simulate(mech, 1000, seed=1, tau=3)
+    >>> sorted(res.stats)
+    ['final', 'semi-max', 'semi-star', 'semi-unif']
+    >>> int(res.member.sum()), res.rounds
+    (499, 1000)
+    >>> s = res.stats["semi-star"]
+    >>> print(f"{s[res.member].mean():.1f} {s[~res.member].mean():.1f}")
+    0.4 -0.6
     """
     rounds = check_int(rounds, "rounds", minimum=1)
     chunk_size = check_int(chunk_size, "chunk_size", minimum=1)

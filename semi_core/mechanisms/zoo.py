@@ -90,6 +90,11 @@ def gaussian_sigma(epsilon: float, delta: float) -> float:
     -------
     float
         The noise standard deviation, > 0.
+
+    Examples
+    --------
+    >>> print(f"{gaussian_sigma(1.0, 1e-5):.4f}")
+    3.7306
     """
     from semi_core.stats.gdp import gdp_delta
 

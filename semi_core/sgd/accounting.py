@@ -98,6 +98,14 @@ def calibrate_sigma(epsilon: float, delta: float) -> float:
     -------
     float
         The noise multiplier, > 0.
+
+    Examples
+    --------
+    >>> sigma = calibrate_sigma(2.0, 1e-5)
+    >>> print(f"{sigma:.4f}")
+    3.9876
+    >>> print(f"{dpsgd_epsilon(sigma, 1e-5):.6f}")
+    2.000000
     """
     epsilon = check_positive(epsilon, "epsilon")
     delta = check_probability(delta, "delta")

@@ -591,6 +591,15 @@ def tpr_at_fpr(mech, fpr, test: str = "semi-star", tau=None):
     -------
     float or ndarray
         True-positive rate in [0, 1] (shape of ``fpr``).
+
+    Examples
+    --------
+    >>> from semi_core.mechanisms.empirical_mean import EmpiricalMean
+    >>> mech = EmpiricalMean.isotropic(10, 5, distance=3.0)
+    >>> print(f"{float(tpr_at_fpr(mech, 0.01, 'semi-star', tau=3)):.4f}")
+    0.0732
+    >>> print(f"{float(tpr_at_fpr(mech, 0.01, 'final', tau=3)):.4f}")
+    0.0273
     """
     return 1.0 - beta(mech, threshold(mech, fpr, test, tau), test, tau)
 

@@ -172,6 +172,16 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     -------
     float
         ``0.0`` when :math:`\delta\ge\delta(0)=2\Phi(\mu/2)-1` (or ``mu == 0``).
+
+    Examples
+    --------
+    >>> eps = gdp_epsilon(1.0, 1e-5)
+    >>> print(f"{eps:.4f}")
+    4.3772
+    >>> print(f"{float(gdp_delta(eps, 1.0)):.3g}")     # the inverse map
+    1e-05
+    >>> gdp_epsilon(0.0, 1e-5)
+    0.0
     """
     mu = _check_mu(mu)
     delta = check_delta(delta)

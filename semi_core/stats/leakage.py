@@ -298,6 +298,13 @@ def leakage(m) -> np.ndarray:
     -------
     ndarray
         Leakage (optimal advantage) in [0, 1), shape of ``m``.
+
+    Examples
+    --------
+    >>> print(f"{float(leakage(1.0)):.4f}")
+    0.3829
+    >>> print(f"{float(power(0.01, 1.0)):.4f}")    # optimal TPR at 1 % FPR
+    0.0924
     """
     return np.asarray(S.pdl_leakage().lambdify()(_m(m)), dtype=float)
 

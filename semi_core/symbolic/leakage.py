@@ -276,7 +276,20 @@ def _gauss_laws(mean0, mean1, var):
 
 @register("pdl_leakage")
 def pdl_leakage() -> Derivation:
-    """Asymptotic per-datum leakage (Cor 3.2 Eq. 8): TV of N(-m/2, m) and N(m/2, m)."""
+    """Asymptotic per-datum leakage (Cor 3.2 Eq. 8): TV of N(-m/2, m) and N(m/2, m).
+
+    Examples
+    --------
+    >>> d = pdl_leakage()
+    >>> d.symbols
+    (m,)
+    >>> print(f"{float(d.lambdify()(1.0)):.4f}")      # the numeric form of the derivation
+    0.3829
+    >>> d.to_latex().startswith(r"\\xi(m^{*}) =")
+    True
+    >>> d.matches_seed()                              # proven equal to the seed's printed form
+    True
+    """
     _, tv, _, _ = _gauss_laws(-m / 2, m / 2, m)
     return Derivation("pdl_leakage", tv, (m,), f"{SRC} §3 Cor 3.2 Eq. (8)",
                       seed_form=Phi(sp.sqrt(m) / 2) - Phi(-sp.sqrt(m) / 2), lhs=r"\xi(m^{*})")
