@@ -202,7 +202,7 @@ FORM_SEP = r";\quad "
 
 #: How a registered form's name is written in formulas: (LaTeX, relation). The relation is the
 #: one the claim asserts: "min_gap" holds the margin of an inequality "X - Y >= min_gap" over
-#: the seed's parameter range (see :mod:`semi_core.claims.semi_qualitative`).
+#: the seed's parameter range (see :mod:`semi_core.claims.semi_sequential_mi.qualitative`).
 FORM_NAMES: dict[str, tuple[str, str]] = {
     "log_lr": (r"\log \mathrm{LR}", "="),
     "LR_unif": (r"\mathrm{LR}_{\mathrm{Unif}}", "="),
