@@ -12,6 +12,7 @@ import importlib
 import os
 import pkgutil
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -31,6 +32,7 @@ extensions = [
     "sphinx.ext.viewcode",
     "numpydoc",
     "myst_parser",
+    "matplotlib.sphinxext.plot_directive",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build"]
@@ -43,6 +45,14 @@ autodoc_default_options = {"members": True, "undoc-members": False, "show-inheri
 myst_heading_anchors = 3
 myst_enable_extensions = ["dollarmath"]
 suppress_warnings = ["myst.header"]
+
+# the systems' figures are drawn at build time by the example scripts the pages include
+# (docs/examples/*.py, whose printed output tests/test_docs_examples.py checks)
+plot_include_source = False
+plot_html_show_source_link = False
+plot_html_show_formats = False
+plot_formats = [("png", 100)]
+plot_working_directory = tempfile.mkdtemp(prefix="semi_core_docs_")   # examples write files
 
 # --------------------------------------------------------------------------- generated pages
 GEN = HERE / "_generated"
