@@ -18,7 +18,7 @@ import torch
 
 from semi_core._json import to_jsonable
 from semi_core.attacks.updates import UpdateConfig, run_experiment, summarize
-from semi_core.attacks.updates.experiment import _PAIR_SOURCES, subpop_targets
+from semi_core.attacks.updates.experiment.data import _PAIR_SOURCES, subpop_targets
 from semi_core.sgd.data import load_digits
 
 

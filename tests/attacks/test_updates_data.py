@@ -12,7 +12,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from semi_core.attacks.updates import UpdateConfig, run_experiment, summarize  # noqa: E402
-from semi_core.attacks.updates.experiment import _pools, load_update_data  # noqa: E402
+from semi_core.attacks.updates.experiment import load_update_data  # noqa: E402
+from semi_core.attacks.updates.experiment.data import _pools  # noqa: E402
 from semi_core.sgd.data import load_digits  # noqa: E402
 
 TINY = dict(n0=60, trials=2, n_ref=2, base_epochs=4, new_epochs=2, full_epochs=1, n_up=4)
@@ -111,7 +112,7 @@ def test_cli_data_runs_and_refuses(tmp_path, capsys):
 
 
 def test_hard_easy_pairs_and_covariate_shift():
-    from semi_core.attacks.updates.experiment import _subpop_pairs
+    from semi_core.attacks.updates.experiment.data import _subpop_pairs
 
     x, y = load_digits()
     xh, yh, sh = _subpop_pairs(x, y, "subpop-hard")

@@ -147,7 +147,8 @@ def test_update_runs_follow_the_fig2_layout():
     (replicas), so the chunking does not matter beyond the seeding."""
     pytest.importorskip("torch")
     from semi_core.attacks.updates import UpdateConfig
-    from semi_core.attacks.updates.experiment import UpdateRunPool, _pools
+    from semi_core.attacks.updates.experiment import UpdateRunPool
+    from semi_core.attacks.updates.experiment.data import _pools
     from semi_core.sgd.models import build_model
 
     cfg = UpdateConfig(k=2, **TINY)

@@ -1,0 +1,107 @@
+"""What defines one update experiment: :class:`UpdateConfig` (validated; errors name the field)
+and the allowed scores, thresholds, datasets, models and shifts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from semi_core._validation import check_int, check_positive
+
+from ..training import UPDATES, TrainConfig
+
+__all__ = ["UpdateConfig", "SCORES", "THRESHOLDS", "DATASETS", "MODELS", "SHIFTS"]
+
+
+SCORES = ("loss", "lira")
+THRESHOLDS = ("batch", "transfer", "rank")
+DATASETS = ("digits", "file")
+MODELS = ("logreg", "mlp")
+_SRC, _TGT = (0, 1, 2, 5, 6, 7), (3, 4, 8, 9)
+#: Distribution-shift settings (§5.6, ``shift_alpha > 0``): BREEDS-like subpopulation shift on
+#: fixed digit subclasses; its Hard / Easy pairs; covariate shift, Hard / Easy.
+SHIFTS = ("subpopulation", "subpop-hard", "subpop-easy", "covariate-hard", "covariate-easy")
+
+
+@dataclass(frozen=True)
+class UpdateConfig:
+    """Everything that defines one experiment (validated; errors name the field).
+
+    Defaults mirror the seed's FMNIST setting scaled to digits: logistic regression, ``n0``
+    = 300, SGD-New 10 epochs at a tenth of the base rate... rescaled so that the update moves
+    the model (digits features in [0, 1]); SGD-Full fewer epochs on the union at the base rate.
+    """
+
+    dataset: str = "digits"
+    model: str = "logreg"
+    update: str = "sgd-new"
+    k: int = 1
+    n_up: int = 10
+    n0: int = 300
+    trials: int = 20
+    n_ref: int = 8
+    c: float = 1e-3
+    base_epochs: int = 30
+    base_lr: float = 0.2
+    new_epochs: int = 10
+    new_lr: float = 0.05
+    full_epochs: int = 3
+    full_lr: float = 0.2
+    batch_size: int = 32
+    hidden: int = 64
+    shift_alpha: float = 0.0
+    shift: str = "subpopulation"
+    data: str | None = None
+    label_column: int | str = 0
+    clip: float | None = None
+    sigma_dp: float = 0.0
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.dataset not in DATASETS:
+            raise ValueError(f"dataset must be one of {DATASETS}, got {self.dataset!r}")
+        if (self.dataset == "file") != (self.data is not None):
+            raise ValueError("data (a file or IDX directory) is needed exactly with dataset "
+                             f"'file', got dataset {self.dataset!r} and data {self.data!r}")
+        if not isinstance(self.label_column, int | np.integer | str) or \
+                isinstance(self.label_column, bool):
+            raise ValueError("label_column must be an integer or a header name, got "
+                             f"{self.label_column!r}")
+        if self.model not in MODELS:
+            raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
+        if self.update not in UPDATES:
+            raise ValueError(f"update must be one of {UPDATES}, got {self.update!r}")
+        check_int(self.k, "k", minimum=1, maximum=50)
+        check_int(self.n_up, "n_up", minimum=2)
+        check_int(self.n0, "n0", minimum=10)
+        check_int(self.trials, "trials", minimum=2)
+        check_int(self.n_ref, "n_ref", minimum=2)
+        check_positive(self.c, "c")
+        for f in ("base_epochs", "new_epochs", "full_epochs"):
+            check_int(getattr(self, f), f, minimum=1)
+        for f in ("base_lr", "new_lr", "full_lr"):
+            check_positive(getattr(self, f), f)
+        check_int(self.batch_size, "batch_size", minimum=1)
+        check_int(self.hidden, "hidden", minimum=1)
+        if not (0.0 <= self.shift_alpha <= 1.0):
+            raise ValueError(f"shift_alpha must be in [0, 1], got {self.shift_alpha}")
+        if self.shift not in SHIFTS:
+            raise ValueError(f"shift must be one of {SHIFTS}, got {self.shift!r}")
+        check_int(self.seed, "seed", minimum=0)
+        TrainConfig(1, 1.0, clip=self.clip, sigma_dp=self.sigma_dp)  # validates clip/sigma_dp
+
+    @property
+    def update_cfg(self) -> TrainConfig:
+        """:math:`A_{\\mathrm{up}}`: SGD-New or SGD-Full hyper-parameters (+ DP)."""
+        if self.update == "sgd-new":
+            return TrainConfig(self.new_epochs, self.new_lr, self.batch_size, self.clip,
+                               self.sigma_dp)
+        return TrainConfig(self.full_epochs, self.full_lr, self.batch_size, self.clip,
+                           self.sigma_dp)
+
+    @property
+    def base_cfg(self) -> TrainConfig:
+        """:math:`A_{\\mathrm{train}}` on :math:`D_0` (plain SGD)."""
+        return TrainConfig(self.base_epochs, self.base_lr, self.batch_size)
