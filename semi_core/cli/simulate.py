@@ -66,11 +66,6 @@ def register(subparsers) -> None:
 _VARIATE_SECONDS = 1e-8
 
 
-def _build_mechanism(args):
-    """The mechanism of the flags (kept for callers; see :func:`mechanism_from_args`)."""
-    return mechanism_from_args(args)
-
-
 def handler(args) -> Result:
     """Run the engine and summarise every test (streaming when the scores would not fit)."""
     import numpy as np
