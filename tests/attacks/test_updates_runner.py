@@ -1,4 +1,4 @@
-"""The update attacks and the per-datum leakage games on the one runner (issue 20).
+"""The update attacks and the per-datum leakage games on the one game runner.
 
 * every new mechanism passes :func:`semi_core.testing.check_mechanism`;
 * the same seed gives an identical :class:`GameResult` (and :class:`UpdateRun`) in-process, on

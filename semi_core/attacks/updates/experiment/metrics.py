@@ -80,7 +80,7 @@ def _threshold(rule: str, r: int, own_bf, shadow_bf, rank_bf, fraction_in: float
 def summarize(run: UpdateRun, *, score: str = "loss", combiner: str = "diff",
               threshold: str = "batch", fpr=(0.01, 0.1), n_bootstrap: int = 200,
               collisions: str = "exclusive") -> dict[str, Any]:
-    """Every metric the issue asks for, for one (score, combiner, threshold) choice.
+    """Every metric of the model-update attacks for one (score, combiner, threshold) choice.
 
     Returns a JSON-ready dict: ``mi_accuracy`` (Back-Front at the chosen threshold, median
     rule), ``precision`` / ``recall`` at the seed's 10 % rule for Batch/Transfer/Rank,
