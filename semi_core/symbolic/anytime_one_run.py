@@ -114,6 +114,17 @@ def mixture_wealth_integral(k_val: int, n_val: int) -> sp.Expr:
 
 @register("anytime_posterior_max")
 def anytime_posterior_max() -> Derivation:
+    r"""Largest posterior of a member guess under :math:`\varepsilon`-DP, :math:`e^\varepsilon/(1+e^\varepsilon)`.
+
+    Returns
+    -------
+    Derivation
+        ``anytime_posterior_max`` (sequential_dp_auditing §3 (test martingales) applied to one-run
+        canaries (Steinke, Nasr & Jagielski 2023, Lemma 4.2 form)): the expression in
+        :math:`\epsilon` (the argument order of ``lambdify``); the seed prints no form of it. Holds
+        when: canary bits i.i.d. Bernoulli(1/2); eps-DP in each canary bit; conditioning on the
+        whole transcript and the earlier bits.
+    """
     return Derivation(
         name="anytime_posterior_max", expr=posterior_max_expr(), symbols=(eps,),
         source="sequential_dp_auditing §3 (test martingales) applied to one-run canaries "
@@ -128,6 +139,15 @@ def anytime_posterior_max() -> Derivation:
 
 @register("anytime_excess_density")
 def anytime_excess_density() -> Derivation:
+    r"""The :math:`\delta` term of the anytime one-run audit: the posterior's excess over q.
+
+    Returns
+    -------
+    Derivation
+        ``anytime_excess_density`` (beyond the seeds: delta term of the anytime one-run audit): the
+        expression in :math:`\epsilon` (the argument order of ``lambdify``); the seed prints no form
+        of it. Holds when: (eps, delta)-DP in each canary bit (hockey stick H_{e^eps} <= delta).
+    """
     return Derivation(
         name="anytime_excess_density", expr=excess_density_expr(), symbols=(eps,),
         source="beyond the seeds: delta term of the anytime one-run audit",
@@ -140,6 +160,15 @@ def anytime_excess_density() -> Derivation:
 
 @register("anytime_bet")
 def anytime_bet() -> Derivation:
+    r"""The bet :math:`\lambda` whose wealth factor is the likelihood ratio of rate r against q.
+
+    Returns
+    -------
+    Derivation
+        ``anytime_bet`` (sequential_dp_auditing §3 (betting), likelihood-ratio form): the expression
+        in :math:`r, \epsilon` (the argument order of ``lambdify``); the seed prints no form of it.
+        Holds when: q <= r <= 1.
+    """
     return Derivation(
         name="anytime_bet", expr=bet_lambda_expr(), symbols=(r, eps),
         source="sequential_dp_auditing §3 (betting), likelihood-ratio form",
@@ -151,6 +180,15 @@ def anytime_bet() -> Derivation:
 
 @register("anytime_delta_slack")
 def anytime_delta_slack() -> Derivation:
+    r"""The :math:`\delta` slack of the stopped wealth (Ville's inequality with :math:`\delta`).
+
+    Returns
+    -------
+    Derivation
+        ``anytime_delta_slack`` (beyond the seeds: Ville's inequality for the stopped wealth with
+        delta): the expression in :math:`m, \delta, \epsilon` (the argument order of ``lambdify``);
+        the seed prints no form of it. Holds when: m canaries in the run, fixed in advance.
+    """
     return Derivation(
         name="anytime_delta_slack", expr=delta_slack_expr(), symbols=(m, delta, eps),
         source="beyond the seeds: Ville's inequality for the stopped wealth with delta",

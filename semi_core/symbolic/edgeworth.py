@@ -74,7 +74,15 @@ def _hermite(k: int) -> sp.Expr:
 
 @register("edgeworth_h1")
 def edgeworth_h1() -> Derivation:
-    r"""First Edgeworth term :math:`h_1(x) = \lambda_3 \mathrm{He}_3(x)/6`."""
+    r"""First Edgeworth term :math:`h_1(x) = \lambda_3 \mathrm{He}_3(x)/6`.
+
+    Returns
+    -------
+    Derivation
+        ``edgeworth_h1`` (per_datum_leakage App. C.3, Lemma C.7, Eq. (38)): the expression in
+        :math:`x, \lambda_{3}` (the argument order of ``lambdify``); differs from the seed's printed
+        form (see its note). Holds when: finite fourth moment; non-lattice data.
+    """
     return Derivation(
         name="edgeworth_h1",
         expr=edgeworth_terms()[0],
@@ -91,7 +99,15 @@ def edgeworth_h1() -> Derivation:
 
 @register("edgeworth_h2")
 def edgeworth_h2() -> Derivation:
-    r"""Second Edgeworth term :math:`\lambda_3^2\mathrm{He}_6/72 + \lambda_4\mathrm{He}_4/24`."""
+    r"""Second Edgeworth term :math:`\lambda_3^2\mathrm{He}_6/72 + \lambda_4\mathrm{He}_4/24`.
+
+    Returns
+    -------
+    Derivation
+        ``edgeworth_h2`` (per_datum_leakage App. C.3, Lemma C.7, Eq. (38)): the expression in
+        :math:`x, \lambda_{3}, \lambda_{4}` (the argument order of ``lambdify``); proven equal to
+        the seed's printed form. Holds when: finite fourth moment; non-lattice data.
+    """
     He4, He6 = sp.hermite_prob(4, x), sp.hermite_prob(6, x)
     return Derivation(
         name="edgeworth_h2",
@@ -108,7 +124,15 @@ def edgeworth_h2() -> Derivation:
 
 @register("edgeworth_log_density")
 def edgeworth_log_density() -> Derivation:
-    r""":math:`\log[\varphi(x)(1 + h_1/\sqrt n + h_2/n)]` expanded to :math:`O(1/n)`."""
+    r""":math:`\log[\varphi(x)(1 + h_1/\sqrt n + h_2/n)]` expanded to :math:`O(1/n)`.
+
+    Returns
+    -------
+    Derivation
+        ``edgeworth_log_density`` (per_datum_leakage App. C.3, Eq. (48)-(49)): the expression in
+        :math:`x, h_{1}, h_{2}, n` (the argument order of ``lambdify``); differs from the seed's
+        printed form (see its note). Holds when: h_1 / sqrt(n) + h_2 / n = O_p(1 / sqrt(n)).
+    """
     e = sp.Symbol("e", positive=True)
     series = sp.series(-sp.log(2 * sp.pi) / 2 - x**2 / 2 + sp.log(1 + h1 * e + h2 * e**2),
                        e, 0, 3).removeO()

@@ -321,28 +321,64 @@ def _cond_derivation(index: int, name: str, lhs: str) -> Derivation:
 
 @register("em_cond_mean_h0")
 def em_cond_mean_h0() -> Derivation:
-    """Conditional mean of the release at tau under H0."""
+    """Conditional mean of the release at tau under H0.
+
+    Returns
+    -------
+    Derivation
+        ``em_cond_mean_h0`` (semi_sequential_mi §3.1 (conditional distributions) / Lemma B.1): the
+        expression in :math:`\\hat{\\mu}_{prev}, \\tau, \\mu` (the argument order of ``lambdify``);
+        proven equal to the seed's printed form. Holds when: stationary N(mu, sigma^2); fixed batch
+        size n; N_{tau-1} = n(tau-1).
+    """
     return _cond_derivation(0, "em_cond_mean_h0",
                             r"\mathbb{E}[\hat{\mu}_{\tau}\mid\hat{\mu}_{\tau-1},H_0]")
 
 
 @register("em_cond_var_h0")
 def em_cond_var_h0() -> Derivation:
-    """Conditional variance of the release at tau under H0."""
+    """Conditional variance of the release at tau under H0.
+
+    Returns
+    -------
+    Derivation
+        ``em_cond_var_h0`` (semi_sequential_mi §3.1 (conditional distributions) / Lemma B.1): the
+        expression in :math:`\\tau, n, \\sigma` (the argument order of ``lambdify``); proven equal to
+        the seed's printed form. Holds when: stationary N(mu, sigma^2); fixed batch size n;
+        N_{tau-1} = n(tau-1).
+    """
     return _cond_derivation(1, "em_cond_var_h0",
                             r"\mathrm{Var}[\hat{\mu}_{\tau}\mid\hat{\mu}_{\tau-1},H_0]")
 
 
 @register("em_cond_mean_h1")
 def em_cond_mean_h1() -> Derivation:
-    """Conditional mean of the release at tau under H1."""
+    """Conditional mean of the release at tau under H1.
+
+    Returns
+    -------
+    Derivation
+        ``em_cond_mean_h1`` (semi_sequential_mi §3.1 (conditional distributions) / Lemma B.1): the
+        expression in :math:`\\hat{\\mu}_{prev}, \\tau, n, \\mu, z` (the argument order of
+        ``lambdify``); proven equal to the seed's printed form. Holds when: stationary N(mu,
+        sigma^2); fixed batch size n; N_{tau-1} = n(tau-1).
+    """
     return _cond_derivation(2, "em_cond_mean_h1",
                             r"\mathbb{E}[\hat{\mu}_{\tau}\mid\hat{\mu}_{\tau-1},H_1^{\tau}]")
 
 
 @register("em_cond_var_h1")
 def em_cond_var_h1() -> Derivation:
-    """Conditional variance of the release at tau under H1."""
+    """Conditional variance of the release at tau under H1.
+
+    Returns
+    -------
+    Derivation
+        ``em_cond_var_h1`` (semi_sequential_mi §3.1 (conditional distributions) / Lemma B.1): the
+        expression in :math:`\\tau, n, \\sigma` (the argument order of ``lambdify``); proven equal to
+        the seed's printed form. Holds when: stationary N(mu, sigma^2); fixed batch size n;
+        N_{tau-1} = n(tau-1).
+    """
     return _cond_derivation(3, "em_cond_var_h1",
                             r"\mathrm{Var}[\hat{\mu}_{\tau}\mid\hat{\mu}_{\tau-1},H_1^{\tau}]")
 
@@ -354,7 +390,15 @@ def em_cond_var_h1() -> Derivation:
 
 @register("em_log_lr_1d")
 def em_log_lr_1d() -> Derivation:
-    r"""Theorem 3.4: stationary 1-D log-LR in :math:`\bar X_\tau` (seed recursion, fixed n)."""
+    r"""Theorem 3.4: stationary 1-D log-LR in :math:`\bar X_\tau` (seed recursion, fixed n).
+
+    Returns
+    -------
+    Derivation
+        ``em_log_lr_1d`` (semi_sequential_mi §3.1 Thm 3.4): the expression in :math:`\bar{x}, n,
+        \mu, \sigma, z` (the argument order of ``lambdify``); proven equal to the seed's printed
+        form. Holds when: stationary N(mu, sigma^2); fixed batch size n >= 2.
+    """
     expr, (n, mu, sigma, z) = _llr_in_batch_mean(S.n * (S.tau - 1))
     return Derivation(
         name="em_log_lr_1d",
@@ -372,7 +416,16 @@ def em_log_lr_1d() -> Derivation:
 
 @register("em_log_lr_step_1d")
 def em_log_lr_step_1d() -> Derivation:
-    r"""Per-step 1-D log-LR with :math:`(\mu_t, \sigma_t, n_t)` and any :math:`N_{t-1}`."""
+    r"""Per-step 1-D log-LR with :math:`(\mu_t, \sigma_t, n_t)` and any :math:`N_{t-1}`.
+
+    Returns
+    -------
+    Derivation
+        ``em_log_lr_step_1d`` (semi_sequential_mi App. C Thm C.1 (with §3.1 footnote: varying batch
+        sizes)): the expression in :math:`\bar{x}, n, \mu, \sigma, z` (the argument order of
+        ``lambdify``); proven equal to the seed's printed form. Holds when: batch tau ~ N(mu_tau,
+        sigma_tau^2) with n = n_tau >= 2; N_{tau-1} = sum of earlier batch sizes, any value >= 0.
+    """
     expr, (n, mu, sigma, z) = _llr_in_batch_mean(S.N_prev)
     return Derivation(
         name="em_log_lr_step_1d",
@@ -418,7 +471,16 @@ def _llr_general_d(N_prev_value):
 
 @register("em_log_lr")
 def em_log_lr() -> Derivation:
-    r"""Theorem 3.1 / B.2: d-dim log-LR in the invariants of :math:`\mathbf N = \bar X_\tau-\mu`."""
+    r"""Theorem 3.1 / B.2: d-dim log-LR in the invariants of :math:`\mathbf N = \bar X_\tau-\mu`.
+
+    Returns
+    -------
+    Derivation
+        ``em_log_lr`` (semi_sequential_mi §3.1 Thm 3.1 / App. B.2 Thm B.2): the expression in
+        :math:`q, \ell, m, n, d` (the argument order of ``lambdify``); proven equal to the seed's
+        printed form. Holds when: stationary N(mu, Sigma), Sigma positive definite; fixed n >= 2; q
+        = N'Sigma^-1 N, ell = N'Sigma^-1 delta, m = delta'Sigma^-1 delta, delta = z* - mu.
+    """
     expr = _llr_general_d(S.n * (S.tau - 1))
     return Derivation(
         name="em_log_lr",
@@ -438,7 +500,16 @@ def em_log_lr() -> Derivation:
 
 @register("em_log_lr_step")
 def em_log_lr_step() -> Derivation:
-    r"""Per-step d-dim log-LR with :math:`(\mu_t, \Sigma_t, n_t)` and any :math:`N_{t-1}`."""
+    r"""Per-step d-dim log-LR with :math:`(\mu_t, \Sigma_t, n_t)` and any :math:`N_{t-1}`.
+
+    Returns
+    -------
+    Derivation
+        ``em_log_lr_step`` (semi_sequential_mi App. C Thm C.1 (d-dim, varying n_t)): the expression
+        in :math:`q, \ell, m, n, d` (the argument order of ``lambdify``); proven equal to the seed's
+        printed form. Holds when: batch tau ~ N(mu_tau, Sigma_tau), n = n_tau >= 2; invariants use
+        Sigma_tau and delta = z* - mu_tau.
+    """
     expr = _llr_general_d(S.N_prev)
     return Derivation(
         name="em_log_lr_step",
@@ -471,7 +542,15 @@ def _coefficient_derivation(name, expr, symbols, seed, lhs, note, display):
 
 @register("em_c0")
 def em_c0() -> Derivation:
-    """Corollary B.3 constant c0 (the log-LR at N = 0)."""
+    """Corollary B.3 constant c0 (the log-LR at N = 0).
+
+    Returns
+    -------
+    Derivation
+        ``em_c0`` (semi_sequential_mi App. B.2 Cor B.3): the expression in :math:`m, n, d` (the
+        argument order of ``lambdify``); proven equal to the seed's printed form. Holds when:
+        quadratic form log LR = c0 + c1'N + N'C2 N.
+    """
     expr = tidy(em_log_lr().expr.subs({S.q: 0, S.ell: 0}), [S.m])
     seed = -S.d * sp.log((S.n - 1) / S.n) / 2 - S.m / (2 * (S.n - 1))
     display = add(neg(mul(frac(S.d, 2), display_log_ratio(S.n))), neg(frac(S.m, mul(2, dev(S.n, 1)))))
@@ -481,7 +560,15 @@ def em_c0() -> Derivation:
 
 @register("em_c1")
 def em_c1() -> Derivation:
-    r"""Corollary B.3 linear coefficient: :math:`\mathbf c_1 = k_1 \Sigma^{-1}\delta`; expr is k1."""
+    r"""Corollary B.3 linear coefficient: :math:`\mathbf c_1 = k_1 \Sigma^{-1}\delta`; expr is k1.
+
+    Returns
+    -------
+    Derivation
+        ``em_c1`` (semi_sequential_mi App. B.2 Cor B.3): the expression in :math:`n` (the argument
+        order of ``lambdify``); proven equal to the seed's printed form. Holds when: quadratic form
+        log LR = c0 + c1'N + N'C2 N.
+    """
     expr = sp.simplify(sp.diff(em_log_lr().expr, S.ell))
     return _coefficient_derivation(
         "em_c1", expr, (S.n,), S.n / (S.n - 1),
@@ -491,7 +578,15 @@ def em_c1() -> Derivation:
 
 @register("em_C2")
 def em_C2() -> Derivation:
-    r"""Corollary B.3 quadratic coefficient: :math:`\mathbf C_2 = k_2 \Sigma^{-1}`; expr is k2."""
+    r"""Corollary B.3 quadratic coefficient: :math:`\mathbf C_2 = k_2 \Sigma^{-1}`; expr is k2.
+
+    Returns
+    -------
+    Derivation
+        ``em_C2`` (semi_sequential_mi App. B.2 Cor B.3): the expression in :math:`n` (the argument
+        order of ``lambdify``); proven equal to the seed's printed form. Holds when: quadratic form
+        log LR = c0 + c1'N + N'C2 N.
+    """
     expr = sp.factor(sp.diff(em_log_lr().expr, S.q))
     return _coefficient_derivation(
         "em_C2", expr, (S.n,), -S.n / (2 * (S.n - 1)),
@@ -507,7 +602,16 @@ def em_C2() -> Derivation:
 
 @register("em_final_log_lr_1d")
 def em_final_log_lr_1d() -> Derivation:
-    r"""Final Observation 1-D log-LR in :math:`\hat\mu_T` (stationary, any batch sizes)."""
+    r"""Final Observation 1-D log-LR in :math:`\hat\mu_T` (stationary, any batch sizes).
+
+    Returns
+    -------
+    Derivation
+        ``em_final_log_lr_1d`` (semi_sequential_mi §3.1 (Final Observation) / App. A.5): the
+        expression in :math:`W, N_{T}, \mu, \sigma, z` (the argument order of ``lambdify``); proven
+        equal to the seed's printed form. Holds when: stationary N(mu, sigma^2); N_T = sum_t n_t (=
+        nT for fixed n); T >= 2 (other batches exist).
+    """
     n = S.n
     m0, v0, m1, v1 = final_conditionals_1d(n=n, stationary=True)
     expr = scalar_log_lr(S.W, m0, v0, m1, v1)
@@ -529,7 +633,16 @@ def em_final_log_lr_1d() -> Derivation:
 
 @register("em_final_log_lr")
 def em_final_log_lr() -> Derivation:
-    r"""Final Observation d-dim log-LR in invariants of :math:`\hat\mu_T - \mu` (stationary)."""
+    r"""Final Observation d-dim log-LR in invariants of :math:`\hat\mu_T - \mu` (stationary).
+
+    Returns
+    -------
+    Derivation
+        ``em_final_log_lr`` (semi_sequential_mi §3.1 (Final Observation), Thm 3.1 with n -> nT): the
+        expression in :math:`q, \ell, m, N_{T}, d` (the argument order of ``lambdify``); proven
+        equal to the seed's printed form. Holds when: stationary N(mu, Sigma); N = mu_hat_T - mu;
+        N_T = sum_t n_t.
+    """
     d = S.d
     m0, v0, m1, v1 = final_conditionals_1d(n=S.n, sigma=sp.Integer(1), stationary=True)
     shift = sp.simplify((m1 - m0).subs({S.z: S.mu + 1}))
@@ -554,7 +667,17 @@ def em_final_log_lr() -> Derivation:
 
 @register("em_final_log_lr_nonstationary_1d")
 def em_final_log_lr_nonstationary_1d() -> Derivation:
-    r"""Final Observation 1-D log-LR when the batches have different :math:`(\mu_t,\sigma_t)`."""
+    r"""Final Observation 1-D log-LR when the batches have different :math:`(\mu_t,\sigma_t)`.
+
+    Returns
+    -------
+    Derivation
+        ``em_final_log_lr_nonstationary_1d`` (semi_sequential_mi §3.1 (Final Observation) + App. C
+        (distribution shift)): the expression in :math:`W, A_{other}, B_{other}, n, \mu, \sigma, z,
+        N_{T}` (the argument order of ``lambdify``); the seed prints no form of it. Holds when:
+        A_other = sum_{t != tau} n_t mu_t, B_other = sum_{t != tau} n_t sigma_t^2; n, mu, sigma are
+        n_tau, mu_tau, sigma_tau; N_T = sum_t n_t.
+    """
     n = S.n
     m0, v0, m1, v1 = final_conditionals_1d(n=n, stationary=False)
     derived = scalar_log_lr(S.W, m0, v0, m1, v1)

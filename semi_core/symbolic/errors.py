@@ -136,7 +136,15 @@ def _tidy_gmax(expr):
 
 @register("em_gamma_max")
 def em_gamma_max() -> Derivation:
-    r""":math:`\gamma_{\max} = \max_{\mathbf N}\log\mathrm{LR}_\tau` (errors vanish above it)."""
+    r""":math:`\gamma_{\max} = \max_{\mathbf N}\log\mathrm{LR}_\tau` (errors vanish above it).
+
+    Returns
+    -------
+    Derivation
+        ``em_gamma_max`` (semi_sequential_mi App. B.3 Lemma B.5 (Lemma 3.5 for d = 1)): the
+        expression in :math:`m, n, d` (the argument order of ``lambdify``); proven equal to the
+        seed's printed form. Holds when: n >= 2.
+    """
     seed = (S.m - S.d * sp.log((S.n - 1) / S.n)) / 2
     return Derivation(
         name="em_gamma_max",
@@ -153,7 +161,15 @@ def em_gamma_max() -> Derivation:
 
 @register("em_R2")
 def em_R2() -> Derivation:
-    r"""Radius :math:`R^2(\gamma)` of the acceptance ellipsoid in the :math:`\Sigma^{-1}` metric."""
+    r"""Radius :math:`R^2(\gamma)` of the acceptance ellipsoid in the :math:`\Sigma^{-1}` metric.
+
+    Returns
+    -------
+    Derivation
+        ``em_R2`` (semi_sequential_mi App. B.3 Lemma B.5): the expression in :math:`\gamma, m, n, d`
+        (the argument order of ``lambdify``); differs from the seed's printed form (see its note).
+        Holds when: gamma <= gamma_max; n >= 2.
+    """
     k, gmax = complete_square()
     expr = group_log_ratio((gmax - S.gamma) / k, S.n - 1, S.n)
     expr = sp.collect(expr, [S.gamma, S.m, S.d], func=lambda c: sp.factor(c, deep=False))
@@ -186,7 +202,16 @@ def _alpha_beta_exprs():
 
 @register("em_alpha")
 def em_alpha() -> Derivation:
-    r"""Type I error :math:`\alpha(\gamma) = F_{\chi^2_d(n m^*)}(n R^2(\gamma))`."""
+    r"""Type I error :math:`\alpha(\gamma) = F_{\chi^2_d(n m^*)}(n R^2(\gamma))`.
+
+    Returns
+    -------
+    Derivation
+        ``em_alpha`` (semi_sequential_mi App. B.3 Lemma B.5 / Cor B.6 (Lemma 3.5 for d = 1)): the
+        expression in :math:`\gamma, m, n, d` (the argument order of ``lambdify``); differs from the
+        seed's printed form (see its note). Holds when: gamma <= gamma_max (alpha = 0 above); any
+        positive-definite Sigma.
+    """
     alpha = _alpha_beta_exprs()[0]
     seed_R2 = em_R2().seed_form
     seed = NcChi2CDF(S.n * seed_R2, S.d, S.n * S.m)
@@ -206,7 +231,15 @@ def em_alpha() -> Derivation:
 
 @register("em_beta")
 def em_beta() -> Derivation:
-    r"""Type II error :math:`\beta(\gamma) = 1 - F_{\chi^2_d((n-1)m^*)}(n^2R^2/(n-1))`."""
+    r"""Type II error :math:`\beta(\gamma) = 1 - F_{\chi^2_d((n-1)m^*)}(n^2R^2/(n-1))`.
+
+    Returns
+    -------
+    Derivation
+        ``em_beta`` (semi_sequential_mi App. B.3 (Lemma B.4; Lemma 3.6 for d = 1)): the expression
+        in :math:`\gamma, m, n, d` (the argument order of ``lambdify``); the seed prints no form of
+        it. Holds when: gamma <= gamma_max (beta = 1 above); any positive-definite Sigma.
+    """
     beta = _alpha_beta_exprs()[1]
     return Derivation(
         name="em_beta",
@@ -224,7 +257,15 @@ def em_beta() -> Derivation:
 
 @register("em_threshold")
 def em_threshold() -> Derivation:
-    r"""Threshold :math:`\gamma(p)` with :math:`\alpha(\gamma) = p` (closed form via the quantile)."""
+    r"""Threshold :math:`\gamma(p)` with :math:`\alpha(\gamma) = p` (closed form via the quantile).
+
+    Returns
+    -------
+    Derivation
+        ``em_threshold`` (semi_sequential_mi App. B.3 (inverse of Cor B.6)): the expression in
+        :math:`p, m, n, d` (the argument order of ``lambdify``); the seed prints no form of it.
+        Holds when: 0 < p < 1.
+    """
     (a0, s0), _ = _hypothesis_laws()
     R2 = em_R2().expr
     Q = sp.Symbol("Q", nonnegative=True)
@@ -371,7 +412,15 @@ def _d1(name, expr, syms, source, seed, note, lhs, assumptions=()):
 
 @register("em_alpha_1d")
 def em_alpha_1d() -> Derivation:
-    r"""Lemma 3.5: :math:`\alpha(\gamma) = \Phi(a+b) - \Phi(a-b)` from the roots of Thm 3.4."""
+    r"""Lemma 3.5: :math:`\alpha(\gamma) = \Phi(a+b) - \Phi(a-b)` from the roots of Thm 3.4.
+
+    Returns
+    -------
+    Derivation
+        ``em_alpha_1d`` (semi_sequential_mi §3.1 Lemma 3.5): the expression in :math:`\gamma, n,
+        \mu, \sigma, z` (the argument order of ``lambdify``); proven equal to the seed's printed
+        form. Holds when: stationary N(mu, sigma^2); gamma <= gamma_max.
+    """
     return _d1("em_alpha_1d", _em_1d()["alpha"], _SYMS_1D, "semi_sequential_mi §3.1 Lemma 3.5",
                _seed_1d(S.n)[0], "Normal mass of the root interval under H0; equals em_alpha at "
                "d = 1.", r"\alpha(\gamma)", ("gamma <= gamma_max",))
@@ -379,7 +428,15 @@ def em_alpha_1d() -> Derivation:
 
 @register("em_beta_1d")
 def em_beta_1d() -> Derivation:
-    r"""Lemma 3.6: Type II error from the roots of Thm 3.4 under H1."""
+    r"""Lemma 3.6: Type II error from the roots of Thm 3.4 under H1.
+
+    Returns
+    -------
+    Derivation
+        ``em_beta_1d`` (semi_sequential_mi §3.1 Lemma 3.6): the expression in :math:`\gamma, n, \mu,
+        \sigma, z` (the argument order of ``lambdify``); proven equal to the seed's printed form.
+        Holds when: stationary N(mu, sigma^2); gamma <= gamma_max.
+    """
     return _d1("em_beta_1d", _em_1d()["beta"], _SYMS_1D, "semi_sequential_mi §3.1 Lemma 3.6",
                _seed_1d(S.n)[1], "Normal mass outside the root interval under H1; equals "
                "em_beta at d = 1.", r"\beta(\gamma)", ("gamma <= gamma_max",))
@@ -387,7 +444,15 @@ def em_beta_1d() -> Derivation:
 
 @register("em_gamma_max_1d")
 def em_gamma_max_1d() -> Derivation:
-    r"""Lemma 3.5: maximum of the 1-D log-LR over :math:`\bar X_\tau`."""
+    r"""Lemma 3.5: maximum of the 1-D log-LR over :math:`\bar X_\tau`.
+
+    Returns
+    -------
+    Derivation
+        ``em_gamma_max_1d`` (semi_sequential_mi §3.1 Lemma 3.5): the expression in :math:`n, \mu,
+        \sigma, z` (the argument order of ``lambdify``); proven equal to the seed's printed form.
+        Holds when: stationary N(mu, sigma^2).
+    """
     return _d1("em_gamma_max_1d", _tidy_1d(_em_1d()["gamma_max"]), _SYMS_1D,
                "semi_sequential_mi §3.1 Lemma 3.5", _seed_1d(S.n)[2],
                "Value of Thm 3.4 at its vertex.", r"\gamma_{\max}")
@@ -405,7 +470,15 @@ def _seed_roots(nn, scale_center, scale_half):
 
 @register("em_root_lo_1d")
 def em_root_lo_1d() -> Derivation:
-    r"""Lower root of :math:`\log\mathrm{LR}_\tau = \gamma` in :math:`\bar X_\tau - \mu`."""
+    r"""Lower root of :math:`\log\mathrm{LR}_\tau = \gamma` in :math:`\bar X_\tau - \mu`.
+
+    Returns
+    -------
+    Derivation
+        ``em_root_lo_1d`` (semi_sequential_mi App. A.3 (proof of Lemma 3.5)): the expression in
+        :math:`\gamma, n, \mu, \sigma, z` (the argument order of ``lambdify``); proven equal to the
+        seed's printed form. Holds when: stationary N(mu, sigma^2).
+    """
     # Seed App. A.3 gives roots in N = (Xbar - mu)/tau; multiplied by tau here.
     seed = _seed_roots(S.n, 1, S.sigma * sp.sqrt(S.n - 1) / sp.sqrt(S.n))[0]
     return _d1("em_root_lo_1d", _em_1d()["lo"], _SYMS_1D,
@@ -416,7 +489,15 @@ def em_root_lo_1d() -> Derivation:
 
 @register("em_root_hi_1d")
 def em_root_hi_1d() -> Derivation:
-    r"""Upper root of :math:`\log\mathrm{LR}_\tau = \gamma` in :math:`\bar X_\tau - \mu`."""
+    r"""Upper root of :math:`\log\mathrm{LR}_\tau = \gamma` in :math:`\bar X_\tau - \mu`.
+
+    Returns
+    -------
+    Derivation
+        ``em_root_hi_1d`` (semi_sequential_mi App. A.3 (proof of Lemma 3.5)): the expression in
+        :math:`\gamma, n, \mu, \sigma, z` (the argument order of ``lambdify``); proven equal to the
+        seed's printed form. Holds when: stationary N(mu, sigma^2).
+    """
     seed = _seed_roots(S.n, 1, S.sigma * sp.sqrt(S.n - 1) / sp.sqrt(S.n))[1]
     return _d1("em_root_hi_1d", _em_1d()["hi"], _SYMS_1D,
                "semi_sequential_mi App. A.3 (proof of Lemma 3.5)", seed,
@@ -426,7 +507,15 @@ def em_root_hi_1d() -> Derivation:
 
 @register("fo_alpha_1d")
 def fo_alpha_1d() -> Derivation:
-    r"""Lemma 3.7: Final Observation Type I error (n -> N_T)."""
+    r"""Lemma 3.7: Final Observation Type I error (n -> N_T).
+
+    Returns
+    -------
+    Derivation
+        ``fo_alpha_1d`` (semi_sequential_mi §3.1 Lemma 3.7): the expression in :math:`\gamma, N_{T},
+        \mu, \sigma, z` (the argument order of ``lambdify``); proven equal to the seed's printed
+        form. Holds when: stationary N(mu, sigma^2); gamma <= gamma_max^(T).
+    """
     return _d1("fo_alpha_1d", _fo_1d()["alpha"], _SYMS_FO, "semi_sequential_mi §3.1 Lemma 3.7",
                _seed_1d(S.N_T)[0], "Same as Lemma 3.5 with n -> N_T = sum_t n_t (nT).",
                r"\alpha_{\mathrm{FO}}(\gamma)", ("gamma <= gamma_max^(T)",))
@@ -434,7 +523,15 @@ def fo_alpha_1d() -> Derivation:
 
 @register("fo_beta_1d")
 def fo_beta_1d() -> Derivation:
-    r"""Lemma 3.8: Final Observation Type II error (n -> N_T)."""
+    r"""Lemma 3.8: Final Observation Type II error (n -> N_T).
+
+    Returns
+    -------
+    Derivation
+        ``fo_beta_1d`` (semi_sequential_mi §3.1 Lemma 3.8): the expression in :math:`\gamma, N_{T},
+        \mu, \sigma, z` (the argument order of ``lambdify``); proven equal to the seed's printed
+        form. Holds when: stationary N(mu, sigma^2); gamma <= gamma_max^(T).
+    """
     return _d1("fo_beta_1d", _fo_1d()["beta"], _SYMS_FO, "semi_sequential_mi §3.1 Lemma 3.8",
                _seed_1d(S.N_T)[1], "Same as Lemma 3.6 with n -> N_T = sum_t n_t (nT).",
                r"\beta_{\mathrm{FO}}(\gamma)", ("gamma <= gamma_max^(T)",))
@@ -442,7 +539,15 @@ def fo_beta_1d() -> Derivation:
 
 @register("fo_gamma_max_1d")
 def fo_gamma_max_1d() -> Derivation:
-    r"""Lemma 3.7: :math:`\gamma_{\max}^{(T)}`."""
+    r"""Lemma 3.7: :math:`\gamma_{\max}^{(T)}`.
+
+    Returns
+    -------
+    Derivation
+        ``fo_gamma_max_1d`` (semi_sequential_mi §3.1 Lemma 3.7): the expression in :math:`N_{T},
+        \mu, \sigma, z` (the argument order of ``lambdify``); proven equal to the seed's printed
+        form. Holds when: stationary N(mu, sigma^2).
+    """
     return _d1("fo_gamma_max_1d", _tidy_fo(_fo_1d()["gamma_max"]), _SYMS_FO,
                "semi_sequential_mi §3.1 Lemma 3.7", _seed_1d(S.N_T)[2],
                "Value of the Final Observation log-LR at its vertex.", r"\gamma_{\max}^{(T)}")
@@ -454,7 +559,15 @@ def _tidy_fo(expr):
 
 @register("fo_root_lo_1d")
 def fo_root_lo_1d() -> Derivation:
-    r"""Lower root of the Final Observation quadratic in :math:`W = \hat\mu_T - \mu`."""
+    r"""Lower root of the Final Observation quadratic in :math:`W = \hat\mu_T - \mu`.
+
+    Returns
+    -------
+    Derivation
+        ``fo_root_lo_1d`` (semi_sequential_mi App. A.5 (proof of Lemma 3.7)): the expression in
+        :math:`\gamma, N_{T}, \mu, \sigma, z` (the argument order of ``lambdify``); differs from the
+        seed's printed form (see its note). Holds when: stationary N(mu, sigma^2).
+    """
     seed = _seed_roots(S.N_T, 1 / S.N_T, S.sigma * sp.sqrt(S.N_T - 1) / S.N_T)[0]
     return _d1("fo_root_lo_1d", _fo_1d()["lo"], _SYMS_FO,
                "semi_sequential_mi App. A.5 (proof of Lemma 3.7)", seed, _FO_ROOT_NOTE,
@@ -463,7 +576,15 @@ def fo_root_lo_1d() -> Derivation:
 
 @register("fo_root_hi_1d")
 def fo_root_hi_1d() -> Derivation:
-    r"""Upper root of the Final Observation quadratic in :math:`W = \hat\mu_T - \mu`."""
+    r"""Upper root of the Final Observation quadratic in :math:`W = \hat\mu_T - \mu`.
+
+    Returns
+    -------
+    Derivation
+        ``fo_root_hi_1d`` (semi_sequential_mi App. A.5 (proof of Lemma 3.7)): the expression in
+        :math:`\gamma, N_{T}, \mu, \sigma, z` (the argument order of ``lambdify``); differs from the
+        seed's printed form (see its note). Holds when: stationary N(mu, sigma^2).
+    """
     seed = _seed_roots(S.N_T, 1 / S.N_T, S.sigma * sp.sqrt(S.N_T - 1) / S.N_T)[1]
     return _d1("fo_root_hi_1d", _fo_1d()["hi"], _SYMS_FO,
                "semi_sequential_mi App. A.5 (proof of Lemma 3.7)", seed, _FO_ROOT_NOTE,

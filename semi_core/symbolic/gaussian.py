@@ -223,7 +223,15 @@ def gaussian_log_lr(x, mean0, cov0, mean1, cov1) -> np.ndarray:
 
 @register("gaussian_log_lr_scalar")
 def gaussian_log_lr_scalar() -> Derivation:
-    """Scalar log-LR of two Gaussians (the seed's App. A.2 display)."""
+    """Scalar log-LR of two Gaussians (the seed's App. A.2 display).
+
+    Returns
+    -------
+    Derivation
+        ``gaussian_log_lr_scalar`` (semi_sequential_mi App. A.2 (proof of Thm 3.4)): the expression
+        in :math:`x_{0}, m_{0}, v_{0}, m_{1}, v_{1}` (the argument order of ``lambdify``); proven
+        equal to the seed's printed form. Holds when: v0 > 0; v1 > 0.
+    """
     x, m0, v0, m1, v1 = S.x0, S.m0, S.v0, S.m1, S.v1
     expr = scalar_log_lr(x, m0, v0, m1, v1)
     N = x - m0
@@ -259,7 +267,16 @@ def _sym2(prefix: str):
 
 @register("gaussian_log_lr_2d")
 def gaussian_log_lr_2d() -> Derivation:
-    """Explicit 2x2 log-LR with full symmetric covariances (non-proportional allowed)."""
+    """Explicit 2x2 log-LR with full symmetric covariances (non-proportional allowed).
+
+    Returns
+    -------
+    Derivation
+        ``gaussian_log_lr_2d`` (semi_sequential_mi App. B.2 (proof of Thm B.2)): the expression in
+        :math:`x_{1}, x_{2}, a_{1}, a_{2}, P_{11}, P_{12}, P_{22}, b_{1}, b_{2}, Q_{11}, Q_{12},
+        Q_{22}` (the argument order of ``lambdify``); proven equal to the seed's printed form. Holds
+        when: P = [[P11, P12], [P12, P22]] and Q positive definite.
+    """
     xs = sp.symbols("x1 x2", real=True)
     a0 = sp.symbols("a1 a2", real=True)  # H0 mean
     b0 = sp.symbols("b1 b2", real=True)  # H1 mean
@@ -289,7 +306,16 @@ def gaussian_log_lr_2d() -> Derivation:
 
 @register("gaussian_log_lr_proportional")
 def gaussian_log_lr_proportional() -> Derivation:
-    r"""General-d log-LR for :math:`V_1 = \rho V_0`, via MatrixSymbol algebra."""
+    r"""General-d log-LR for :math:`V_1 = \rho V_0`, via MatrixSymbol algebra.
+
+    Returns
+    -------
+    Derivation
+        ``gaussian_log_lr_proportional`` (semi_sequential_mi App. B.2 / F.2 (proportional
+        covariances)): the expression in :math:`qL, lL, mD, \rho, d` (the argument order of
+        ``lambdify``); the seed prints no form of it. Holds when: V1 = rho V0, rho > 0; V0 symmetric
+        positive definite.
+    """
     d = S.d
     L = sp.MatrixSymbol("L", d, 1)
     Dl = sp.MatrixSymbol("Delta", d, 1)

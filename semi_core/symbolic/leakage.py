@@ -136,28 +136,64 @@ def _eq10(name, idx, hyp, lhs, seed_limit, note):
 
 @register("pdl_eq10_mean0")
 def pdl_eq10_mean0() -> Derivation:
-    """Mean of one coordinate's Eq. (10) term under H0 (exact)."""
+    """Mean of one coordinate's Eq. (10) term under H0 (exact).
+
+    Returns
+    -------
+    Derivation
+        ``pdl_eq10_mean0`` (per_datum_leakage §3 Eq. (10), Thm 3.1 (App. C.2); §4.1 (C_sigma +
+        C_gamma)): the expression in :math:`\\delta_{j}, \\sigma_{j2}, \\gamma_{j2}, n` (the argument
+        order of ``lambdify``); proven equal to the seed's printed form. Holds when: coordinates
+        independent; noise N(0, C_gamma)/sqrt(n).
+    """
     return _eq10("pdl_eq10_mean0", 0, 0, r"E_0[\ell^{\rm app}_j]",
                  -delta**2 / (2 * n * (sig2 + gam2)), "Exact; sums to -m~*/2.")
 
 
 @register("pdl_eq10_var0")
 def pdl_eq10_var0() -> Derivation:
-    """Variance of one coordinate's Eq. (10) term under H0 (exact)."""
+    """Variance of one coordinate's Eq. (10) term under H0 (exact).
+
+    Returns
+    -------
+    Derivation
+        ``pdl_eq10_var0`` (per_datum_leakage §3 Eq. (10), Thm 3.1 (App. C.2); §4.1 (C_sigma +
+        C_gamma)): the expression in :math:`\\delta_{j}, \\sigma_{j2}, \\gamma_{j2}, n` (the argument
+        order of ``lambdify``); proven equal to the seed's printed form. Holds when: coordinates
+        independent; noise N(0, C_gamma)/sqrt(n).
+    """
     return _eq10("pdl_eq10_var0", 1, 0, r"V_0[\ell^{\rm app}_j]",
                  delta**2 / (n * (sig2 + gam2)), "Exact; sums to m~*.")
 
 
 @register("pdl_eq10_mean1")
 def pdl_eq10_mean1() -> Derivation:
-    """Mean of one coordinate's Eq. (10) term under H1 (exact)."""
+    """Mean of one coordinate's Eq. (10) term under H1 (exact).
+
+    Returns
+    -------
+    Derivation
+        ``pdl_eq10_mean1`` (per_datum_leakage §3 Eq. (10), Thm 3.1 (App. C.2); §4.1 (C_sigma +
+        C_gamma)): the expression in :math:`\\delta_{j}, \\sigma_{j2}, \\gamma_{j2}, n` (the argument
+        order of ``lambdify``); proven equal to the seed's printed form. Holds when: coordinates
+        independent; noise N(0, C_gamma)/sqrt(n).
+    """
     return _eq10("pdl_eq10_mean1", 0, 1, r"E_1[\ell^{\rm app}_j]",
                  delta**2 / (2 * n * (sig2 + gam2)), "Exact; sums to +m~*/2.")
 
 
 @register("pdl_eq10_var1")
 def pdl_eq10_var1() -> Derivation:
-    """Variance of one coordinate's Eq. (10) term under H1 (exact, finite n)."""
+    """Variance of one coordinate's Eq. (10) term under H1 (exact, finite n).
+
+    Returns
+    -------
+    Derivation
+        ``pdl_eq10_var1`` (per_datum_leakage §3 Eq. (10), Thm 3.1 (App. C.2); §4.1 (C_sigma +
+        C_gamma)): the expression in :math:`\\delta_{j}, \\sigma_{j2}, \\gamma_{j2}, n` (the argument
+        order of ``lambdify``); differs from the seed's printed form (see its note). Holds when:
+        coordinates independent; noise N(0, C_gamma)/sqrt(n).
+    """
     return _eq10("pdl_eq10_var1", 1, 1, r"V_1[\ell^{\rm app}_j]",
                  delta**2 / (n * (sig2 + gam2)),
                  "Exact: delta^2/(n v) - delta^2 sigma^2/(n^2 v^2); the limit drops the "
@@ -172,7 +208,16 @@ def _k3(hyp):
 
 @register("pdl_eq10_k3_0")
 def pdl_eq10_k3_0() -> Derivation:
-    """Third cumulant of one coordinate's Eq. (10) term under H0 (Edgeworth constant)."""
+    """Third cumulant of one coordinate's Eq. (10) term under H0 (Edgeworth constant).
+
+    Returns
+    -------
+    Derivation
+        ``pdl_eq10_k3_0`` (per_datum_leakage App. C.3 (Edgeworth, derived here for Eq. 10)): the
+        expression in :math:`\\delta_{j}, \\sigma_{j2}, \\gamma_{j2}, \\kappa_{3j}, n` (the argument
+        order of ``lambdify``); the seed prints no form of it. Holds when: cumulants add over
+        independent summands; Gaussian noise has none.
+    """
     return Derivation("pdl_eq10_k3_0", _k3(0), (delta, sig2, gam2, k3, n),
                       f"{SRC} App. C.3 (Edgeworth, derived here for Eq. 10)",
                       ("cumulants add over independent summands; Gaussian noise has none",),
@@ -183,7 +228,16 @@ def pdl_eq10_k3_0() -> Derivation:
 
 @register("pdl_eq10_k3_1")
 def pdl_eq10_k3_1() -> Derivation:
-    """Third cumulant of one coordinate's Eq. (10) term under H1 (Edgeworth constant)."""
+    """Third cumulant of one coordinate's Eq. (10) term under H1 (Edgeworth constant).
+
+    Returns
+    -------
+    Derivation
+        ``pdl_eq10_k3_1`` (per_datum_leakage App. C.3 (Edgeworth, derived here for Eq. 10)): the
+        expression in :math:`\\delta_{j}, \\sigma_{j2}, \\gamma_{j2}, \\kappa_{3j}, n` (the argument
+        order of ``lambdify``); the seed prints no form of it. Holds when: the target's own
+        coordinate is deterministic.
+    """
     return Derivation("pdl_eq10_k3_1", _k3(1), (delta, sig2, gam2, k3, n),
                       f"{SRC} App. C.3 (Edgeworth, derived here for Eq. 10)",
                       ("the target's own coordinate is deterministic",),
@@ -192,7 +246,14 @@ def pdl_eq10_k3_1() -> Derivation:
 
 @register("pdl_bernoulli_k3")
 def pdl_bernoulli_k3() -> Derivation:
-    """Third cumulant of Bernoulli(p), from its cumulant generating function."""
+    """Third cumulant of Bernoulli(p), from its cumulant generating function.
+
+    Returns
+    -------
+    Derivation
+        ``pdl_bernoulli_k3`` (per_datum_leakage §5 (Bernoulli data)): the expression in
+        :math:`p_{j}` (the argument order of ``lambdify``); the seed prints no form of it.
+    """
     t = sp.Symbol("t", real=True)
     cgf = sp.log(1 - pp + pp * sp.exp(t))
     expr = sp.factor(sp.simplify(sp.diff(cgf, t, 3).subs(t, 0)))
@@ -242,7 +303,15 @@ def cornish_fisher_expr(z):
 
 @register("pdl_edgeworth_cdf")
 def pdl_edgeworth_cdf() -> Derivation:
-    """One-term Edgeworth CDF (standardised), the finite-n correction of Thm 3.1's limit."""
+    """One-term Edgeworth CDF (standardised), the finite-n correction of Thm 3.1's limit.
+
+    Returns
+    -------
+    Derivation
+        ``pdl_edgeworth_cdf`` (per_datum_leakage App. C.1 Thm C.5 (Petrov), App. C.3 Eq. (38)): the
+        expression in :math:`u, \\lambda_{3}` (the argument order of ``lambdify``); the seed prints
+        no form of it. Holds when: lambda_3 = kappa_3 / kappa_2^{3/2} small (O(1/sqrt(n))).
+    """
     expr = edgeworth_cdf_expr()
     return Derivation("pdl_edgeworth_cdf", expr, (u, lam3),
                       f"{SRC} App. C.1 Thm C.5 (Petrov), App. C.3 Eq. (38)",
@@ -253,7 +322,15 @@ def pdl_edgeworth_cdf() -> Derivation:
 
 @register("pdl_cornish_fisher")
 def pdl_cornish_fisher() -> Derivation:
-    """First-order Cornish-Fisher quantile (inverse of the Edgeworth CDF)."""
+    """First-order Cornish-Fisher quantile (inverse of the Edgeworth CDF).
+
+    Returns
+    -------
+    Derivation
+        ``pdl_cornish_fisher`` (per_datum_leakage App. C (derived here)): the expression in
+        :math:`z_{q}, \\lambda_{3}` (the argument order of ``lambdify``); the seed prints no form of
+        it.
+    """
     zz = sp.Symbol("z_q", real=True)
     return Derivation("pdl_cornish_fisher", cornish_fisher_expr(zz), (zz, lam3),
                       f"{SRC} App. C (derived here)", lhs=r"q(z)",
@@ -278,6 +355,12 @@ def _gauss_laws(mean0, mean1, var):
 def pdl_leakage() -> Derivation:
     """Asymptotic per-datum leakage (Cor 3.2 Eq. 8): TV of N(-m/2, m) and N(m/2, m).
 
+    Returns
+    -------
+    Derivation
+        ``pdl_leakage`` (per_datum_leakage §3 Cor 3.2 Eq. (8)): the expression in :math:`m` (the
+        argument order of ``lambdify``); proven equal to the seed's printed form.
+
     Examples
     --------
     >>> d = pdl_leakage()
@@ -297,7 +380,14 @@ def pdl_leakage() -> Derivation:
 
 @register("pdl_threshold")
 def pdl_threshold() -> Derivation:
-    """Neyman-Pearson threshold at FPR alpha (Cor 3.2; main-text sign)."""
+    """Neyman-Pearson threshold at FPR alpha (Cor 3.2; main-text sign).
+
+    Returns
+    -------
+    Derivation
+        ``pdl_threshold`` (per_datum_leakage §3 Cor 3.2): the expression in :math:`\\alpha, m` (the
+        argument order of ``lambdify``); proven equal to the seed's printed form.
+    """
     _, _, thr, _ = _gauss_laws(-m / 2, m / 2, m)
     return Derivation("pdl_threshold", thr, (alpha, m), f"{SRC} §3 Cor 3.2",
                       seed_form=-m / 2 - sp.sqrt(m) * PhiInv(alpha), lhs=r"\tau_{\alpha}",
@@ -307,7 +397,14 @@ def pdl_threshold() -> Derivation:
 
 @register("pdl_power")
 def pdl_power() -> Derivation:
-    """Optimal power at FPR alpha (Cor 3.2 Eq. 9)."""
+    """Optimal power at FPR alpha (Cor 3.2 Eq. 9).
+
+    Returns
+    -------
+    Derivation
+        ``pdl_power`` (per_datum_leakage §3 Cor 3.2 Eq. (9)): the expression in :math:`\\alpha, m`
+        (the argument order of ``lambdify``); proven equal to the seed's printed form.
+    """
     _, _, _, pw = _gauss_laws(-m / 2, m / 2, m)
     return Derivation("pdl_power", pw, (alpha, m), f"{SRC} §3 Cor 3.2 Eq. (9)",
                       seed_form=Phi(PhiInv(alpha) + sp.sqrt(m)), lhs=r"\mathrm{Pow}(\alpha)")
@@ -315,7 +412,15 @@ def pdl_power() -> Derivation:
 
 @register("pdl_gdp_delta")
 def pdl_gdp_delta() -> Derivation:
-    r"""GDP curve of the limit experiment :math:`N(0,1)` vs :math:`N(\sqrt m,1)` (§3)."""
+    r"""GDP curve of the limit experiment :math:`N(0,1)` vs :math:`N(\sqrt m,1)` (§3).
+
+    Returns
+    -------
+    Derivation
+        ``pdl_gdp_delta`` (per_datum_leakage §3 'Inherent privacy' (Dong et al. Cor 2.13)): the
+        expression in :math:`\epsilon, m` (the argument order of ``lambdify``); proven equal to the
+        seed's printed form.
+    """
     mu_ = sp.sqrt(m)
     # hockey stick E_0[(L - e^eps)_+] with L the LR: region x > eps/mu + mu/2
     xs = eps / mu_ + mu_ / 2
@@ -335,7 +440,15 @@ def _sub_log_lr():
 
 @register("pdl_sub_log_lr")
 def pdl_sub_log_lr() -> Derivation:
-    r"""Log-LR of the shared-inclusion limit experiment as a function of the whitened projection."""
+    r"""Log-LR of the shared-inclusion limit experiment as a function of the whitened projection.
+
+    Returns
+    -------
+    Derivation
+        ``pdl_sub_log_lr`` (per_datum_leakage §4.2 Thm 4.3 (corrected)): the expression in :math:`x,
+        m, \rho` (the argument order of ``lambdify``); the seed prints no form of it. Holds when:
+        one inclusion event for all coordinates; k = rho n.
+    """
     expr, s = _sub_log_lr()
     dx = sp.diff(expr, x)
     assert sp.simplify(dx - rho * s * sp.exp(s * x - s**2 / 2)
@@ -360,7 +473,15 @@ def _sub_forms():
 
 @register("pdl_sub_leakage")
 def pdl_sub_leakage() -> Derivation:
-    """Leakage of the sub-sampled mean with a shared inclusion event (corrected Thm 4.3)."""
+    """Leakage of the sub-sampled mean with a shared inclusion event (corrected Thm 4.3).
+
+    Returns
+    -------
+    Derivation
+        ``pdl_sub_leakage`` (per_datum_leakage §4.2 Thm 4.3 (corrected)): the expression in
+        :math:`m, \\rho` (the argument order of ``lambdify``); differs from the seed's printed form
+        (see its note).
+    """
     tv, _, _ = _sub_forms()
     return Derivation("pdl_sub_leakage", tv, (m, rho), f"{SRC} §4.2 Thm 4.3 (corrected)",
                       seed_form=Phi(sp.sqrt(rho * m) / 2) - Phi(-sp.sqrt(rho * m) / 2),
@@ -370,7 +491,15 @@ def pdl_sub_leakage() -> Derivation:
 
 @register("pdl_sub_power")
 def pdl_sub_power() -> Derivation:
-    """Optimal power at FPR alpha of the sub-sampled mean (corrected Thm 4.3)."""
+    """Optimal power at FPR alpha of the sub-sampled mean (corrected Thm 4.3).
+
+    Returns
+    -------
+    Derivation
+        ``pdl_sub_power`` (per_datum_leakage §4.2 Eq. (16) (corrected)): the expression in
+        :math:`\\alpha, m, \\rho` (the argument order of ``lambdify``); differs from the seed's
+        printed form (see its note).
+    """
     _, pw, _ = _sub_forms()
     return Derivation("pdl_sub_power", pw, (alpha, m, rho), f"{SRC} §4.2 Eq. (16) (corrected)",
                       seed_form=Phi(PhiInv(alpha) + sp.sqrt(rho * m)),
@@ -379,7 +508,15 @@ def pdl_sub_power() -> Derivation:
 
 @register("pdl_sub_threshold")
 def pdl_sub_threshold() -> Derivation:
-    """NP threshold on the log-LR scale for the shared-inclusion mechanism."""
+    """NP threshold on the log-LR scale for the shared-inclusion mechanism.
+
+    Returns
+    -------
+    Derivation
+        ``pdl_sub_threshold`` (per_datum_leakage §4.2 (corrected)): the expression in :math:`\\alpha,
+        m, \\rho` (the argument order of ``lambdify``); differs from the seed's printed form (see its
+        note).
+    """
     _, _, thr = _sub_forms()
     return Derivation("pdl_sub_threshold", thr, (alpha, m, rho), f"{SRC} §4.2 (corrected)",
                       seed_form=-rho * m / 2 - sp.sqrt(rho * m) * PhiInv(alpha),
@@ -388,7 +525,15 @@ def pdl_sub_threshold() -> Derivation:
 
 @register("pdl_sub_paper_leakage")
 def pdl_sub_paper_leakage() -> Derivation:
-    """The paper's per-coordinate approximation: leakage at score rho m* (labelled approx)."""
+    """The paper's per-coordinate approximation: leakage at score rho m* (labelled approx).
+
+    Returns
+    -------
+    Derivation
+        ``pdl_sub_paper_leakage`` (per_datum_leakage §4.2 Thm 4.3 as printed (per-coordinate
+        approximation)): the expression in :math:`m, \\rho` (the argument order of ``lambdify``);
+        proven equal to the seed's printed form.
+    """
     expr = pdl_leakage().expr.subs(m, rho * m)
     return Derivation("pdl_sub_paper_leakage", expr, (m, rho),
                       f"{SRC} §4.2 Thm 4.3 as printed (per-coordinate approximation)",
@@ -398,7 +543,15 @@ def pdl_sub_paper_leakage() -> Derivation:
 
 @register("pdl_sub_paper_power")
 def pdl_sub_paper_power() -> Derivation:
-    """The paper's per-coordinate approximation of the power (Eq. 16 as printed)."""
+    """The paper's per-coordinate approximation of the power (Eq. 16 as printed).
+
+    Returns
+    -------
+    Derivation
+        ``pdl_sub_paper_power`` (per_datum_leakage §4.2 Eq. (16) as printed): the expression in
+        :math:`\\alpha, m, \\rho` (the argument order of ``lambdify``); proven equal to the seed's
+        printed form.
+    """
     expr = pdl_power().expr.subs(m, rho * m)
     return Derivation("pdl_sub_paper_power", expr, (alpha, m, rho),
                       f"{SRC} §4.2 Eq. (16) as printed",
@@ -415,7 +568,15 @@ def _miss_forms():
 
 @register("pdl_miss_threshold_adv")
 def pdl_miss_threshold_adv() -> Derivation:
-    """Advantage-optimal threshold of the misspecified LR (midpoint of the limit laws)."""
+    """Advantage-optimal threshold of the misspecified LR (midpoint of the limit laws).
+
+    Returns
+    -------
+    Derivation
+        ``pdl_miss_threshold_adv`` (per_datum_leakage §4.3 Thm 4.5): the expression in
+        :math:`m_{\\mathcal{s}}, m_{targ}` (the argument order of ``lambdify``); the seed prints no
+        form of it.
+    """
     mid, _, _, _ = _miss_forms()
     return Derivation("pdl_miss_threshold_adv", mid, (ms, mt), f"{SRC} §4.3 Thm 4.5",
                       lhs=r"\tau^{\mathrm{miss}}_{\mathrm{adv}}",
@@ -425,7 +586,15 @@ def pdl_miss_threshold_adv() -> Derivation:
 
 @register("pdl_miss_advantage")
 def pdl_miss_advantage() -> Derivation:
-    """Advantage of the misspecified LR at its optimal threshold (m_scal > 0)."""
+    """Advantage of the misspecified LR at its optimal threshold (m_scal > 0).
+
+    Returns
+    -------
+    Derivation
+        ``pdl_miss_advantage`` (per_datum_leakage §4.3 Thm 4.5): the expression in
+        :math:`m_{\\mathcal{s}}, m_{targ}` (the argument order of ``lambdify``); proven equal to the
+        seed's printed form. Holds when: m_scal > 0 (else the test direction flips).
+    """
     _, tv, _, _ = _miss_forms()
     return Derivation("pdl_miss_advantage", tv, (ms, mt), f"{SRC} §4.3 Thm 4.5",
                       ("m_scal > 0 (else the test direction flips)",),
@@ -435,7 +604,15 @@ def pdl_miss_advantage() -> Derivation:
 
 @register("pdl_miss_power")
 def pdl_miss_power() -> Derivation:
-    """Power at FPR alpha of the misspecified LR."""
+    """Power at FPR alpha of the misspecified LR.
+
+    Returns
+    -------
+    Derivation
+        ``pdl_miss_power`` (per_datum_leakage §4.3 (derived)): the expression in :math:`\\alpha,
+        m_{\\mathcal{s}}, m_{targ}` (the argument order of ``lambdify``); the seed prints no form of
+        it.
+    """
     _, _, _, pw = _miss_forms()
     return Derivation("pdl_miss_power", pw, (alpha, ms, mt), f"{SRC} §4.3 (derived)",
                       lhs=r"\mathrm{Pow}^{\mathrm{miss}}(\alpha)")
@@ -443,7 +620,14 @@ def pdl_miss_power() -> Derivation:
 
 @register("pdl_miss_threshold")
 def pdl_miss_threshold() -> Derivation:
-    """Threshold at FPR alpha of the misspecified LR."""
+    """Threshold at FPR alpha of the misspecified LR.
+
+    Returns
+    -------
+    Derivation
+        ``pdl_miss_threshold`` (per_datum_leakage §4.3 (derived)): the expression in :math:`\\alpha,
+        m_{targ}` (the argument order of ``lambdify``); the seed prints no form of it.
+    """
     _, _, thr, _ = _miss_forms()
     return Derivation("pdl_miss_threshold", thr, (alpha, mt), f"{SRC} §4.3 (derived)",
                       lhs=r"\tau^{\mathrm{miss}}_{\alpha}")
@@ -509,7 +693,17 @@ def _plugin_limit(which):
 
 @register("pdl_plugin_effective_score")
 def pdl_plugin_effective_score() -> Derivation:
-    r"""Effective leakage score of the plug-in LR: :math:`\mathrm{shift}^2/\mathrm{var}`."""
+    r"""Effective leakage score of the plug-in LR: :math:`\mathrm{shift}^2/\mathrm{var}`.
+
+    Returns
+    -------
+    Derivation
+        ``pdl_plugin_effective_score`` (per_datum_leakage §3 'Empirical likelihood ratio test'
+        (Sankararaman T4.2.3)): the expression in :math:`m, \lambda_{ref}` (the argument order of
+        ``lambdify``); the seed prints no form of it. Holds when: fresh n0 = lambda n reference
+        points per game; known variances; d = tau n; the common shift |E|^2_{C^-1} ~ tau/lambda
+        cancels.
+    """
     shift = _plugin_limit("shift")
     var0 = _plugin_limit("var0")
     expr = sp.simplify(shift**2 / var0)
@@ -570,24 +764,60 @@ def _avg(name, idx, hyp, lhs, note):
 
 @register("pdl_avg_mean0")
 def pdl_avg_mean0() -> Derivation:
-    """Mean of one coordinate's average-datum log-LR under H0 (= -KL(P0||P1))."""
+    """Mean of one coordinate's average-datum log-LR under H0 (= -KL(P0||P1)).
+
+    Returns
+    -------
+    Derivation
+        ``pdl_avg_mean0`` (per_datum_leakage App. B (Alg. 3/4, Eq. 22-24), derived): the expression
+        in :math:`r_{j2}` (the argument order of ``lambdify``); the seed prints no form of it. Holds
+        when: Gaussian data, known mean and variance; rho = 1 (no sub-sampling); Gaussian noise
+        allowed: r^2 = sigma^2/(n(sigma^2+gamma^2)).
+    """
     return _avg("pdl_avg_mean0", 0, 0, r"\mathbb E_0[\ell_j]",
                 "r^2/(2(1-r^2))-ish terms: -r^2/2 + O(r^4); summed, -M/2 with M = sum r_j^2")
 
 
 @register("pdl_avg_var0")
 def pdl_avg_var0() -> Derivation:
-    """Variance of one coordinate's average-datum log-LR under H0."""
+    """Variance of one coordinate's average-datum log-LR under H0.
+
+    Returns
+    -------
+    Derivation
+        ``pdl_avg_var0`` (per_datum_leakage App. B (Alg. 3/4, Eq. 22-24), derived): the expression
+        in :math:`r_{j2}` (the argument order of ``lambdify``); the seed prints no form of it. Holds
+        when: Gaussian data, known mean and variance; rho = 1 (no sub-sampling); Gaussian noise
+        allowed: r^2 = sigma^2/(n(sigma^2+gamma^2)).
+    """
     return _avg("pdl_avg_var0", 1, 0, r"\mathrm{Var}_0[\ell_j]", "r^2 + O(r^4)")
 
 
 @register("pdl_avg_mean1")
 def pdl_avg_mean1() -> Derivation:
-    """Mean under H1 (= KL(P1||P0) = -log(1-r^2)/2)."""
+    """Mean under H1 (= KL(P1||P0) = -log(1-r^2)/2).
+
+    Returns
+    -------
+    Derivation
+        ``pdl_avg_mean1`` (per_datum_leakage App. B (Alg. 3/4, Eq. 22-24), derived): the expression
+        in :math:`r_{j2}` (the argument order of ``lambdify``); the seed prints no form of it. Holds
+        when: Gaussian data, known mean and variance; rho = 1 (no sub-sampling); Gaussian noise
+        allowed: r^2 = sigma^2/(n(sigma^2+gamma^2)).
+    """
     return _avg("pdl_avg_mean1", 0, 1, r"\mathbb E_1[\ell_j]", "r^2/2 + O(r^4)")
 
 
 @register("pdl_avg_var1")
 def pdl_avg_var1() -> Derivation:
-    """Variance under H1."""
+    """Variance under H1.
+
+    Returns
+    -------
+    Derivation
+        ``pdl_avg_var1`` (per_datum_leakage App. B (Alg. 3/4, Eq. 22-24), derived): the expression
+        in :math:`r_{j2}` (the argument order of ``lambdify``); the seed prints no form of it. Holds
+        when: Gaussian data, known mean and variance; rho = 1 (no sub-sampling); Gaussian noise
+        allowed: r^2 = sigma^2/(n(sigma^2+gamma^2)).
+    """
     return _avg("pdl_avg_var1", 1, 1, r"\mathrm{Var}_1[\ell_j]", "r^2 + O(r^4)")

@@ -51,7 +51,15 @@ def linreg_gradient(d: int = 2):
 
 @register("linreg_delta_g")
 def linreg_delta_g() -> Derivation:
-    r"""Lemma F.9: coordinate :math:`j` of :math:`\delta_g = g^* - \mu_g` at the optimum."""
+    r"""Lemma F.9: coordinate :math:`j` of :math:`\delta_g = g^* - \mu_g` at the optimum.
+
+    Returns
+    -------
+    Derivation
+        ``linreg_delta_g`` (semi_sequential_mi App. F.3 Lemma F.9): the expression in
+        :math:`eps_{star}, x_{j}` (the argument order of ``lambdify``); proven equal to the seed's
+        printed form. Holds when: theta = theta*; mu_g(theta*) = 0.
+    """
     grad, th, ths, x = linreg_gradient()
     at_opt = grad.subs(dict(zip(th, ths, strict=True)))
     comps = [sp.simplify(c / xi) for c, xi in zip(at_opt, x, strict=True)]
@@ -74,7 +82,16 @@ def linreg_delta_g() -> Derivation:
 @register("linreg_m_star")
 def linreg_m_star() -> Derivation:
     r"""Theorem F.10: :math:`m^* = (\varepsilon^{*2}/\sigma_\varepsilon^2)\,
-    x^{*\top}\Sigma_x^{-1}x^*` (MatrixSymbol algebra, any ``d``)."""
+    x^{*\top}\Sigma_x^{-1}x^*` (MatrixSymbol algebra, any ``d``).
+
+    Returns
+    -------
+    Derivation
+        ``linreg_m_star`` (semi_sequential_mi App. F.3 Theorem F.10): the expression in
+        :math:`eps_{star}, \sigma_{eps}, q_{x}` (the argument order of ``lambdify``); proven equal
+        to the seed's printed form. Holds when: theta = theta*; Sigma_g = sigma_eps^2 Sigma_x (Cor
+        F.8); q_x = x*' Sigma_x^-1 x*.
+    """
     d = sp.Symbol("d", positive=True, integer=True)
     X = sp.MatrixSymbol("X", d, 1)
     Sx = sp.MatrixSymbol("Sigma_x", d, d)

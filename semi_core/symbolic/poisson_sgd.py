@@ -82,6 +82,16 @@ def dirac_final_ratio() -> sp.Expr:
 
 @register("poisson_step_log_lr")
 def poisson_step_log_lr() -> Derivation:
+    r"""Per-step log-LR of DP-SGD with Poisson sub-sampling of the canary.
+
+    Returns
+    -------
+    Derivation
+        ``poisson_step_log_lr`` (semi_sequential_mi §4.2 (with Poisson sub-sampling, beyond the
+        seed)): the expression in :math:`\ell, q` (the argument order of ``lambdify``); the seed
+        prints no form of it. Holds when: the step holds the canary with probability q,
+        independently of the past.
+    """
     p0, p1 = sp.symbols("P_0 P_1", positive=True)
     expr = sp.log(sp.expand(((1 - q) * p0 + q * p1) / p0).subs(p1, p0 * sp.exp(ell)))
     return Derivation(
@@ -94,6 +104,16 @@ def poisson_step_log_lr() -> Derivation:
 
 @register("poisson_dirac_step_log_lr")
 def poisson_dirac_step_log_lr() -> Derivation:
+    """Per-step log-LR of a Dirac canary under Poisson sub-sampling.
+
+    Returns
+    -------
+    Derivation
+        ``poisson_dirac_step_log_lr`` (semi_sequential_mi §4.2 (Dirac canary, Poisson sub-sampling,
+        beyond the seed)): the expression in :math:`s, a, v, q` (the argument order of
+        ``lambdify``); the seed prints no form of it. Holds when: s ~ N(a, v) without the canary,
+        N(a + 1, v) with it.
+    """
     return Derivation(
         name="poisson_dirac_step_log_lr", expr=sp.log(dirac_step_ratio()),
         symbols=(s, a, v, q),
@@ -105,6 +125,16 @@ def poisson_dirac_step_log_lr() -> Derivation:
 
 @register("poisson_dirac_final_log_lr")
 def poisson_dirac_final_log_lr() -> Derivation:
+    """Final Observation log-LR of a Dirac canary under Poisson sub-sampling.
+
+    Returns
+    -------
+    Derivation
+        ``poisson_dirac_final_log_lr`` (semi_sequential_mi §4.2 (Final Observation, Poisson
+        sub-sampling, beyond the seed)): the expression in :math:`S, A, V, q, T` (the argument order
+        of ``lambdify``); the seed prints no form of it. Holds when: independent inclusion in each
+        of T steps; S ~ N(A + K, V) given K.
+    """
     return Derivation(
         name="poisson_dirac_final_log_lr", expr=sp.log(dirac_final_ratio()),
         symbols=(S, A, V, q, T),

@@ -50,6 +50,15 @@ def tv_max_expr() -> sp.Expr:
 
 @register("seqaudit_tv_max")
 def seqaudit_tv_max() -> Derivation:
+    r"""Largest total variation of an (eps, delta)-DP pair (the TV bound behind Thm 3.1).
+
+    Returns
+    -------
+    Derivation
+        ``seqaudit_tv_max`` (sequential_dp_auditing App. A (TV bound used by Thm 3.1)): the
+        expression in :math:`\epsilon, \delta` (the argument order of ``lambdify``); proven equal to
+        the seed's printed form. Holds when: A is (eps, delta)-DP.
+    """
     return Derivation(
         name="seqaudit_tv_max", expr=tv_max_expr(), symbols=(eps, delta),
         source="sequential_dp_auditing App. A (TV bound used by Thm 3.1)",
@@ -62,6 +71,15 @@ def seqaudit_tv_max() -> Derivation:
 
 @register("seqaudit_tau")
 def seqaudit_tau() -> Derivation:
+    r"""The MMD threshold :math:`\tau(\varepsilon,\delta)` of the sequential audit.
+
+    Returns
+    -------
+    Derivation
+        ``seqaudit_tau`` (sequential_dp_auditing §3.1 Thm 3.1, Def. 3.2): the expression in
+        :math:`\epsilon, \delta` (the argument order of ``lambdify``); proven equal to the seed's
+        printed form. Holds when: 0 <= K(x, y) <= 1.
+    """
     return Derivation(
         name="seqaudit_tau", expr=sp.sqrt(2) * tv_max_expr(), symbols=(eps, delta),
         source="sequential_dp_auditing §3.1 Thm 3.1, Def. 3.2",
@@ -73,6 +91,16 @@ def seqaudit_tau() -> Derivation:
 
 @register("semi_success_bound")
 def semi_success_bound() -> Derivation:
+    r"""Largest success :math:`p^*` of a balanced guess against an (eps, delta)-DP mechanism.
+
+    Returns
+    -------
+    Derivation
+        ``semi_success_bound`` (sequential_dp_auditing §3.1 (applied to SeMI stream audits, beyond
+        the seed)): the expression in :math:`\epsilon, \delta` (the argument order of ``lambdify``);
+        the seed prints no form of it. Holds when: fair-coin membership; threshold fixed before the
+        round.
+    """
     return Derivation(
         name="semi_success_bound", expr=sp.simplify((1 + tv_max_expr()) / 2),
         symbols=(eps, delta),
@@ -86,6 +114,15 @@ def semi_success_bound() -> Derivation:
 
 @register("seqaudit_beta_map")
 def seqaudit_beta_map() -> Derivation:
+    r"""Wealth factor :math:`1-\beta+\beta E=1+\lambda a`, :math:`\beta=(2+\tau)\lambda` (Thm C.1, Part 2).
+
+    Returns
+    -------
+    Derivation
+        ``seqaudit_beta_map`` (sequential_dp_auditing App. C.2 (proof of Thm C.1, Part 2)): the
+        expression in :math:`\lambda, a, \tau` (the argument order of ``lambdify``); differs from
+        the seed's printed form (see its note).
+    """
     beta = (2 + tau) * lam
     E = (2 + a + tau) / (2 + tau)
     expr = sp.expand(1 - beta + beta * E)
@@ -101,6 +138,14 @@ def seqaudit_beta_map() -> Derivation:
 @register("seqaudit_oga_norm")
 def seqaudit_oga_norm() -> Derivation:
     # ||f + c Delta||^2 = ||f||^2 + 2 c <f, Delta> + c^2 ||Delta||^2 with c = 2/sqrt(M)
+    """Squared norm ||f + c Delta||^2 of the OGA witness after one step.
+
+    Returns
+    -------
+    Derivation
+        ``seqaudit_oga_norm`` (sequential_dp_auditing App. E.3): the expression in :math:`F, v, k,
+        M` (the argument order of ``lambdify``); proven equal to the seed's printed form.
+    """
     c = 2 / sp.sqrt(M)
     expr = fn2 + 2 * c * v + c**2 * k
     return Derivation(
@@ -113,6 +158,16 @@ def seqaudit_oga_norm() -> Derivation:
 
 @register("seqaudit_up_log_wealth")
 def seqaudit_up_log_wealth() -> Derivation:
+    """Log wealth of the universal-portfolio bettor (eq. 19, Alg. 2 line 7).
+
+    Returns
+    -------
+    Derivation
+        ``seqaudit_up_log_wealth`` (sequential_dp_auditing App. C.1 eq. (19), Alg. 2 line 7): the
+        expression in :math:`L_{max}, t` (the argument order of ``lambdify``); differs from the
+        seed's printed form (see its note). Holds when: UP with the Beta(1/2, 1/2) prior, regret <=
+        log(t+1)/2 + log 2.
+    """
     return Derivation(
         name="seqaudit_up_log_wealth", expr=logw - sp.log(t + 1) / 2 - sp.log(2),
         symbols=(logw, t),

@@ -88,7 +88,16 @@ def _thm41_seed():
 
 @register("sgd_log_lr")
 def sgd_log_lr_derivation() -> Derivation:
-    r"""Theorem 4.1 / F.4: SeMI-SGD log-LR in :math:`N^\top\Sigma_g^{-1}N`, etc."""
+    r"""Theorem 4.1 / F.4: SeMI-SGD log-LR in :math:`N^\top\Sigma_g^{-1}N`, etc.
+
+    Returns
+    -------
+    Derivation
+        ``sgd_log_lr`` (semi_sequential_mi §4.1 Thm 4.1 / App. F.2 Thm F.4): the expression in
+        :math:`q_{g}, \ell_{g}, m_{g}, n, \eta, d` (the argument order of ``lambdify``); proven
+        equal to the seed's printed form. Holds when: gbar | theta_{tau-1} ~ N(mu_g, Sigma_g/n),
+        Sigma_g positive definite; N = theta_tau - theta_{tau-1} + eta mu_g, delta_g = g* - mu_g.
+    """
     d, n = S.d, S.n
     (mean0, var0), (mean1, var1) = _update_laws(sp.Integer(1), sp.Integer(0))
     shift = sp.factor(sp.diff(mean1 - mean0, dg))   # = -eta / n per unit of delta_g
@@ -122,7 +131,17 @@ def _dp_coord_expr():
 
 @register("dp_sgd_log_lr_coord")
 def dp_sgd_log_lr_coord() -> Derivation:
-    r"""DP-SGD log-LR along one eigen-direction of :math:`\Sigma_g` (noise folded in)."""
+    r"""DP-SGD log-LR along one eigen-direction of :math:`\Sigma_g` (noise folded in).
+
+    Returns
+    -------
+    Derivation
+        ``dp_sgd_log_lr_coord`` (semi_sequential_mi §4.2 (Application to DP-SGD) with Thm 4.1): the
+        expression in :math:`w, dg, lam, n, \eta, \sigma_{dp}, C` (the argument order of
+        ``lambdify``); the seed prints no form of it. Holds when: lam: eigenvalue of Sigma_g (> 0,
+        or >= 0 when sigma_dp > 0); w, dg: components of N and delta_g on its eigenvector; xi ~ N(0,
+        sigma_dp^2 C^2 I / n^2).
+    """
     derived, (var0, var1, shift) = _dp_coord_expr()
     expr = (-sp.log(sp.factor(var1 / var0)) / 2 + w**2 / (2 * var0)
             - (w - shift) ** 2 / (2 * var1))

@@ -130,7 +130,20 @@ def _coord_expr():
 
 @register("dp_sgd_stride_log_lr_coord")
 def dp_sgd_stride_log_lr_coord() -> Derivation:
-    r"""DP-SGD log-LR of a ``k``-step gap along one eigen-direction of :math:`\Sigma_g`."""
+    r"""DP-SGD log-LR of a ``k``-step gap along one eigen-direction of :math:`\Sigma_g`.
+
+    Returns
+    -------
+    Derivation
+        ``dp_sgd_stride_log_lr_coord`` (semi_sequential_mi §4.2 (Application to DP-SGD), composed
+        over k steps): the expression in :math:`w, dg, lam, n, \eta, \sigma_{dp}, C, k` (the
+        argument order of ``lambdify``); the seed prints no form of it. Holds when: frozen
+        gradients: the clipped per-sample gradient law (mu_g, Sigma_g) and g* at theta_a hold at
+        every step of the gap; batch means of different steps independent, each N(mu_g, Sigma_g/n);
+        the target is in exactly one batch of the gap under H1; w, dg: components of N_k =
+        theta_{a+k} - theta_a + k eta mu_g and delta_g on an eigenvector of Sigma_g (eigenvalue
+        lam).
+    """
     expr, _ = _coord_expr()
     return Derivation(
         name="dp_sgd_stride_log_lr_coord",

@@ -159,7 +159,15 @@ def b3_accuracies() -> dict[str, sp.Expr]:
 
 @register("upd_b3_var_ratio")
 def upd_b3_var_ratio() -> Derivation:
-    """Lemma B.3: Var_IN / Var_OUT of the update-aware statistic (< 1: IN is the narrower law)."""
+    """Lemma B.3: Var_IN / Var_OUT of the update-aware statistic (< 1: IN is the narrower law).
+
+    Returns
+    -------
+    Derivation
+        ``upd_b3_var_ratio`` (combining_mi_updates App. B.2, Lemma B.3): the expression in
+        :math:`n_{1}` (the argument order of ``lambdify``); the seed prints no form of it. Holds
+        when: N(mu, sigma^2 I) data; n1 >= 2.
+    """
     return Derivation(
         name="upd_b3_var_ratio", expr=b3_accuracies()["var_ratio_in_out"], symbols=(n1,),
         source="combining_mi_updates App. B.2, Lemma B.3",
@@ -179,7 +187,15 @@ def _phi_root_display() -> sp.Expr:
 @register("upd_b3_bound")
 def upd_b3_bound() -> Derivation:
     r"""Lemma B.3 bound from the proof's own chain with the right minimum (Acc_OUT):
-    :math:`T > d\sigma^2/(4n_1)`, :math:`c < 5d\sigma^4` in :math:`\Phi(T\sqrt{n_1/c})`."""
+    :math:`T > d\sigma^2/(4n_1)`, :math:`c < 5d\sigma^4` in :math:`\Phi(T\sqrt{n_1/c})`.
+
+    Returns
+    -------
+    Derivation
+        ``upd_b3_bound`` (combining_mi_updates App. B.2, Lemma B.3): the expression in :math:`d,
+        n_{1}` (the argument order of ``lambdify``); differs from the seed's printed form (see its
+        note). Holds when: ||v-mu||^2 in (d sigma^2/2, 5 d sigma^2); n1 >= 2.
+    """
     T_lo = d * sigma**2 / (4 * n1)
     c_hi = 5 * d * sigma**4
     expr = Phi(sp.simplify(T_lo * sp.sqrt(n1 / c_hi)))
@@ -196,7 +212,16 @@ def upd_b3_bound() -> Derivation:
 
 @register("upd_b1_condition_rhs")
 def upd_b1_condition_rhs() -> Derivation:
-    """Theorem B.1, condition (1): right-hand side from the corrected Lemma B.3 chain."""
+    """Theorem B.1, condition (1): right-hand side from the corrected Lemma B.3 chain.
+
+    Returns
+    -------
+    Derivation
+        ``upd_b1_condition_rhs`` (combining_mi_updates App. B.2, Thm B.1 eq. (1)): the expression in
+        :math:`d, n_{1}` (the argument order of ``lambdify``); differs from the seed's printed form
+        (see its note). Holds when: n = n0 + n1 >= 4 so that Lemma B.2's bound is <= 1/2 +
+        sqrt(2d/(n-1)).
+    """
     return Derivation(
         name="upd_b1_condition_rhs", expr=upd_b3_bound().expr, symbols=(d, n1),
         source="combining_mi_updates App. B.2, Thm B.1 eq. (1)",
@@ -227,7 +252,16 @@ def b5_full_step_coefficient() -> sp.Expr:
 
 @register("upd_b5_eta_equiv")
 def upd_b5_eta_equiv() -> Derivation:
-    """Lemma B.5: SGD-Full with rate eta == SGD-New with rate eta' (derived)."""
+    """Lemma B.5: SGD-Full with rate eta == SGD-New with rate eta' (derived).
+
+    Returns
+    -------
+    Derivation
+        ``upd_b5_eta_equiv`` (combining_mi_updates App. B.3, Lemma B.5): the expression in
+        :math:`\\eta, n_{0}, n_{1}` (the argument order of ``lambdify``); proven equal to the seed's
+        printed form. Holds when: f0 is the exact mean of D0; one full-batch gradient step, l2^2
+        loss.
+    """
     return Derivation(
         name="upd_b5_eta_equiv", expr=b5_full_step_coefficient(), symbols=(eta, n0, n1),
         source="combining_mi_updates App. B.3, Lemma B.5",
@@ -296,7 +330,16 @@ def b4_constants() -> dict[str, sp.Expr]:
 def upd_b4_chebyshev() -> Derivation:
     r"""Thm B.4: per-class accuracy of the midpoint threshold by Chebyshev,
     :math:`1 - \mathrm{Var}/\delta^2` with :math:`\delta = d\eta\sigma^2/(2n_1)` (half the
-    mean gap at :math:`\|x-\mu\|^2 = d\sigma^2/4`) and :math:`\mathrm{Var} = Cd\eta^2\sigma^4/n_1`."""
+    mean gap at :math:`\|x-\mu\|^2 = d\sigma^2/4`) and :math:`\mathrm{Var} = Cd\eta^2\sigma^4/n_1`.
+
+    Returns
+    -------
+    Derivation
+        ``upd_b4_chebyshev`` (combining_mi_updates App. B.3, proof of Thm B.4 (Chebyshev step)): the
+        expression in :math:`C, d, n_{1}` (the argument order of ``lambdify``); differs from the
+        seed's printed form (see its note). Holds when: Var[d] < C d eta^2 sigma^4 / n1; ||x -
+        mu||^2 >= d sigma^2 / 4.
+    """
     C = sp.Symbol("C", positive=True)
     delta = d * eta * sigma**2 / (2 * n1)
     expr = sp.simplify(1 - C * d * eta**2 * sigma**4 / n1 / delta**2)
@@ -313,7 +356,16 @@ def upd_b4_chebyshev() -> Derivation:
 
 @register("upd_b4_var_out")
 def upd_b4_var_out() -> Derivation:
-    """Theorem B.4 proof: Var[d_OUT] (derived; the seed's is larger)."""
+    """Theorem B.4 proof: Var[d_OUT] (derived; the seed's is larger).
+
+    Returns
+    -------
+    Derivation
+        ``upd_b4_var_out`` (combining_mi_updates App. B.3, proof of Thm B.4): the expression in
+        :math:`d, \\eta, \\sigma, n_{0}, n_{1}` (the argument order of ``lambdify``); differs from the
+        seed's printed form (see its note). Holds when: f0 = mean of D0; one SGD-New step on the
+        l2^2 loss; x OUT of D1.
+    """
     seed = 32 * d * eta**2 * sigma**4 * (n1 + 2 * n0**2 + 2 * n1 * n0 + 2 * n0) / (n0**2 * n1)
     return Derivation(
         name="upd_b4_var_out", expr=b4_out_moments()["var_out"], symbols=(d, eta, sigma, n0, n1),
@@ -329,7 +381,15 @@ def upd_b4_var_out() -> Derivation:
 
 @register("upd_b4_mean_gap")
 def upd_b4_mean_gap() -> Derivation:
-    """Theorem B.4 proof: E[d_OUT] - E[d_IN | x] = 4 eta ||x - mu||^2 / n1 (derived)."""
+    """Theorem B.4 proof: E[d_OUT] - E[d_IN | x] = 4 eta ||x - mu||^2 / n1 (derived).
+
+    Returns
+    -------
+    Derivation
+        ``upd_b4_mean_gap`` (combining_mi_updates App. B.3, proof of Thm B.4): the expression in
+        :math:`\\eta, a, n_{1}` (the argument order of ``lambdify``); proven equal to the seed's
+        printed form. Holds when: f0 = mean of D0; one SGD-New step on the l2^2 loss.
+    """
     return Derivation(
         name="upd_b4_mean_gap", expr=sp.simplify(b4_out_moments()["mean_out"] - b4_in_mean()),
         symbols=(eta, a, n1), source="combining_mi_updates App. B.3, proof of Thm B.4",
@@ -390,7 +450,15 @@ def precision_epsilon() -> dict[str, sp.Expr]:
 
 @register("upd_dp_epsilon_from_precision")
 def upd_dp_epsilon_from_precision() -> Derivation:
-    """§5.7: epsilon lower bound from a precision p (derived: log(p/(1-p)))."""
+    """§5.7: epsilon lower bound from a precision p (derived: log(p/(1-p))).
+
+    Returns
+    -------
+    Derivation
+        ``upd_dp_epsilon_from_precision`` (combining_mi_updates §5.7 (auditing DP)): the expression
+        in :math:`p` (the argument order of ``lambdify``); differs from the seed's printed form (see
+        its note). Holds when: pure epsilon-DP (delta = 0); balanced prior on b.
+    """
     return Derivation(
         name="upd_dp_epsilon_from_precision", expr=precision_epsilon()["epsilon_from_precision"],
         symbols=(prec,), source="combining_mi_updates §5.7 (auditing DP)",
