@@ -31,7 +31,7 @@ import sympy as sp
 from semi_core.audit.sequential.ons import OnlineNewtonStep
 from semi_core.kernels.witness import witness_values
 
-from .._core import Claim, Outcome, numeric_outcome, symbolic_outcome
+from .._core import Claim, Outcome, _pt, numeric_outcome, symbolic_outcome
 
 SEED = "sequential_dp_auditing"
 
@@ -264,7 +264,7 @@ def _check_lambda_range(forms, ctx):
     vals = np.asarray(vals)
     i = int(np.argmax(vals))
     if vals[i] > 0.5 + 1e-12:
-        return Outcome(False, f"at {pts[i]}: lambda_max (2 + tau) = {vals[i]:.4g} > 1/2, so "
+        return Outcome(False, f"at {_pt(pts[i])}: lambda_max (2 + tau) = {vals[i]:.4g} > 1/2, so "
                               "lambda * payoff leaves [-1/2, 1/2] (log(1+x) >= x - x^2 fails "
                               "or the wealth turns negative)", {**pts[i], "value": vals[i]})
     return Outcome(True, "lambda_max (2 + tau) <= 1/2 for every alpha and tau")
