@@ -201,6 +201,11 @@ def min_certifying_canaries(delta: float = 1e-5, failure_prob: float = 0.05,
         ``one-run-fdp`` curve (``gdp`` or ``eps-delta``).
     limit : int
         Largest ``m`` tried; beyond it a ``ValueError``.
+
+    Returns
+    -------
+    int
+        The smallest m, >= 1.
     """
     delta = check_delta(delta)
     failure_prob = check_failure_prob(failure_prob)

@@ -44,7 +44,13 @@ _SRC = "per_datum_leakage App. C.3, Lemma C.7"
 
 @functools.cache
 def edgeworth_terms() -> tuple[sp.Expr, sp.Expr]:
-    """``(h1, h2)`` of the density expansion, derived from the cumulant series."""
+    """``(h1, h2)`` of the density expansion, derived from the cumulant series.
+
+    Returns
+    -------
+    h1, h2 : sympy.Expr
+        First- and second-order correction polynomials in x (times the normal density).
+    """
     u, e = sp.symbols("u e")  # u = i t, e = 1/sqrt(n)
     series = sp.series(sp.exp(lam3 * u**3 * e / 6 + lam4 * u**4 * e**2 / 24), e, 0, 3).removeO()
     phi = sp.exp(-x**2 / 2) / sp.sqrt(2 * sp.pi)

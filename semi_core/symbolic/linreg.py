@@ -39,6 +39,18 @@ def linreg_gradient(d: int = 2):
     """Per-sample gradient of the squared loss at theta, as an explicit ``d``-vector.
 
     Returns ``(grad, theta, theta_star, x)`` with ``y = theta_star' x + eps_star``.
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the features.
+
+    Returns
+    -------
+    grad : sympy.Matrix, shape (d, 1)
+        The gradient.
+    theta, theta_star, x : sympy.Matrix, shape (d, 1)
+        The symbols it depends on.
     """
     x = sp.Matrix(sp.symbols(f"x1:{d + 1}", real=True))
     th = sp.Matrix(sp.symbols(f"th1:{d + 1}", real=True))

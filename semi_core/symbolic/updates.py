@@ -121,6 +121,11 @@ def b3_laws() -> dict[str, sp.Expr]:
     :math:`a`), the other :math:`n_1-1` give :math:`\sigma\sqrt{n_1-1}\,Z_1`. :math:`D_0`
     cancels in :math:`\hat\mu_\Delta = (n\hat\mu_1-n_0\hat\mu_0)/n_1` (kept in the derivation
     as :math:`Z_0` to show it).
+
+    Returns
+    -------
+    dict of str to sympy.Expr
+        Means and variances of s OUT and IN (``mean_out``, ``var_out``, ``mean_in``, ``var_in``).
     """
     z0, z1 = sp.symbols("Z0 Z1", real=True)
     n = n0 + n1
@@ -148,6 +153,12 @@ def b3_accuracies() -> dict[str, sp.Expr]:
        = \Phi\Big(\frac{a}{2\sigma\sqrt{n_1}}\Big),\qquad
        \mathrm{Acc}_{\mathrm{IN}} = \Phi\Big(\frac{m_{\mathrm{IN}}-T}{\sqrt{v_{\mathrm{IN}}}}\Big)
        = \Phi\Big(\frac{a}{2\sigma\sqrt{n_1-1}}\Big)
+
+    Returns
+    -------
+    dict of str to sympy.Expr
+        ``acc_out``, ``acc_in`` (per-class accuracies), ``threshold`` (T) and
+        ``var_ratio_in_out``.
     """
     laws = b3_laws()
     T = a**2 / (2 * n1)
@@ -243,6 +254,11 @@ def b5_full_step_coefficient() -> sp.Expr:
 
     The mean gradient is :math:`-\tfrac{2}{n_0+n_1}\big(n_0(\hat\mu_0-f_0)+n_1(\mu_{up}-f_0)\big)`;
     at :math:`f_0=\hat\mu_0` the first term vanishes.
+
+    Returns
+    -------
+    sympy.Expr
+        :math:`\eta'`.
     """
     f0, m0_, mup = sp.symbols("f0 mu0hat muup", real=True)
     step = -eta * (-2 * (n0 * (m0_ - f0) + n1 * (mup - f0)) / (n0 + n1))
@@ -277,6 +293,11 @@ def b4_out_moments() -> dict[str, sp.Expr]:
 
     :math:`\mu_{up}-\mu = \sigma Z_1/\sqrt{n_1}`, :math:`f_0-\mu = \sigma Z_0/\sqrt{n_0}`,
     :math:`x-\mu = \sigma Z_x` (independent, one coordinate; coordinates are i.i.d.).
+
+    Returns
+    -------
+    dict of str to sympy.Expr
+        ``mean_out`` and ``var_out``.
     """
     z0, z1, zx = sp.symbols("Z0 Z1 Zx", real=True)
     aa = sigma * z1 / sp.sqrt(n1)
@@ -291,7 +312,13 @@ def b4_out_moments() -> dict[str, sp.Expr]:
 def b4_in_mean() -> sp.Expr:
     r""":math:`\mathbb E[d_{\mathrm{IN}}\mid x]` with :math:`x \in D_1`, :math:`\|x-\mu\|^2 = a^2`:
     :math:`-4\eta(d\sigma^2/n_0 + a^2/n_1)` (one coordinate carries :math:`a`, the rest are
-    summed as :math:`d` i.i.d. coordinates with :math:`x` at its mean -- only the mean is used)."""
+    summed as :math:`d` i.i.d. coordinates with :math:`x` at its mean -- only the mean is used).
+
+    Returns
+    -------
+    sympy.Expr
+        The conditional mean.
+    """
     z0, zr = sp.symbols("Z0 Zr", real=True)
     bb = sigma * z0 / sp.sqrt(n0)
     # coordinate along x - mu: mu_up - mu = a/n1 + sigma sqrt(n1-1) Zr / n1
@@ -306,7 +333,13 @@ def b4_in_mean() -> sp.Expr:
 @functools.cache
 def b4_in_var() -> sp.Expr:
     r""":math:`\mathrm{Var}[d_{\mathrm{IN}}\mid x]` with :math:`\|x-\mu\| = a` (isotropy: put
-    :math:`x-\mu = a e_1`; the other :math:`d-1` coordinates of :math:`x-\mu` are 0)."""
+    :math:`x-\mu = a e_1`; the other :math:`d-1` coordinates of :math:`x-\mu` are 0).
+
+    Returns
+    -------
+    sympy.Expr
+        The conditional variance.
+    """
     z0, zr, z1 = sp.symbols("Z0 Zr Z1", real=True)
     bb = sigma * z0 / sp.sqrt(n0)
     along = -4 * eta * (a / n1 + sigma * sp.sqrt(n1 - 1) * zr / n1 - bb) * (a - bb)
@@ -319,7 +352,13 @@ def b4_in_var() -> sp.Expr:
 def b4_constants() -> dict[str, sp.Expr]:
     r"""Chebyshev constants of Thm B.4: :math:`C = n_1\mathrm{Var}/(d\eta^2\sigma^4)`;
     ``C_out`` exact, ``C_in`` at the upper end :math:`a^2 = 5d\sigma^2` of the proof's event
-    (the variance grows with :math:`a`)."""
+    (the variance grows with :math:`a`).
+
+    Returns
+    -------
+    dict of str to sympy.Expr
+        ``C_out`` and ``C_in``.
+    """
     c_out = sp.simplify(n1 * b4_out_moments()["var_out"] / (d * eta**2 * sigma**4))
     c_in = sp.simplify((n1 * b4_in_var() / (d * eta**2 * sigma**4)).subs(a**2, 5 * d * sigma**2))
     c_in = sp.simplify(c_in.subs(a, sp.sqrt(5 * d) * sigma))
@@ -442,6 +481,11 @@ def precision_epsilon() -> dict[str, sp.Expr]:
     Balanced prior, :math:`P(\hat b=1\mid b=1) \le e^\varepsilon P(\hat b=1\mid b=0)` gives
     :math:`p = \frac{\mathrm{TPR}}{\mathrm{TPR}+\mathrm{FPR}} \le \frac{e^\varepsilon}{1+e^\varepsilon}`;
     solving for :math:`\varepsilon`: :math:`\varepsilon \ge \log\frac{p}{1-p}`.
+
+    Returns
+    -------
+    dict of str to sympy.Expr
+        ``precision_bound`` and ``epsilon_from_precision``.
     """
     bound = sp.exp(eps) / (1 + sp.exp(eps))
     inv = sp.solve(sp.Eq(prec, bound), eps)
