@@ -10,8 +10,11 @@ bare ``No module named 'torch'``.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-__all__ = ["EXTRA_OF", "MissingExtraError", "missing_extra", "require", "import_lazily"]
+__all__ = ["EXTRA_OF", "MissingExtraError", "missing_extra", "extra_needed", "require",
+           "import_lazily"]
 
 #: Top-level module -> the optional extra that installs it.
 EXTRA_OF = {"torch": "torch", "sklearn": "torch", "safetensors": "torch", "opacus": "opacus",
@@ -50,6 +53,36 @@ def missing_extra(exc: ImportError, needed_by: str) -> MissingExtraError | None:
         name=name)
 
 
+@contextmanager
+def extra_needed(needed_by: str) -> Iterator[None]:
+    """The one guard around imports of optional extras: within the block, an import of a missing
+    extra's module raises :class:`MissingExtraError` naming the extra to install; any other
+    ``ImportError`` passes through unchanged (it is not reworded as a missing extra).
+
+    Parameters
+    ----------
+    needed_by : str
+        What needs the imports (a module or command name), for the message.
+
+    Returns
+    -------
+    contextmanager
+        A context manager; use as ``with extra_needed("attack"): import torch``.
+
+    Examples
+    --------
+    >>> with extra_needed("x"):
+    ...     import math
+    """
+    try:
+        yield
+    except ImportError as exc:
+        err = missing_extra(exc, needed_by)
+        if err is None:
+            raise
+        raise err from None
+
+
 def require(module: str, needed_by: str) -> None:
     """Import ``module`` or raise :class:`MissingExtraError` naming its extra.
 
@@ -64,13 +97,8 @@ def require(module: str, needed_by: str) -> None:
     -------
     None
     """
-    try:
+    with extra_needed(needed_by):
         importlib.import_module(module)
-    except ImportError as exc:
-        err = missing_extra(exc, needed_by)
-        if err is None:
-            raise
-        raise err from None
 
 
 def import_lazily(package: str, module: str):
@@ -87,10 +115,5 @@ def import_lazily(package: str, module: str):
     module
         The imported submodule.
     """
-    try:
+    with extra_needed(f"{package}.{module}"):
         return importlib.import_module(f"{package}.{module}")
-    except ImportError as exc:
-        err = missing_extra(exc, f"{package}.{module}")
-        if err is None:
-            raise
-        raise err from None

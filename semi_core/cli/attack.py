@@ -243,13 +243,12 @@ def handler(args) -> Result:
     targets, loo_targets, loo_models = _check_args(args, attacks)
     _check_bootstrap(args, targets, len(attacks))
     _check_budget(args, targets, attacks, loo_targets, loo_models)
-    try:
+    from semi_core._extras import extra_needed
+
+    with extra_needed("attack"):  # torch is an optional extra
         import torch
 
         from semi_core.attacks.whitebox import AttackConfig, default_sgd, parse_attacks, run_attacks
-    except ImportError as exc:  # torch is an optional extra
-        raise ImportError(f"attack needs the torch extra (pip install semi_core[torch]): "
-                         f"{exc}") from None
     from dataclasses import replace
 
     from semi_core.audit.roc import mark_unresolved

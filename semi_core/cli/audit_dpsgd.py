@@ -140,11 +140,10 @@ def _check_args(args):
 def handler(args) -> Result:
     """Run the audit; see the module docstring for the payload."""
     eps, tau, n_ref = _check_args(args)   # from the arguments alone, before importing torch
-    try:
+    from semi_core._extras import extra_needed
+
+    with extra_needed("audit-dpsgd"):  # torch is an optional extra
         from semi_core.sgd.audit import run_audit
-    except ImportError as exc:  # torch is an optional extra
-        raise ImportError(f"audit-dpsgd needs the torch extra (pip install semi_core[torch]): "
-                         f"{exc}") from None
     taus = None if tau == "all" else [tau]
     out = run_audit(dataset=args.dataset, model=args.model, epsilon=eps, rounds=args.rounds,
                     taus=taus, delta=args.delta, seed=args.seed, batch_size=args.batch_size,

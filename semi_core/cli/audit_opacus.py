@@ -119,7 +119,9 @@ def _flag_error(exc: Exception, *names: str) -> Exception:
 
 def handler(args) -> Result:
     """Run the audit; see the module docstring for the payload."""
-    try:
+    from semi_core._extras import extra_needed
+
+    with extra_needed("audit-opacus"):  # torch and Opacus are optional extras
         from semi_core.integrations.opacus import (
             DIGITS_TRAIN_RECORDS,
             OpacusAuditConfig,
@@ -127,9 +129,6 @@ def handler(args) -> Result:
             digits_example,
         )
         from semi_core.sgd.accounting import calibrate_sigma
-    except ImportError as exc:
-        raise ImportError(f"audit-opacus needs the torch and opacus extras "
-                          f"(pip install 'semi_core[torch,opacus]'): {exc}") from None
     tau = resolve_tau(args.tau, args.steps, extra=None)
     try:
         sigma = calibrate_sigma(args.epsilon, args.delta)

@@ -137,15 +137,14 @@ def register(subparsers) -> None:
 
 def handler(args) -> Result:
     """Run the experiment; see the module docstring for the payload."""
-    try:
+    from semi_core._extras import extra_needed
+
+    with extra_needed("updates"):  # torch is an optional extra
         import torch
 
         from semi_core.attacks.updates import UpdateConfig, run_experiment, summarize
         from semi_core.attacks.updates.dp import dp_audit
         from semi_core.attacks.updates.experiment import check_training_work, shared_executor
-    except ImportError as exc:  # torch is an optional extra
-        raise ImportError(f"updates needs the torch extra (pip install semi_core[torch]): "
-                          f"{exc}") from None
     from semi_core._validation import check_delta
 
     check_delta(args.delta, "--delta")  # validated even when no DP audit runs

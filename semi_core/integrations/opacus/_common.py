@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from semi_core._extras import require
+from semi_core._extras import extra_needed, require
 
 require("torch", "semi_core.integrations.opacus")  # names the extra to install
 import torch  # noqa: E402
@@ -17,13 +17,9 @@ ENGINES = ("opacus", "batched")
 
 
 def _opacus():
-    try:
+    with extra_needed("audit_opacus"):  # optional extra
         import opacus
-    except ImportError as exc:  # optional extra
-        raise ImportError("audit_opacus needs Opacus: pip install 'semi_core[opacus]' "
-                          f"({exc})") from None
     return opacus
-
 
 
 @contextmanager
