@@ -282,6 +282,21 @@ def semi_chunk(gen, rounds, setup, member_out, tau_out, stats_out):
     ``setup`` is a :class:`~semi_core.kernels._records.SemiChunkSetup` (its fields are
     documented there). See the module docstring for the model and the random-stream layout;
     the NumPy twin :func:`semi_core.kernels._twins.semi_chunk` takes the same arguments.
+
+    Parameters
+    ----------
+    gen : numpy.random.Generator
+        The chunk's generator (consumed in the documented stream layout).
+    rounds : int
+        Number of rounds R.
+    setup : SemiChunkSetup
+        The game's parameters.
+    member_out : ndarray of bool, shape (R,)
+        Receives the membership bits.
+    tau_out : ndarray of int64, shape (R,)
+        Receives the insertion times.
+    stats_out : ndarray of float64, shape (4, R)
+        Receives the four statistics.
     """
     exact, code, fparam, scale = setup.exact, setup.code, setup.fparam, setup.scale
     n_t, u, llr_c0, llr_k = setup.n_t, setup.u, setup.llr_c0, setup.llr_k
