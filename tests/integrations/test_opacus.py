@@ -240,3 +240,24 @@ def test_mlp_noiseless_identical_and_dirac_isolated(problem):
     plan = plan_runs(ctx.setup, rounds=4, tau=2, seed=2)
     torch.testing.assert_close(train_opacus(ctx, plan), train_white_box(ctx.setup, plan),
                                rtol=0, atol=2e-6)
+
+
+def test_time_engines_takes_the_audit_configuration(problem):
+    """``time_engines`` reads one validated :class:`OpacusAuditConfig` (or its fields as
+    keywords, the old call): bad values are refused naming the field, and settings it does not
+    time are refused instead of being ignored. Timings vary, so only the payload is checked."""
+    from semi_core.integrations.opacus import OpacusAuditConfig, time_engines
+
+    model_fn, data = problem
+    small = dict(noise_multiplier=1.0, batch_size=16, steps=2, tau=1, rounds=4,
+                 runs_per_chunk=2, semi=False)
+    out = time_engines(model_fn, data, opacus_rounds=2, **small)
+    assert out["rounds"] == 4 and out["opacus_rounds_timed"] == 2 and out["semi"] is False
+    assert out["points"] == 4 * (2 - 1) + 2            # (run, step) pairs + theta_0 per chunk
+    assert set(out["scoring_by_semi"]) == {"False", "True", "tau"}
+    conf = OpacusAuditConfig(max_grad_norm=1.0, **small)
+    assert time_engines(model_fn, data, conf, opacus_rounds=2)["rounds"] == 4
+    for bad, name in (({"noise_multiplier": 0.0}, "noise_multiplier"), ({"tau": 3}, "tau"),
+                      ({"canary": "input"}, "canary"), ({"bug": "noise_unscaled"}, "bug")):
+        with pytest.raises(ValueError, match=name):
+            time_engines(model_fn, data, **{**small, **bad})

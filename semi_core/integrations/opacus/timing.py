@@ -11,21 +11,21 @@ import numpy as np
 import torch
 
 from semi_core._rng import as_seed_sequence
-from semi_core._validation import (
-    check_int,
-)
+from semi_core._validation import check_int
 from semi_core.integrations.opacus._common import _torch_threads
+from semi_core.integrations.opacus.config import OpacusAuditConfig, _config
 from semi_core.integrations.opacus.mechanism import OpacusMechanism
 from semi_core.integrations.opacus.prepare import prepare_opacus_setup
-from semi_core.sgd.dirac import (
-    WhiteBoxMechanism,
-    WhiteBoxScorer,
-    draw_runs,
-)
+from semi_core.sgd.dirac import WhiteBoxMechanism, WhiteBoxScorer, draw_runs
 from semi_core.sgd.dpsgd import DPSGDConfig
 from semi_core.sgd.gradstats import woodbury_factors
 
-__all__ = ["time_engines"]
+__all__ = ["time_engines", "TIMING_DEFAULTS"]
+
+#: The configuration :func:`time_engines` times where no ``config`` is given (besides
+#: ``noise_multiplier``, which is always needed): the report's and the benchmark's set-up.
+TIMING_DEFAULTS = {"rounds": 1000, "max_grad_norm": 1.0, "batch_size": 64, "steps": 10,
+                   "tau": 5, "runs_per_chunk": 128}
 
 
 def _factorisation_seconds(points: int, m: int, clock, block: int = 16) -> float:
@@ -43,11 +43,9 @@ def _factorisation_seconds(points: int, m: int, clock, block: int = 16) -> float
     return clock() - t0
 
 
-def time_engines(model_fn, train_dataset, *, noise_multiplier: float, rounds: int = 1000,
-                 max_grad_norm: float = 1.0, batch_size: int = 64, steps: int = 10,
-                 tau: int = 5, delta: float = 1e-5, seed=0, opacus_rounds: int | None = None,
-                 runs_per_chunk: int = 128, semi: bool | str = True,
-                 clock=time.process_time) -> dict:
+def time_engines(model_fn, train_dataset, config: OpacusAuditConfig | None = None, *, seed=0,
+                 opacus_rounds: int | None = None, clock=time.process_time,
+                 **options) -> dict:
     """Seconds to train ``rounds`` Dirac games at one ``tau`` through Opacus
     (:class:`OpacusMechanism`, one ``make_private`` per run) and through the batched trainer
     (:class:`~semi_core.sgd.dirac.WhiteBoxMechanism`), on the same Crafter draws, in chunks of
@@ -59,17 +57,48 @@ def time_engines(model_fn, train_dataset, *, noise_multiplier: float, rounds: in
     time linearly to ``rounds`` (runs are independent and equally costly); the payload says so.
     ``clock`` is ``time.process_time`` by default (CPU seconds of this process: the work is
     single-threaded, and CPU time is not inflated by other load on the machine).
-    Returns seconds, the ratios and where the time goes in each path.
+
+    Parameters
+    ----------
+    model_fn, train_dataset
+        As for :func:`~semi_core.integrations.opacus.audit_opacus`.
+    config : OpacusAuditConfig, optional
+        What is timed (validated as for an audit); or its fields as keywords (``options``:
+        ``noise_multiplier=..., rounds=..., max_grad_norm=..., batch_size=..., steps=...,
+        tau=..., runs_per_chunk=..., semi=..., lr=..., dirac_scale=..., n_reference=...``),
+        which also override a given ``config``'s. Without ``config``, the fields not given
+        are those of :data:`TIMING_DEFAULTS`. Correct Dirac runs on fixed batches are timed
+        (``canary="dirac"``, ``sampler="fixed"``, no ``bug``, one canary per run);
+        ``delta``, ``failure_prob`` and ``engine`` do not change what is timed.
+    seed : int or SeedSequence
+        Root seed (set-up split and the Crafter's draws).
+    opacus_rounds : int >= 1, optional
+        Runs timed through Opacus (default ``rounds``), scaled linearly to ``rounds``.
+    clock : callable
+        Returns seconds (default ``time.process_time``).
+    **options
+        Fields of :class:`OpacusAuditConfig`.
+
+    Returns
+    -------
+    dict
+        Seconds, the ratios and where the time goes in each path.
     """
-    del delta
-    rounds = check_int(rounds, "rounds", minimum=1)
-    runs_per_chunk = check_int(runs_per_chunk, "runs_per_chunk", minimum=1)
-    cfg = DPSGDConfig(batch_size=batch_size, steps=steps, lr=0.5, clip=max_grad_norm,
-                      sigma_dp=float(noise_multiplier))
+    cfg_a = _config(config, {**TIMING_DEFAULTS, **options} if config is None else options)
+    for name, want in (("canary", "dirac"), ("sampler", "fixed"), ("bug", None),
+                       ("canaries_per_run", 1)):
+        if getattr(cfg_a, name) != want:
+            raise ValueError(f"{name} must be {want!r} for time_engines (correct Dirac runs on "
+                             f"fixed batches are timed), got {getattr(cfg_a, name)!r}")
+    rounds, runs_per_chunk, tau, semi = cfg_a.rounds, cfg_a.runs_per_chunk, cfg_a.tau, cfg_a.semi
+    steps = cfg_a.steps
+    cfg = DPSGDConfig(batch_size=cfg_a.batch_size, steps=steps, lr=cfg_a.lr,
+                      clip=cfg_a.max_grad_norm, sigma_dp=cfg_a.noise_multiplier)
     ss_setup, ss_plan = as_seed_sequence(seed).spawn(2)
     with _torch_threads(1):
         ctx = prepare_opacus_setup(model_fn, train_dataset, cfg=cfg, canary="dirac",
-                                   seed=ss_setup)
+                                   dirac_scale=cfg_a.dirac_scale,
+                                   n_reference=cfg_a.n_reference, seed=ss_setup)
         rng = np.random.Generator(np.random.PCG64(ss_plan))
         member = rng.random(rounds) < 0.5
         t0 = clock()
