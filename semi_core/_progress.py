@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 __all__ = ["Reporter", "as_reporter", "format_seconds", "default_interval", "process_age",
-           "ANNOUNCE_AFTER",
+           "set_compile_notice", "notice_compiling", "COMPILE_NOTICE", "ANNOUNCE_AFTER",
            "DEFAULT_INTERVAL", "INTERVAL_ENV"]
 
 #: Work estimated to take longer than this many seconds is announced before it starts.
@@ -310,6 +310,49 @@ class Reporter:
                     continue
                 if time.monotonic() - self._last >= due:
                     self.line(self.status())
+
+
+#: The one-time compile notice: whether it is written (the CLI's ``--no-progress`` turns it off)
+#: and whether it was (once per process).
+_COMPILE_NOTICE = {"enabled": True, "written": False}
+#: The line written when the first kernel compiles in a process.
+COMPILE_NOTICE = ("semi_core: compiling kernels (first run only: Numba caches them for later "
+                  "runs)...")
+
+
+def set_compile_notice(enabled: bool) -> None:
+    """Write (or not) :data:`COMPILE_NOTICE` on stderr when a kernel compiles.
+
+    Parameters
+    ----------
+    enabled : bool
+        ``False`` silences it (``--no-progress``).
+
+    Returns
+    -------
+    None
+    """
+    _COMPILE_NOTICE["enabled"] = bool(enabled)
+
+
+def notice_compiling(stream: TextIO | None = None) -> bool:
+    """Write :data:`COMPILE_NOTICE` once per process (the kernels' compile hook calls this).
+
+    Parameters
+    ----------
+    stream : text stream, optional
+        Default ``sys.stderr``.
+
+    Returns
+    -------
+    bool
+        Whether the line was written now.
+    """
+    if not _COMPILE_NOTICE["enabled"] or _COMPILE_NOTICE["written"]:
+        return False
+    _COMPILE_NOTICE["written"] = True
+    print(COMPILE_NOTICE, file=sys.stderr if stream is None else stream, flush=True)
+    return True
 
 
 def as_reporter(progress) -> Reporter:

@@ -345,8 +345,11 @@ def command_progress(args, command: str, started: float | None = None):
     ``--no-progress``."""
     import contextlib
 
+    from semi_core._progress import set_compile_notice
+
     if not hasattr(args, "progress"):
         return contextlib.nullcontext()
+    set_compile_notice(progress_enabled(args))  # the kernels' one-time compile line too
     return reporter_from_args(args).running(f"semi-core {command}", started)
 
 

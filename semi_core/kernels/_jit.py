@@ -29,6 +29,33 @@ except ImportError:  # pragma: no cover - exercised only on broken installs
     _numba = None
 
 
+def _install_compile_notice() -> None:
+    """One stderr line (:func:`semi_core._progress.notice_compiling`) when a kernel of this
+    package compiles: Numba's cache had no entry for it (the first run after an install or an
+    upgrade); loading from the cache fires no compile event."""
+    try:
+        from numba.core import event as ev
+    except ImportError:  # pragma: no cover - an older Numba: no notice
+        return
+    from semi_core._progress import notice_compiling
+
+    class _Notice(ev.Listener):
+        def on_start(self, event):
+            disp = (event.data or {}).get("dispatcher")
+            module = getattr(getattr(disp, "py_func", None), "__module__", None) or ""
+            if module.startswith("semi_core."):
+                notice_compiling()
+
+        def on_end(self, event):
+            pass
+
+    ev.register("numba:compile", _Notice())  # for the life of the process
+
+
+if _numba is not None:
+    _install_compile_notice()
+
+
 def use_twins() -> bool:
     """True when ``SEMI_CORE_FORCE_TWIN`` is set (not empty / ``0``) or Numba is missing.
 
