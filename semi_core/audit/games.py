@@ -10,10 +10,13 @@ knows it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from semi_core._names import Test
-from semi_core.audit.bounds import DEFAULT_METHOD, epsilon_lower_bound
+from semi_core.audit.bounds import DEFAULT_METHOD, METHODS, _check_choice
+from semi_core.audit.report import AuditReport, certify_game
 from semi_core.game.play import play, resolve_tau_pmf
 from semi_core.game.result import GameResult
 from semi_core.mechanisms.base import ground_truth, offered_tests
@@ -25,7 +28,7 @@ DEFAULT_AUDIT_TESTS = (Test.SEMI_STAR.value, Test.SEMI_MAX.value, Test.FINAL.val
 
 
 def audit_game_result(result: GameResult, *, delta: float, failure_prob: float = 0.05,
-                      method: str = DEFAULT_METHOD, tests=None, **audit_kwargs) -> dict[str, dict]:
+                      method: str = DEFAULT_METHOD, tests=None, **audit_kwargs) -> AuditReport:
     r"""Certified :math:`\underline\varepsilon` per test of a game result.
 
     .. math::
@@ -38,39 +41,30 @@ def audit_game_result(result: GameResult, *, delta: float, failure_prob: float =
     result : GameResult
     delta, failure_prob, method, **audit_kwargs
         As in :func:`~semi_core.audit.bounds.epsilon_lower_bound` (each test is its own audit
-        at ``failure_prob``; Bonferroni over tests is the caller's choice).
+        at ``failure_prob``; Bonferroni over tests is the caller's choice). Several methods on
+        one game: :func:`~semi_core.audit.report.certify_game`.
     tests : sequence of str, optional
         Default: every test held by ``result``.
 
     Returns
     -------
-    dict
+    AuditReport
+        One method per test; ``report.epsilon_lower_bound(test)``, and ``to_dict()`` is
         ``{test: AuditResult.to_dict()}``, each with ``epsilon_max_certifiable``: the largest
         bound the method can return from these numbers of games
         (:func:`~semi_core.audit.selection.certifiable_epsilon_max`).
     """
-    if not isinstance(result, GameResult):
-        raise TypeError(f"result must be a GameResult, got {type(result).__name__}")
-    if result.member.all() or not result.member.any():
-        raise ValueError("the game produced one class only; increase rounds")
-    from semi_core.audit.selection import certifiable_epsilon_max
-
-    names = list(result.stats) if tests is None else list(tests)
-    out = {}
-    for name in names:
-        m, nm = result.scores(name)
-        out[name] = epsilon_lower_bound(m, nm, delta=delta, failure_prob=failure_prob,
-                                        method=method, **audit_kwargs).to_dict()
-        # what this many games could certify at best (perfect separation): a 0 reads against it
-        out[name]["epsilon_max_certifiable"] = certifiable_epsilon_max(
-            m.size, nm.size, delta=delta, failure_prob=failure_prob, method=method)
-    return out
+    _check_choice(method, "method", METHODS)
+    bounds, ceilings = certify_game(result, {method: audit_kwargs}, delta=delta,
+                                    failure_prob=failure_prob, tests=tests)
+    return AuditReport(bounds=bounds, ceilings=ceilings, bounds_key=None, per_method=False,
+                       game=result)
 
 
 def audit_mechanism(mech, rounds: int, seed, *, tau: int = 1, delta: float = 1e-5,
                     failure_prob: float = 0.05, method: str = DEFAULT_METHOD,
                     tests=None, executor=None, progress: bool = False,
-                    **audit_kwargs) -> dict:
+                    **audit_kwargs) -> AuditReport:
     r"""Play the SeMI game on ``mech`` and certify :math:`\underline\varepsilon` per test.
 
     .. math::
@@ -103,13 +97,15 @@ def audit_mechanism(mech, rounds: int, seed, *, tau: int = 1, delta: float = 1e-
 
     Returns
     -------
-    dict
-        ``epsilon_true`` (step 1) / ``epsilon_true_tau`` (``None`` when the mechanism has no
-        known guarantee), ``tau_for_truth`` (the step whose :math:`\varepsilon` is
-        ``epsilon_true_tau``), ``truth`` (``"exact"`` for a fixed :math:`\tau`,
-        ``"upper bound: max over the prior's support"`` for a prior), ``mechanism`` (its
-        parameters), ``rounds``, ``tau``, ``delta``, ``failure_prob``, ``method`` and ``tests``
-        (``{name: AuditResult as dict}``).
+    AuditReport
+        The bounds (one method) under ``tests``, with the entries ``epsilon_true`` (step 1)
+        / ``epsilon_true_tau`` (``None`` when the mechanism has no known guarantee),
+        ``tau_for_truth`` (the step whose :math:`\varepsilon` is ``epsilon_true_tau``),
+        ``truth`` (``"exact"`` for a fixed :math:`\tau`, ``"upper bound: max over the prior's
+        support"`` for a prior), ``mechanism`` (its parameters), ``rounds``, ``tau``,
+        ``delta``, ``failure_prob``, ``method`` (and ``mu``, ``mu_tau`` for GDP mechanisms) in
+        ``header``/``trailer``; ``to_dict()`` lays them out as before, with ``tests`` =
+        ``{name: AuditResult as dict}``.
     """
     from semi_core._validation import check_int
 
@@ -118,8 +114,8 @@ def audit_mechanism(mech, rounds: int, seed, *, tau: int = 1, delta: float = 1e-
         offered = offered_tests(mech)
         tests = tuple(t for t in DEFAULT_AUDIT_TESTS if t in offered) or offered
     res = play(mech, rounds, seed, tau=tau, tests=tests, executor=executor, progress=progress)
-    table = audit_game_result(res, delta=delta, failure_prob=failure_prob, method=method,
-                              tests=tests, **audit_kwargs)
+    game = audit_game_result(res, delta=delta, failure_prob=failure_prob, method=method,
+                             tests=tests, **audit_kwargs)
     # With a prior on tau the game tests H0 against the mixture sum_t pi_t H1^t: by joint
     # convexity of the hockey-stick divergence its eps(delta) is at most the largest eps_t over
     # the prior's support (for any dependence of the sensitivity on t).
@@ -138,19 +134,20 @@ def audit_mechanism(mech, rounds: int, seed, *, tau: int = 1, delta: float = 1e-
             t_truth, eps_tau = int(support[k]), per_t[k]
     if eps1 is None or eps_tau is None:
         eps1 = eps_tau = None
-    out = {"mechanism": mech.params(), "epsilon_true": eps1, "epsilon_true_tau": eps_tau,
-           "tau_for_truth": t_truth, "truth": truth,
-           "rounds": rounds, "tau": tau, "delta": delta, "failure_prob": failure_prob,
-           "method": method, "tests": table}
+    header = {"mechanism": mech.params(), "epsilon_true": eps1, "epsilon_true_tau": eps_tau,
+              "tau_for_truth": t_truth, "truth": truth,
+              "rounds": rounds, "tau": tau, "delta": delta, "failure_prob": failure_prob,
+              "method": method}
+    trailer = {}
     if eps1 is not None and hasattr(mech, "mu"):  # GDP mechanisms: mu (whole release, step tau)
-        out.update(mu=mech.mu(1), mu_tau=mech.mu(t_truth))
-    return out
+        trailer.update(mu=mech.mu(1), mu_tau=mech.mu(t_truth))
+    return replace(game, header=header, trailer=trailer, bounds_key="tests")
 
 
 def noisy_mean_audit_table(*, n=10, T=10, tau=1, clip=1.0, data_mean=-1.0, data_std=0.1, target=None,
               noise=None, mu_levels=(1.0, 2.0, 4.0), rounds=4000, delta=1e-5, alpha=0.05,
               method=DEFAULT_METHOD, seed=0, tests=DEFAULT_AUDIT_TESTS,
-                           progress=None, executor=None) -> list[dict]:
+                           progress=None, executor=None) -> list[AuditReport]:
     r"""Audit the noisy empirical mean (:class:`~semi_core.mechanisms.noisy_mean.NoisyMean`) at
     several noise levels: one :func:`audit_mechanism` row per level (SeMI seed §5).
 
@@ -177,8 +174,8 @@ def noisy_mean_audit_table(*, n=10, T=10, tau=1, clip=1.0, data_mean=-1.0, data_
 
     Returns
     -------
-    list of dict
-        One :func:`audit_mechanism` result per level, plus ``noise``.
+    list of AuditReport
+        One :func:`audit_mechanism` report per level, with ``noise`` in its ``trailer``.
     """
     import numpy as np
 
@@ -208,6 +205,5 @@ def noisy_mean_audit_table(*, n=10, T=10, tau=1, clip=1.0, data_mean=-1.0, data_
         row = audit_mechanism(make(s), rounds, child, tau=tau, delta=delta,
                               failure_prob=alpha, method=method, tests=tests,
                               executor=executor)
-        row["noise"] = s
-        rows.append(row)
+        rows.append(replace(row, trailer={**row.trailer, "noise": s}))
     return rows

@@ -46,7 +46,7 @@ from semi_core.cli._options import (
     add_seed,
     executor_from_args,
     positive_int,
-    progress_enabled,
+    reporter_from_args,
 )
 
 __all__ = ["register", "handler"]
@@ -267,13 +267,13 @@ def handler(args) -> Result:
                 raise UsageError(f"{flag}{msg[len(word) - 1:]}") from None
         raise
     tau = taus if taus is not None else args.tau
-    out = audit_checkpoints(runs, dirs, member=member, tau=tau, delta=args.delta,
-                            failure_prob=args.failure_prob, methods=args.method,
-                            executor=executor_from_args(args), progress=progress_enabled(args),
-                            seed=args.seed)
-    game = out.pop("game", None)
+    report = audit_checkpoints(runs, dirs, member=member, tau=tau, delta=args.delta,
+                               failure_prob=args.failure_prob, methods=args.method,
+                               executor=executor_from_args(args),
+                               progress=reporter_from_args(args), seed=args.seed)
+    out = report.to_dict()
     if plot is not None:
-        _plot(plot, runs, dirs, out, game)
+        _plot(plot, runs, dirs, out, report.game)
         out["plot"] = str(plot)
     cfg = out["config"]
     head = (f"saved steps {cfg['saved_steps']}, theta_0: {out['theta0']}, statistics in "
@@ -287,10 +287,9 @@ def handler(args) -> Result:
     else:
         lines = [f"{out['runs']} runs ({out['members']} member, {out['non_members']} "
                  f"non-member), delta = {out['delta']:g}", head]
-        for t, per in out["epsilon_lower_bound"].items():
-            for m, b in per.items():
-                lines.append(f"  {t:>18s} [{m}]: eps_LB = {b['epsilon_lower_bound']:.4f}  "
-                             f"({b.get('assumption', '')})")
+        for t, m, b in report.items():
+            lines.append(f"  {t:>18s} [{m}]: eps_LB = {b.epsilon_lower_bound:.4f}  "
+                         f"({b.assumption})")
     return Result(out, text="\n".join(lines))
 
 

@@ -22,10 +22,12 @@ from semi_core.cli._options import (
     add_failure_prob,
     add_json,
     add_method,
+    add_progress,
     add_rounds,
     add_seed,
     add_tau,
     executor_from_args,
+    reporter_from_args,
     resolve_tau,
 )
 
@@ -67,6 +69,7 @@ def register(subparsers) -> None:
     add_method(p)
     add_seed(p)
     add_executor_args(p)
+    add_progress(p)
     add_json(p)
     p.set_defaults(func=handler)
 
@@ -74,7 +77,7 @@ def register(subparsers) -> None:
 def run_table(*, n=10, T=10, tau=1, clip=1.0, data_mean=-1.0, data_std=0.1, target=None,
               noise=None, mu_levels=(1.0, 2.0, 4.0), rounds=4000, delta=1e-5, failure_prob=0.05,
               method=DEFAULT_METHOD, seed=0, tests=DEFAULT_AUDIT_TESTS,
-              progress=None, executor=None) -> list[dict]:
+              progress=None, executor=None) -> list:
     """One row per noise level: :func:`semi_core.audit.games.noisy_mean_audit_table` after
     checking every argument and the memory of the games up front."""
     import numpy as np
@@ -154,11 +157,11 @@ def handler(args) -> Result:
                      data_std=args.data_std, target=args.target, noise=args.noise,
                      mu_levels=args.mu_levels, rounds=args.rounds, delta=args.delta,
                      failure_prob=args.failure_prob, method=args.method, seed=args.seed,
-                     executor=executor_from_args(args))
+                     executor=executor_from_args(args), progress=reporter_from_args(args))
     payload = {"n": args.n, "T": T, "tau": tau, "clip": args.clip,
                "data_mean": args.data_mean, "data_std": args.data_std, "rounds": args.rounds,
                "delta": args.delta, "failure_prob": args.failure_prob, "method": args.method,
-               "seed": args.seed, "rows": rows}
+               "seed": args.seed, "rows": [r.to_dict() for r in rows]}
     text = (f"SeMI audit of the noisy mean (n={args.n}, T={T}, tau={tau}, "
             f"delta={args.delta:g}, failure prob {args.failure_prob:g}, method {args.method}, "
             f"{args.rounds} games per level)\n" + format_table(rows))

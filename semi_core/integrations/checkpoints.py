@@ -40,7 +40,7 @@ composition under frozen gradients otherwise), so one run gives the per-gap log-
 inserted at step :math:`\tau` or not), the runs are the rounds of a recorded game
 (:func:`semi_core.game.play.play_recorded`; SeMI* reads the gap holding :math:`\tau`, SeMI-Unif
 weighs gap ``j`` by :math:`k_j/T`) and give a certified :math:`\underline\varepsilon`
-(:func:`semi_core.audit.games.audit_game_result`). The certified bound is valid for any
+(:func:`semi_core.audit.report.certify_game`). The certified bound is valid for any
 score, hence whatever the frozen-gradient error; only its power depends on it.
 
 **Memory.** Reference statistics are dense :math:`d\times d` moments streamed over chunks of
@@ -74,8 +74,7 @@ from semi_core._validation import (
     check_work,
     format_bytes,
 )
-from semi_core.audit.bounds import DEFAULT_METHOD
-from semi_core.audit.games import audit_game_result
+from semi_core.audit.report import AuditReport, certify_game, method_specs
 from semi_core.game.play import play_recorded
 from semi_core.sgd.batched import batched_dpsgd_log_lr, dense_reference_stats
 from semi_core.sgd.device import STATS_DTYPE, resolve_device
@@ -818,7 +817,7 @@ def _check_runs(dirs: list[str], member) -> None:
 def audit_checkpoints(runs: CheckpointRuns, directories: Sequence, *, member=None, tau=None,
                       delta: float = 1e-5, failure_prob: float = 0.05, methods=None,
                       executor=None, progress=False, seed=0, chunk_size: int = 16
-                      ) -> dict[str, Any]:
+                      ) -> AuditReport:
     r"""Audit saved runs: the log-LR trajectory of each, and certified bounds over labelled runs.
 
     Everything that can be checked from the arguments and the directory listings -- labels,
@@ -838,7 +837,7 @@ def audit_checkpoints(runs: CheckpointRuns, directories: Sequence, *, member=Non
     tau : int or array_like of int, optional
         Insertion training step(s) known to SeMI* (needed with ``member``), ``1..T``.
     delta, failure_prob : float
-        Of the certified bounds (:func:`semi_core.audit.games.audit_game_result`).
+        Of the certified bounds (:func:`semi_core.audit.report.certify_game`).
     methods : str or sequence of str, optional
         Certifying methods of :mod:`semi_core.audit.bounds` (default: its default method); the
         runs are scored once, whatever the number of methods.
@@ -847,16 +846,19 @@ def audit_checkpoints(runs: CheckpointRuns, directories: Sequence, *, member=Non
 
     Returns
     -------
-    dict
-        ``log_lr`` (runs x gaps), ``statistics`` per run (SeMI* at every gap, SeMI-Unif,
-        SeMI-max), and with ``member``: ``game`` counts and ``epsilon_lower_bound`` per test and
-        method, each with the assumption it rests on; ``theta0`` says where
-        :math:`\theta_0` came from, ``memory`` the estimate checked before work.
+    AuditReport
+        With ``member``: the bounds per test and method
+        (``report.epsilon_lower_bound(test, method)``, each with the assumption it rests on),
+        the game (``report.game``) and the entries ``members``, ``non_members``; without it no
+        bounds, and the entries ``log_lr`` (runs x gaps) and ``statistics`` per run (SeMI* at
+        every gap, SeMI-Unif, SeMI-max). Both: ``theta0`` says where :math:`\theta_0` came
+        from, ``memory`` the estimate checked before work (``report["theta0"]``).
     """
     dirs = [str(d) for d in directories]
     if not dirs:
         raise ValueError("directories must name at least one run")
     chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
+    methods = method_specs(methods)
     bits = None if member is None else _member_bits(member, len(dirs))
     _check_runs(dirs, bits)
     gap_tau = None
@@ -887,18 +889,14 @@ def audit_checkpoints(runs: CheckpointRuns, directories: Sequence, *, member=Non
             lrs.append(runs.log_lr_steps(runs.load(dirs[lo:lo + chunk_size])))
         lr = np.concatenate(lrs)
         unif = semi_unif(lr, runs.unif_pmf())
-        return {"runs": dirs, **meta, "log_lr": lr.tolist(),
-                "statistics": [{"semi_star_by_gap": row.tolist(), "semi_max": float(row.max()),
-                                "semi_unif": float(u)} for row, u in zip(lr, unif, strict=True)]}
+        return AuditReport(bounds={}, header={
+            "runs": dirs, **meta, "log_lr": lr.tolist(),
+            "statistics": [{"semi_star_by_gap": row.tolist(), "semi_max": float(row.max()),
+                            "semi_unif": float(u)} for row, u in zip(lr, unif, strict=True)]})
     res = play_recorded(runs, dirs, bits, gap_tau, seed, unif_pmf=runs.unif_pmf(),
                         scorers=[TargetLossScorer(runs)], executor=executor,
                         progress=progress, chunk_size=chunk_size)
-    methods = [DEFAULT_METHOD] if methods is None else (
-        [methods] if isinstance(methods, str) else list(methods))
-    bounds = {mt: audit_game_result(res, delta=delta, failure_prob=failure_prob, method=mt)
-              for mt in methods}
-    return {"runs": len(dirs), **meta, "members": int(res.member.sum()),
-            "non_members": int((~res.member).sum()), "delta": delta,
-            "failure_prob": failure_prob,
-            "epsilon_lower_bound": {t: {mt: b[t] for mt, b in bounds.items()} for t in res.stats},
-            "game": res}
+    bounds, ceilings = certify_game(res, methods, delta=delta, failure_prob=failure_prob)
+    return AuditReport(bounds=bounds, ceilings=ceilings, game=res, header={
+        "runs": len(dirs), **meta, "members": int(res.member.sum()),
+        "non_members": int((~res.member).sum()), "delta": delta, "failure_prob": failure_prob})

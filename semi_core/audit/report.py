@@ -1,0 +1,374 @@
+r"""The one report of every "audit X" entry point (:class:`AuditReport`).
+
+An audit certifies :math:`\underline\varepsilon` for one or several tests (statistics of a game,
+scores of canaries) by one or several methods of :func:`~semi_core.audit.bounds.epsilon_lower_bound`.
+The report holds, per test :math:`\times` method, the certified bound
+(:class:`~semi_core.audit.bounds.AuditResult`: the bound, the rates, the counts, the method and the
+assumption it rests on), the largest :math:`\varepsilon` these numbers of games could certify
+(:func:`~semi_core.audit.selection.certifiable_epsilon_max`), and, when an :math:`\varepsilon` is
+given to check against (a claim or an accountant's), which bounds refute it:
+
+.. math::
+
+    \text{refuted} = \{(t, m) : \underline\varepsilon_{t,m} > \varepsilon_{\text{against}},\
+        \text{assumption}_{t,m}\ \text{distribution-free}\},
+
+the bounds above it that rest on a parametric assumption (``mu-gdp``, ``gaussian-scores``, ...)
+listed apart (``refuted_under_assumption``): they are evidence only where that assumption holds.
+
+Every entry point keeps its own JSON (``to_dict()``): the entries of its setting come before the
+bounds (``header``), its notes and timings after (``trailer``), and the bounds sit under
+``bounds_key`` as ``{test: {method: dict}}`` or, for one method, ``{test: dict}``.
+:func:`certify_game` is the one home of "several methods on one game".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from semi_core._table import ResultDisplay, Table, _fmt
+from semi_core.audit.bounds import DEFAULT_METHOD, AuditResult, epsilon_lower_bound
+from semi_core.game.result import GameResult
+
+__all__ = ["AuditReport", "DISTRIBUTION_FREE", "certify_game", "method_specs"]
+
+#: Assumptions that hold for every mechanism and every score law (the keys of
+#: :data:`~semi_core.audit.bounds.ASSUMPTIONS` without a parametric model): a bound resting on
+#: one of them refutes a claim on its own.
+DISTRIBUTION_FREE = frozenset({"iid-games", "iid-games+preregistered", "one-run-bernoulli-half"})
+
+
+def method_specs(methods) -> dict[str, dict[str, Any]]:
+    """Named certifying methods: ``{name: epsilon_lower_bound keywords}``.
+
+    Parameters
+    ----------
+    methods : str, sequence of str, mapping or None
+        A method of :data:`~semi_core.audit.bounds.METHODS`, several, or ``{name: keywords}``
+        (e.g. ``{"gdp_gaussian": {"method": "gdp", "gdp_fit": "gaussian"}}``; ``method``
+        defaults to the name). ``None``: the default method.
+
+    Returns
+    -------
+    dict
+        ``{name: keywords}`` with ``keywords["method"]`` set.
+    """
+    from semi_core.audit.bounds import METHODS
+
+    if methods is None:
+        methods = [DEFAULT_METHOD]
+    elif isinstance(methods, str):
+        methods = [methods]
+    if isinstance(methods, Mapping):
+        specs = {str(k): {"method": k, **dict(v)} for k, v in methods.items()}
+    else:
+        specs = {str(m): {"method": m} for m in methods}
+    bad = [s["method"] for s in specs.values() if s["method"] not in METHODS]
+    if not specs or bad:
+        raise ValueError(f"methods must be drawn from {list(METHODS)}, got {methods!r}")
+    return specs
+
+
+def certify_game(result: GameResult, methods=None, *, delta: float, failure_prob: float = 0.05,
+                 tests=None, ceilings: bool = True, **audit_kwargs
+                 ) -> tuple[dict[str, dict[str, AuditResult]], dict[str, dict[str, float]]]:
+    r"""Certify every test of one game by several methods (the game is played once).
+
+    .. math::
+
+        \underline\varepsilon_{t,m} = \texttt{epsilon\_lower\_bound}_m
+            (S_t\mid B=1,\ S_t\mid B=0),\qquad
+        \bar\varepsilon_{t,m} = \underline\varepsilon_m(S\equiv1,\ S\equiv0)
+
+    Each (test, method) is its own audit at ``failure_prob`` (a Bonferroni correction over them
+    is the caller's choice).
+
+    Parameters
+    ----------
+    result : GameResult
+    methods : str, sequence of str or mapping, optional
+        As in :func:`method_specs` (default: the default method).
+    delta, failure_prob, **audit_kwargs
+        As in :func:`~semi_core.audit.bounds.epsilon_lower_bound` (``audit_kwargs`` go to every
+        method, after the method's own keywords).
+    tests : sequence of str, optional
+        Default: every test held by ``result``.
+    ceilings : bool
+        Also compute the largest certifiable bound of each method
+        (:func:`~semi_core.audit.selection.certifiable_epsilon_max`).
+
+    Returns
+    -------
+    bounds : dict
+        ``{test: {method: AuditResult}}``.
+    ceilings : dict
+        ``{test: {method: float}}`` (empty when ``ceilings`` is false).
+    """
+    from semi_core.audit.selection import certifiable_epsilon_max
+
+    if not isinstance(result, GameResult):
+        raise TypeError(f"result must be a GameResult, got {type(result).__name__}")
+    if result.member.all() or not result.member.any():
+        raise ValueError("the game produced one class only; increase rounds")
+    specs = method_specs(methods)
+    names = list(result.stats) if tests is None else list(tests)
+    bounds: dict[str, dict[str, AuditResult]] = {t: {} for t in names}
+    tops: dict[str, dict[str, float]] = {t: {} for t in names} if ceilings else {}
+    top_of: dict[tuple, float] = {}
+    for name in names:
+        m, nm = result.scores(name)
+        for label, kw in specs.items():
+            bounds[name][label] = epsilon_lower_bound(m, nm, delta=delta,
+                                                      failure_prob=failure_prob,
+                                                      **{**kw, **audit_kwargs})
+            if ceilings:
+                # what this many games could certify at best (perfect separation): a 0 reads
+                # against it; the same for every test with the same class sizes
+                key = (m.size, nm.size, kw["method"])
+                if key not in top_of:
+                    top_of[key] = certifiable_epsilon_max(m.size, nm.size, delta=delta,
+                                                          failure_prob=failure_prob,
+                                                          method=kw["method"])
+                tops[name][label] = top_of[key]
+    return bounds, tops
+
+
+@dataclass(frozen=True, repr=False)
+class AuditReport(ResultDisplay):
+    r"""Certified :math:`\underline\varepsilon` per test and method, and what they refute.
+
+    Returned by every "audit X" entry point (:func:`~semi_core.audit.games.audit_game_result`,
+    :func:`~semi_core.audit.games.audit_mechanism`,
+    :func:`~semi_core.integrations.training.audit_training`,
+    :func:`~semi_core.integrations.checkpoints.audit_checkpoints`,
+    :func:`~semi_core.integrations.one_run_training.audit_one_run`,
+    :func:`~semi_core.integrations.opacus.audit_opacus`). Prints as one line; ``summary()`` is
+    one row per test and method; ``to_dict()`` is the entry point's JSON; ``report[key]`` reads
+    one entry of it (the bounds as dicts, the setting's entries as given).
+
+    Attributes
+    ----------
+    bounds : dict
+        ``{test: {method: AuditResult}}``.
+    ceilings : dict
+        ``{test: {method: float}}``: the largest bound each method can certify from these numbers
+        of games (a 0 beside a small ceiling says "too few games", not "private"); empty where not
+        computed (one-run audits).
+    against : float or None
+        The :math:`\varepsilon` the bounds are checked against (a claim, or the accountant's
+        :math:`\varepsilon` of the audited relation); ``None``: nothing to refute.
+    header, trailer : dict
+        The entry point's other entries, before and after the bounds in ``to_dict()``.
+    bounds_key : str or None
+        Key of the bounds in ``to_dict()``; ``None``: the bounds are the dict itself.
+    per_method : bool
+        ``to_dict()`` lays the bounds out as ``{test: {method: dict}}`` (else ``{test: dict}``,
+        one method).
+    game : GameResult or None
+        The game the bounds were certified on (not in ``to_dict()``).
+    """
+
+    bounds: dict
+    ceilings: dict = field(default_factory=dict)
+    against: float | None = None
+    header: dict = field(default_factory=dict)
+    trailer: dict = field(default_factory=dict)
+    bounds_key: str | None = "epsilon_lower_bound"
+    per_method: bool = True
+    game: GameResult | None = None
+
+    def __post_init__(self):
+        for t, per in self.bounds.items():
+            if not isinstance(per, Mapping) or not all(isinstance(r, AuditResult)
+                                                       for r in per.values()):
+                raise TypeError(f"bounds[{t!r}] must map methods to AuditResult")
+        if not self.per_method and any(len(per) > 1 for per in self.bounds.values()):
+            raise ValueError("per_method=False lays out one method per test; got several")
+
+    # ------------------------------------------------------------------ typed reads
+    @property
+    def tests(self) -> list[str]:
+        """The tests (statistics or scores) certified, in order."""
+        return list(self.bounds)
+
+    @property
+    def methods(self) -> list[str]:
+        """The methods, in order (of the first test)."""
+        return list(next(iter(self.bounds.values()), {}))
+
+    def result(self, test: str, method: str | None = None) -> AuditResult:
+        """The :class:`~semi_core.audit.bounds.AuditResult` of one test and method.
+
+        Parameters
+        ----------
+        test : str
+        method : str, optional
+            Needed when the report holds several methods.
+
+        Returns
+        -------
+        AuditResult
+        """
+        if test not in self.bounds:
+            raise KeyError(f"test {test!r} not in this report; it holds {self.tests}")
+        per = self.bounds[test]
+        if method is None:
+            if len(per) != 1:
+                raise ValueError(f"the report holds the methods {list(per)}: name one")
+            return next(iter(per.values()))
+        if method not in per:
+            raise KeyError(f"method {method!r} not in this report; it holds {list(per)}")
+        return per[method]
+
+    def epsilon_lower_bound(self, test: str, method: str | None = None) -> float:
+        r"""Certified :math:`\underline\varepsilon` of one test and method (see :meth:`result`)."""
+        return float(self.result(test, method).epsilon_lower_bound)
+
+    def epsilon_max_certifiable(self, test: str, method: str | None = None) -> float | None:
+        """The largest bound the method can certify from these games (``None``: not computed)."""
+        r = self.result(test, method)
+        label = method if method is not None else self._label_of(test, r)
+        v = self.ceilings.get(test, {}).get(label)
+        return None if v is None else float(v)
+
+    def _label_of(self, test: str, r: AuditResult) -> str:
+        return next(k for k, v in self.bounds[test].items() if v is r)
+
+    def items(self):
+        """``((test, method, AuditResult), ...)`` in order."""
+        return [(t, m, r) for t, per in self.bounds.items() for m, r in per.items()]
+
+    def best(self, *, distribution_free: bool = True) -> float:
+        r"""The largest :math:`\underline\varepsilon` over tests and methods.
+
+        Parameters
+        ----------
+        distribution_free : bool
+            Only bounds resting on a distribution-free assumption (:data:`DISTRIBUTION_FREE`).
+
+        Returns
+        -------
+        float
+            ``0.0`` when there is none.
+        """
+        vals = [r.epsilon_lower_bound for _, _, r in self.items()
+                if not distribution_free or r.assumption in DISTRIBUTION_FREE]
+        return float(max(vals)) if vals else 0.0
+
+    def argbest(self, *, distribution_free: bool = True) -> tuple[str, str] | None:
+        """``(test, method)`` of :meth:`best` (the first of equals); ``None`` when empty."""
+        best, arg = -math.inf, None
+        for t, m, r in self.items():
+            if distribution_free and r.assumption not in DISTRIBUTION_FREE:
+                continue
+            if r.epsilon_lower_bound > best:
+                best, arg = r.epsilon_lower_bound, (t, m)
+        return arg
+
+    def _above(self, free: bool) -> list[str]:
+        if self.against is None:
+            return []
+        return sorted(f"{t}/{m}" for t, m, r in self.items()
+                      if r.epsilon_lower_bound > self.against
+                      and (r.assumption in DISTRIBUTION_FREE) == free)
+
+    @property
+    def refuted(self) -> list[str]:
+        """``test/method`` whose distribution-free bound exceeds ``against``."""
+        return self._above(True)
+
+    @property
+    def refuted_under_assumption(self) -> list[str]:
+        """``test/method`` above ``against`` only under a parametric assumption."""
+        return self._above(False)
+
+    # ------------------------------------------------------------------ display and JSON
+    def __repr__(self) -> str:
+        parts = [f"tests={len(self.bounds)}", f"methods={self.methods}",
+                 f"best={_fmt(self.best())}"]
+        if self.against is not None:
+            parts += [f"against={_fmt(self.against)}", f"refuted={self.refuted}"]
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def summary(self) -> Table:
+        """One row per test and method: the bound, the largest certifiable bound, the counts,
+        the assumption and (with ``against``) whether it refutes."""
+        rows = []
+        for t, m, r in self.items():
+            row = {"test": t, "method": m, "eps_LB": r.epsilon_lower_bound,
+                   "largest_certifiable": self.ceilings.get(t, {}).get(m),
+                   "n_member": r.n_member, "n_nonmember": r.n_nonmember,
+                   "assumption": r.assumption}
+            if self.against is not None:
+                row["refutes"] = bool(r.epsilon_lower_bound > self.against)
+            rows.append(row)
+        against = "" if self.against is None else f"; checked against eps {self.against:.4g}"
+        return Table(rows, title=f"{self!r}{against}")
+
+    def _bound_dict(self, test: str, method: str) -> dict:
+        d = self.bounds[test][method].to_dict()
+        top = self.ceilings.get(test, {}).get(method)
+        if top is not None:
+            d["epsilon_max_certifiable"] = top
+        return d
+
+    def bounds_dict(self) -> dict:
+        """The bounds as ``to_dict()`` lays them out (``{test: {method: dict}}`` or
+        ``{test: dict}``), each with ``epsilon_max_certifiable`` where computed."""
+        if self.per_method:
+            return {t: {m: self._bound_dict(t, m) for m in per} for t, per in self.bounds.items()}
+        return {t: self._bound_dict(t, next(iter(per))) for t, per in self.bounds.items()}
+
+    def _entries(self) -> dict:
+        """Every entry of the JSON, objects as held (``to_dict`` converts them)."""
+        if self.bounds_key is None:
+            return self.bounds_dict()
+        out = self._header()
+        if self.bounds:  # an audit that certified nothing (no labels) has no bounds entry
+            out[self.bounds_key] = self.bounds_dict()
+        if self.against is not None:
+            out["refuted"] = self.refuted
+            out["refuted_under_assumption"] = self.refuted_under_assumption
+        out.update(self._trailer())
+        return out
+
+    def _header(self) -> dict:
+        """Entries before the bounds (a subclass builds them from its typed fields)."""
+        return dict(self.header)
+
+    def _trailer(self) -> dict:
+        """Entries after the bounds and the refutations."""
+        return dict(self.trailer)
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict: the entry point's layout (``header``, the bounds, the refutations,
+        ``trailer``); result objects in it as their own ``to_dict()``."""
+        return {k: (v.to_dict() if isinstance(v, ResultDisplay | GameResult) else v)
+                for k, v in self._entries().items()}
+
+    # read-only dict access to the JSON entries (``report["refuted"]``, ``report[test]``)
+    def __getitem__(self, key: str):
+        if key == "game" and self.game is not None:
+            return self.game
+        entries = self._entries()
+        if key not in entries:
+            raise KeyError(key)
+        return entries[key]
+
+    def __contains__(self, key) -> bool:
+        return key in self._entries() or (key == "game" and self.game is not None)
+
+    def get(self, key: str, default=None):
+        """``report[key]`` or ``default``."""
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def keys(self):
+        """The keys of ``to_dict()``."""
+        return self._entries().keys()
+
