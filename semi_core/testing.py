@@ -1068,12 +1068,15 @@ class MechanismCase:
         ``lr_rounds``): small configurations for costly mechanisms.
     expected_failures : dict of str -> str, optional
         ``{rule: reason}`` for this mechanism.
+    marks : tuple, optional
+        pytest marks of every check of this mechanism (e.g. ``pytest.mark.slow``).
     """
 
     mechanism: Any
     id: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     expected_failures: dict[str, str] = field(default_factory=dict)
+    marks: tuple = ()
     _built: Any = field(default=None, init=False, repr=False)
 
     def build(self):
@@ -1098,7 +1101,12 @@ class _BoundCheck:
     def __call__(self, mech) -> str:
         if isinstance(mech, MechanismCase):
             mech = mech.build()
-        return _run(self.rule, mech, self.options, self.cache)
+        status = _run(self.rule, mech, self.options, self.cache)
+        if status.startswith("skipped"):
+            import pytest  # lazy: a test-time dependency
+
+            pytest.skip(f"{self.rule}: {status}")
+        return status
 
     def __repr__(self) -> str:
         return f"check_{self.rule}"
@@ -1117,7 +1125,8 @@ def parametrize_with_checks(mechanisms: Iterable, *,
             check(mechanism)
 
     Each test id is ``<mechanism>-<rule>``; a declared expected failure is an ``xfail``
-    (non-strict, raising :class:`MechanismCheckError`) with its reason. The checks of one
+    (non-strict, raising :class:`MechanismCheckError`) with its reason, and a rule that does not
+    apply (``"skipped: reason"``) is a pytest skip with its reason. The checks of one
     mechanism share its draws (the reference release is drawn once), and a factory is called
     once, when the first check of its mechanism runs.
 
@@ -1151,8 +1160,9 @@ def parametrize_with_checks(mechanisms: Iterable, *,
         value = case if not is_mechanism(case.mechanism) else case.mechanism
         cache: dict = {}
         for rule in RULES:
-            marks = [pytest.mark.xfail(reason=expected[rule], raises=MechanismCheckError,
-                                       strict=False)] if rule in expected else []
+            marks = [*case.marks, *([pytest.mark.xfail(
+                reason=expected[rule], raises=MechanismCheckError, strict=False)]
+                if rule in expected else [])]
             params.append(pytest.param(value, _BoundCheck(rule, opts, cache),
                                        id=f"{name}-{rule}", marks=marks))
     return pytest.mark.parametrize("mechanism, check", params)

@@ -1,6 +1,6 @@
 """IHA / LiRA on the one game runner: TrainedModelMechanism as a pool mechanism
-(the protocol checks of ``check_mechanism`` that apply to ``release_pool``) and as a one-shot
-Mechanism (``check_mechanism`` itself), the attacks as pool scorers, the same GameResult on every
+(the protocol checks of ``check_mechanism`` that apply to ``release_pool``; as a one-shot
+Mechanism it is in tests/test_conformance.py), the attacks as pool scorers, the same GameResult on every
 executor, and sizes refused instead of clipped."""
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from semi_core.game.play import PoolView, play_pool  # noqa: E402
 from semi_core.sgd.data import load_bundled  # noqa: E402
 from semi_core.sgd.momentum import SGDConfig  # noqa: E402
 from semi_core.sgd.reference_models import build_attack_model  # noqa: E402
-from semi_core.testing import check_mechanism  # noqa: E402
 
 SGD = SGDConfig(lr=0.05, batch_size=16, epochs=3)
 
@@ -130,15 +129,6 @@ def test_one_shot_game_releases_through_the_pool(data):
     rel = mech.release(member, np.ones(3, dtype=np.int64), _gen(5))
     np.testing.assert_array_equal(rel[:, 0], mech.release_pool(member[:, None], _gen(5)))
     assert mech.n_records == 1
-
-
-@pytest.mark.slow
-def test_check_mechanism_one_shot(data):
-    fm, x, y = data
-    mech = TrainedModelMechanism(fm, x[:41], y[:41], np.arange(40), 40,
-                                 SGDConfig(lr=0.05, batch_size=16, epochs=2))
-    report = check_mechanism(mech, rounds=20, truth_rounds=0)
-    assert report["chunking"] == "passed" and report["global_rng"] == "passed"
 
 
 # ---------------------------------------------------------------- scorers

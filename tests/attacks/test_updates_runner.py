@@ -1,6 +1,6 @@
 """The update attacks and the per-datum leakage games on the one game runner.
 
-* every new mechanism passes :func:`semi_core.testing.check_mechanism`;
+* (every new mechanism passes the conformance suite: tests/test_conformance.py);
 * the same seed gives an identical :class:`GameResult` (and :class:`UpdateRun`) in-process, on
   two threads and on a Dask ``LocalCluster`` with two workers;
 * the ``updates`` / ``leakage`` commands at the extremes of their value flags give a clean error
@@ -26,7 +26,6 @@ from semi_core.attacks.updates.gap import (
 from semi_core.game.backends import Executor
 from semi_core.game.play import play
 from semi_core.mechanisms.per_datum import PerDatumMean, ProductLaw, seed_bernoulli
-from semi_core.testing import check_mechanism
 from tests.conftest import MC_SIGMAS, binomial_se
 
 GAME = UpdateMeanGame(n0=30, n1=4, d=5, sigma=1.0, distance=3.0, c=0.05)
@@ -59,26 +58,6 @@ def _per_datum(d=30, n=50, rho=1.0, noise=0.0):
     law = seed_bernoulli(d, seed=1)
     z = (law.mean <= 0.5).astype(float)
     return PerDatumMean(law, n, z, noise_std=noise, rho=rho)
-
-
-# ----------------------------------------------------------------------------- conformance
-
-def test_check_mechanism_numpy_mechanisms():
-    for mech in (update_game_mechanism(GAME, "sufficient"), update_game_mechanism(GAME, "exact"),
-                 _per_datum(), _per_datum(rho=0.5, noise=0.3)):
-        rep = check_mechanism(mech, rounds=60, truth_rounds=0)
-        assert all(v == "passed" or v.startswith("skipped") or v.startswith("passed")
-                   for v in rep.values()), rep
-
-
-def test_check_mechanism_dp_update_mechanism():
-    pytest.importorskip("torch")
-    from semi_core.attacks.updates import UpdateConfig
-    from semi_core.attacks.updates.dp import dp_mechanism
-
-    rep = check_mechanism(dp_mechanism(UpdateConfig(clip=1.0, sigma_dp=1.0, **TINY)), rounds=20,
-                          truth_rounds=0)
-    assert rep["chunking"] == "passed" and rep["global_rng"] == "passed"
 
 
 def test_sufficient_release_has_the_exact_law():

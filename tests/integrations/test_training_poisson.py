@@ -325,10 +325,3 @@ def test_misreported_sample_rate_is_caught():
     good = TrainingLoop.from_opacus(epoch, model, opt, loader, pe, n_reference=16)
     rep = audit_training(good, 2000, seed=0, methods=["band", "cp"], chunk_size=50)
     assert rep["refuted"] == []
-
-
-def test_poisson_loop_passes_check_mechanism():
-    from semi_core.testing import check_mechanism
-
-    rep = check_mechanism(_poisson_loop(), rounds=20, truth_rounds=100)
-    assert rep["ground_truth"] == "passed" and rep["chunking"] == "passed"

@@ -1,5 +1,5 @@
-"""The SGD games on the one runner: conformance of their mechanisms and the same seed giving
-the same DP-SGD audit in-process, on threads and on a Dask cluster."""
+"""The SGD games on the one runner (their mechanisms' conformance: tests/test_conformance.py):
+the same seed giving the same DP-SGD audit in-process, on threads and on a Dask cluster."""
 
 import numpy as np
 import pytest
@@ -10,9 +10,7 @@ from semi_core.game.backends import Executor  # noqa: E402
 from semi_core.game.play import play  # noqa: E402
 from semi_core.sgd.audit import ATTACKS, audit_games  # noqa: E402
 from semi_core.sgd.linreg import H2Config, LinRegSGDMechanism, simulate_h2  # noqa: E402
-from semi_core.sgd.mechanism import DPSGDMechanism  # noqa: E402
 from semi_core.sgd.scorers import LossBaselines  # noqa: E402
-from semi_core.testing import check_mechanism  # noqa: E402
 
 
 def _same(a, b):
@@ -23,18 +21,6 @@ def _same(a, b):
         assert list(a[tau].stats) == list(b[tau].stats)
         for k in a[tau].stats:
             np.testing.assert_array_equal(a[tau].stats[k], b[tau].stats[k])
-
-
-def test_dpsgd_mechanism_passes_the_conformance_suite(small_setup):
-    # 100 games for the ground-truth rule (Clopper-Pearson at failure probability 1e-3)
-    report = check_mechanism(DPSGDMechanism(small_setup), rounds=20, truth_rounds=100)
-    assert all(v.startswith("passed") for v in report.values()), report
-
-
-def test_linreg_mechanism_passes_the_conformance_suite():
-    report = check_mechanism(LinRegSGDMechanism(H2Config()), rounds=60, truth_rounds=0)
-    assert report["ground_truth"].startswith("skipped")
-    assert all(v.startswith(("passed", "skipped")) for v in report.values()), report
 
 
 def test_linreg_game_is_the_runner_game():
