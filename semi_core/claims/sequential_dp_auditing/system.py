@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from semi_core.audit.sequential import sampler_source, sequential_grid
+from semi_core.audit.sequential import run_audits, sampler_source, sequential_grid
 
 from .._core import Claim, Outcome, mc_outcome
 
@@ -43,17 +43,18 @@ def _check_grid_reading(forms, ctx):
     def sy(n, r):
         return (r.random((n, 1)) < 1 - p).astype(float)
 
-    R = 60 if ctx.quick else 400
-    over = 0
-    for ss in np.random.SeedSequence([ctx.seed, 77]).spawn(R):
+    def reported(ss):
         g = sequential_grid(sampler_source(sx, sy), grid, delta=0.0, failure_prob=al,
                             max_obs=400, bandwidth=0.05, seed=ss)
         n_rej = int(np.sum(np.isfinite(np.maximum.accumulate(
             [np.inf if r.stopped_at is None else r.stopped_at for r in g.results]))))
         idx = n_rej - 1 + off
-        rep = grid[idx] if 0 <= idx < len(grid) else (0.0 if idx < 0 else np.inf)
-        over += rep >= e_true
-    rate = over / R
+        return grid[idx] if 0 <= idx < len(grid) else (0.0 if idx < 0 else np.inf)
+
+    R = 60 if ctx.quick else 400
+    reps = run_audits(audit=reported, runs=R, seed=np.random.SeedSequence([ctx.seed, 77]),
+                      summary=None).runs
+    rate = sum(rep >= e_true for rep in reps) / R
     se = np.sqrt(al * (1 - al) / R)
     return mc_outcome([({"eps_true": e_true, "alpha": al, "grid": str(grid)}, al,
                         max(rate, al), se)],

@@ -122,3 +122,29 @@ def test_cli_stream_summary_is_the_rejection_summary_of_its_runs(capsys):
     assert summ["rejection_rate_se"] == np.sqrt(rej.mean(0) * (1 - rej.mean(0)) / 4).tolist()
     assert summ["mean_stop"] == [float(np.mean(s)) if s else None for s in stops]
     assert 0 < rej.sum() < rej.size
+
+
+def test_grid_reading_claim_runs_are_the_previous_loop(monkeypatch):
+    """The claim sec4.2.lower_bound_reading reads its runs through run_audits: the rate it
+    reports is the one of the loop it replaced (same children of the same seed)."""
+    import sympy as sp
+
+    import semi_core.claims.sequential_dp_auditing.system as M
+    from semi_core.audit.sequential import sequential_grid
+    from semi_core.claims._core import CheckContext
+
+    seen = []
+    monkeypatch.setattr(M, "mc_outcome", lambda cases, **kw: seen.append(cases[0][2]))
+    monkeypatch.setattr(M, "max", lambda a, b: a, raising=False)   # the raw rate
+    M._check_grid_reading({"offset": sp.Integer(1)}, CheckContext(quick=True, seed=4))
+    p = np.exp(1.0) / (1 + np.exp(1.0))
+    grid, over = [0.0, 0.25, 1.5, 3.0], 0
+    src = sampler_source(lambda n, r: (r.random((n, 1)) < p).astype(float),
+                         lambda n, r: (r.random((n, 1)) < 1 - p).astype(float))
+    for ss in np.random.SeedSequence([4, 77]).spawn(60):
+        g = sequential_grid(src, grid, delta=0.0, failure_prob=0.1, max_obs=400,
+                            bandwidth=0.05, seed=ss)
+        n_rej = int(np.sum(np.isfinite(np.maximum.accumulate(
+            [np.inf if r.stopped_at is None else r.stopped_at for r in g.results]))))
+        over += (grid[n_rej] if n_rej < len(grid) else np.inf) >= 1.0
+    assert seen == [over / 60]
