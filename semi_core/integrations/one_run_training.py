@@ -82,6 +82,7 @@ computed in the model's dtype at the recorded parameters rounded to it, then pro
 from __future__ import annotations
 
 import copy
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -92,7 +93,7 @@ import torch
 from torch import nn
 
 from semi_core._rng import child_seed
-from semi_core._table import ResultDisplay, Table
+from semi_core._table import Table
 from semi_core._validation import (
     check_delta,
     check_failure_prob,
@@ -102,6 +103,7 @@ from semi_core._validation import (
     check_probability,
 )
 from semi_core.audit.bounds import ASSUMPTIONS, epsilon_lower_bound
+from semi_core.audit.report import AuditReport
 from semi_core.sgd.accounting import dpsgd_epsilon
 from semi_core.sgd.batched import batched_dpsgd_log_lr
 from semi_core.sgd.device import STATS_DTYPE, resolve_device
@@ -110,7 +112,7 @@ from semi_core.sgd.grads import FunctionalModel, clip_rows
 from semi_core.sgd.one_run import _check_design
 
 from .checkpoints import as_records
-from .training import _seeded_global_rng, _strip, check_dpsgd_arguments
+from .training import _seeded_global_rng, _strip, check_dpsgd_arguments, recorded_state
 
 __all__ = ["OneRunLoop", "OneRunRun", "OneRunTrainingResult", "audit_one_run",
            "poisson_epsilon", "estimate_bytes", "TRADEOFFS"]
@@ -553,29 +555,9 @@ class OneRunRun:
         ----------
         state : nn.Module, mapping or flat vector
         """
-        fm = self._loop.fm
-        if isinstance(state, nn.Module):
-            named = {_strip(k): p for k, p in state.named_parameters()}
-            vec = [named.get(k) for k in fm.names]
-        elif isinstance(state, Mapping):
-            named = {_strip(str(k)): v for k, v in state.items()}
-            vec = [named.get(k) for k in fm.names]
-        else:
-            vec = [torch.as_tensor(state)]
-        missing = [k for k, v in zip(fm.names, vec, strict=False) if v is None]
-        if missing:
-            raise ValueError(f"record: the state lacks the trainable parameters {missing[:5]}")
-        arr = torch.cat([torch.as_tensor(v).detach().reshape(-1).to(self._loop.device,
-                                                                     STATS_DTYPE)
-                         for v in vec])
-        if arr.shape != (fm.d,):
-            raise ValueError(f"record: the state has {arr.numel()} parameters, the model {fm.d}")
-        if self._recorded >= self.steps:
-            raise ValueError(f"record called more than steps = {self.steps} times")
+        arr = recorded_state(self._loop.fm, state, device=self._loop.device,
+                             recorded=self._recorded, steps=self.steps)
         t = self._recorded + 1
-        if not bool(torch.isfinite(arr).all()):
-            raise ValueError(f"record: the parameters after step {t} hold NaN or infinite "
-                             "values")
         if self._wb is not None and t in self._at:
             t0 = time.perf_counter()
             self._wb[self._at[t]] = _step_scores(self._loop, self._at[t], self._prev, arr)
@@ -584,8 +566,9 @@ class OneRunRun:
 
 
 @dataclass(frozen=True, repr=False)
-class OneRunTrainingResult(ResultDisplay):
-    r"""Outcome of :func:`audit_one_run`: ``m`` canaries of one run of the user's loop.
+class OneRunTrainingResult(AuditReport):
+    r"""Outcome of :func:`audit_one_run`: ``m`` canaries of one run of the user's loop (an
+    :class:`~semi_core.audit.report.AuditReport` whose tests are the canaries' scores).
 
     Attributes
     ----------
@@ -593,15 +576,15 @@ class OneRunTrainingResult(ResultDisplay):
         ``{score: {method: AuditResult}}``: certified :math:`\underline\varepsilon` per score
         (``dirac``, ``step_log_lr``, ``loss``) and method (``one-run``, ``one-run-fdp``), each
         with the assumption it rests on.
+    against : float
+        The claimed :math:`\varepsilon`, else the accountant's: ``refuted`` lists the
+        ``score/method`` whose bound exceeds it under the distribution-free assumption
+        ``one-run-bernoulli-half``, ``refuted_under_assumption`` those adding an assumption
+        (``tradeoff="gdp"``).
     epsilon : float
         The accountant's :math:`\varepsilon(\delta)` of the relation each canary plays.
     claimed_epsilon : float or None
     relation : str
-    refuted : list of str
-        ``score/method`` whose bound exceeds the claimed (else the accountant's)
-        :math:`\varepsilon` under the distribution-free assumption ``one-run-bernoulli-half``.
-    refuted_under_assumption : list of str
-        The same for bounds adding an assumption (``tradeoff="gdp"``).
     assumption : str
         ``one-run-bernoulli-half`` (:data:`semi_core.audit.bounds.ASSUMPTIONS`).
     m, members : int
@@ -614,64 +597,52 @@ class OneRunTrainingResult(ResultDisplay):
     config : dict
     """
 
-    bounds: dict
-    epsilon: float
-    claimed_epsilon: float | None
-    relation: str
-    refuted: list
-    refuted_under_assumption: list
-    m: int
-    members: int
-    member: np.ndarray
-    taus: np.ndarray | None
-    scores: dict
-    delta: float
-    failure_prob: float
+    epsilon: float = math.nan
+    claimed_epsilon: float | None = None
+    relation: str = ""
+    m: int = 0
+    members: int = 0
+    member: np.ndarray | None = None
+    taus: np.ndarray | None = None
+    scores: dict = field(default_factory=dict)
+    delta: float = math.nan
+    failure_prob: float = math.nan
     seconds: dict = field(default_factory=dict)
     config: dict = field(default_factory=dict)
     assumption: str = "one-run-bernoulli-half"
 
-    _repr_fields = ("m", "epsilon", "claimed_epsilon", "best", "refuted", "assumption")
+    def __repr__(self) -> str:
+        claim = "None" if self.claimed_epsilon is None else f"{self.claimed_epsilon:.4f}"
+        return (f"OneRunTrainingResult(m={self.m}, epsilon={self.epsilon:.4f}, "
+                f"claimed_epsilon={claim}, best={self.best():.4f}, refuted={self.refuted}, "
+                f"assumption={self.assumption!r})")
 
-    @property
-    def best(self) -> float:
-        """The largest distribution-free :math:`\\underline\\varepsilon` over scores and methods."""
-        vals = [r.epsilon_lower_bound for per in self.bounds.values() for r in per.values()
-                if r.assumption == self.assumption]
-        return max(vals) if vals else 0.0
-
-    def epsilon_lower_bound(self, score: str, method: str = "one-run") -> float:
-        """:math:`\\underline\\varepsilon` of one score and method."""
-        return float(self.bounds[score][method].epsilon_lower_bound)
+    def epsilon_lower_bound(self, test: str, method: str | None = "one-run") -> float:
+        r""":math:`\underline\varepsilon` of one score and method (default ``one-run``)."""
+        return super().epsilon_lower_bound(test, method)
 
     def summary(self) -> Table:
-        """One row per score and method: the bound, its ratio to the accountant's
-        :math:`\\varepsilon`, the guesses, the assumption and whether it refutes the claim."""
-        against = self.claimed_epsilon if self.claimed_epsilon is not None else self.epsilon
-        rows = []
-        for score, per in self.bounds.items():
-            for method, r in per.items():
-                rows.append({"score": score, "method": method,
-                             "eps_lb": r.epsilon_lower_bound,
-                             "eps_lb/eps": r.epsilon_lower_bound / self.epsilon,
-                             "guesses": r.n_guesses, "correct": r.n_correct,
-                             "assumption": r.assumption,
-                             "refutes": bool(r.epsilon_lower_bound > against)})
+        r"""One row per score and method: the bound, its ratio to the accountant's
+        :math:`\varepsilon`, the guesses, the assumption and whether it refutes the claim."""
+        rows = [{"score": score, "method": method,
+                 "eps_lb": r.epsilon_lower_bound,
+                 "eps_lb/eps": r.epsilon_lower_bound / self.epsilon,
+                 "guesses": r.n_guesses, "correct": r.n_correct,
+                 "assumption": r.assumption,
+                 "refutes": bool(r.epsilon_lower_bound > self.against)}
+                for score, method, r in self.items()]
         claim = "" if self.claimed_epsilon is None else f", claimed {self.claimed_epsilon:.4g}"
         return Table(rows, title=f"{self!r}\none run, m = {self.m} canaries ({self.members} "
                                  f"included); accountant eps {self.epsilon:.4g} ({self.relation})"
                                  f"{claim}\n{ASSUMPTIONS[self.assumption]}")
 
-    def to_dict(self) -> dict:
-        """JSON-safe summary (no per-canary arrays)."""
+    def _header(self) -> dict:
         return {"m": self.m, "members": self.members, "epsilon": self.epsilon,
                 "claimed_epsilon": self.claimed_epsilon, "relation": self.relation,
-                "delta": self.delta, "failure_prob": self.failure_prob,
-                "epsilon_lower_bound": {s: {m: r.to_dict() for m, r in per.items()}
-                                        for s, per in self.bounds.items()},
-                "refuted": list(self.refuted),
-                "refuted_under_assumption": list(self.refuted_under_assumption),
-                "assumption": self.assumption, "assumption_text": ASSUMPTIONS[self.assumption],
+                "delta": self.delta, "failure_prob": self.failure_prob}
+
+    def _trailer(self) -> dict:
+        return {"assumption": self.assumption, "assumption_text": ASSUMPTIONS[self.assumption],
                 "seconds": dict(self.seconds), "config": dict(self.config)}
 
 
@@ -841,14 +812,9 @@ def audit_one_run(loop: OneRunLoop, seed=0, *, claimed_epsilon: float | None = N
                      for m in methods}
               for name, s in scores.items()}
     t3 = time.perf_counter()
-    against = claimed_epsilon if claimed_epsilon is not None else eps
-    free = "one-run-bernoulli-half"
-    above = [(f"{s}/{m}", r.assumption == free) for s, per in bounds.items()
-             for m, r in per.items() if r.epsilon_lower_bound > against]
     return OneRunTrainingResult(
-        bounds=bounds, epsilon=float(eps), claimed_epsilon=claimed_epsilon,
-        relation=loop.relation, refuted=sorted(k for k, f in above if f),
-        refuted_under_assumption=sorted(k for k, f in above if not f), m=loop.m,
+        bounds=bounds, against=claimed_epsilon if claimed_epsilon is not None else float(eps),
+        epsilon=float(eps), claimed_epsilon=claimed_epsilon, relation=loop.relation, m=loop.m,
         members=int(member.sum()), member=member, taus=taus, scores=scores, delta=delta,
         failure_prob=failure_prob,
         seconds={"train": t1 - t0, "score": t2 - t1, "certify": t3 - t2},

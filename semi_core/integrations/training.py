@@ -108,6 +108,7 @@ import random
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -116,8 +117,7 @@ from torch import nn
 
 from semi_core._table import Table
 from semi_core._validation import check_batch_size, check_int, check_positive, check_probability
-from semi_core.audit.bounds import DEFAULT_METHOD
-from semi_core.audit.games import audit_game_result
+from semi_core.audit.report import AuditReport, certify_game, method_specs
 from semi_core.game.play import play
 from semi_core.mechanisms.base import GroundTruthUnknown, MechanismBase
 from semi_core.sgd.accounting import dpsgd_epsilon, relation_epsilon
@@ -458,34 +458,63 @@ class Run:
 
         ``state`` is the model (``nn.Module``, Opacus-wrapped or not), its state dict, or a flat
         vector of its trainable parameters.
+
+        Parameters
+        ----------
+        state : nn.Module, mapping or flat vector
         """
-        fm = self._loop.fm
-        if isinstance(state, nn.Module):
-            named = {_strip(k): p for k, p in state.named_parameters()}
-            vec = [named.get(k) for k in fm.names]
-        elif isinstance(state, Mapping):
-            named = {_strip(str(k)): v for k, v in state.items()}
-            vec = [named.get(k) for k in fm.names]
-        else:
-            flat = torch.as_tensor(np.asarray(state, dtype=np.float64)
-                                   if not isinstance(state, torch.Tensor) else state)
-            if flat.shape != (fm.d,):
-                raise ValueError(f"a flat state must have shape ({fm.d},), got "
-                                 f"{tuple(flat.shape)}")
-            vec = [flat]
-        missing = [k for k, v in zip(fm.names, vec, strict=False) if v is None]
-        if missing:
-            raise ValueError(f"record: the state lacks the trainable parameters {missing[:5]}")
-        arr = torch.cat([torch.as_tensor(v).detach().reshape(-1).to("cpu", STATS_DTYPE)
-                         for v in vec]).numpy()
-        if arr.shape != (fm.d,):
-            raise ValueError(f"record: the state has {arr.size} parameters, the model {fm.d}")
-        if len(self._states) >= self.steps:
-            raise ValueError(f"record called more than steps = {self.steps} times")
-        if not np.isfinite(arr).all():
-            raise ValueError(f"record: the parameters after step {len(self._states) + 1} hold "
-                             f"NaN or infinite values")
-        self._states.append(arr)
+        arr = recorded_state(self._loop.fm, state, device="cpu", recorded=len(self._states),
+                             steps=self.steps)
+        self._states.append(arr.numpy())
+
+
+def recorded_state(fm: FunctionalModel, state, *, device, recorded: int,
+                   steps: int) -> torch.Tensor:
+    """The trainable parameters of ``state`` as one float64 vector on ``device`` (the ``record``
+    of every user loop: :class:`Run`, :class:`~semi_core.integrations.one_run_training.OneRunRun`).
+
+    Parameters
+    ----------
+    fm : FunctionalModel
+        The loop's model (names and size of the trainable parameters).
+    state : nn.Module, mapping or flat vector
+        The model (Opacus-wrapped or not), its state dict, or a flat vector of its trainable
+        parameters.
+    device : torch.device or str
+        Where the vector is kept.
+    recorded, steps : int
+        States recorded so far and the steps of the run (a call past ``steps`` is refused).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``(fm.d,)``, float64, finite.
+    """
+    if isinstance(state, nn.Module):
+        named = {_strip(k): p for k, p in state.named_parameters()}
+        vec = [named.get(k) for k in fm.names]
+    elif isinstance(state, Mapping):
+        named = {_strip(str(k)): v for k, v in state.items()}
+        vec = [named.get(k) for k in fm.names]
+    else:
+        flat = state if isinstance(state, torch.Tensor) else torch.as_tensor(
+            np.asarray(state, dtype=np.float64))
+        if tuple(flat.shape) != (fm.d,):
+            raise ValueError(f"a flat state must have shape ({fm.d},), got {tuple(flat.shape)}")
+        vec = [flat]
+    missing = [k for k, v in zip(fm.names, vec, strict=False) if v is None]
+    if missing:
+        raise ValueError(f"record: the state lacks the trainable parameters {missing[:5]}")
+    arr = torch.cat([torch.as_tensor(v).detach().reshape(-1).to(device, STATS_DTYPE)
+                     for v in vec])
+    if arr.shape != (fm.d,):
+        raise ValueError(f"record: the state has {arr.numel()} parameters, the model {fm.d}")
+    if recorded >= steps:
+        raise ValueError(f"record called more than steps = {steps} times")
+    if not bool(torch.isfinite(arr).all()):
+        raise ValueError(f"record: the parameters after step {recorded + 1} hold NaN or "
+                         "infinite values")
+    return arr
 
 
 def _without_hooks(module: nn.Module) -> nn.Module:
@@ -1136,17 +1165,10 @@ def accountant_epsilon(noise_multiplier: float, delta: float, *,
 
 def _check_methods(methods) -> list[str]:
     """The certified-bound methods, validated before any training."""
-    from semi_core.audit.bounds import METHODS
-
-    methods = [DEFAULT_METHOD] if methods is None else (
-        [methods] if isinstance(methods, str) else list(methods))
-    bad = [m for m in methods if m not in METHODS]
-    if not methods or bad:
-        raise ValueError(f"methods must be drawn from {list(METHODS)}, got {methods!r}")
-    return methods
+    return list(method_specs(methods))
 
 
-def training_summary(report: Mapping[str, Any]) -> Table:
+def training_summary(report: AuditReport) -> Table:
     r"""One row per test and method of an :func:`audit_training` report: the certified
     :math:`\underline\varepsilon`, the **largest certifiable** :math:`\varepsilon` with these
     runs (a bound of 0 with a small ceiling says "too few runs", not "private"), the
@@ -1155,7 +1177,7 @@ def training_summary(report: Mapping[str, Any]) -> Table:
 
     Parameters
     ----------
-    report : dict
+    report : AuditReport
         Returned by :func:`audit_training`.
 
     Returns
@@ -1164,16 +1186,15 @@ def training_summary(report: Mapping[str, Any]) -> Table:
     """
     acc = report["accountant"]
     head = report.get("headline") or {}
-    rows = []
-    for test, per in report["epsilon_lower_bound"].items():
-        for method, b in per.items():
-            rows.append({"test": test, "method": method,
-                         "eps_LB": b["epsilon_lower_bound"],
-                         "largest_certifiable": b.get("epsilon_max_certifiable"),
-                         "eps_relation": acc.get("epsilon"),
-                         "eps_headline": head.get("epsilon"),
-                         "refutes": f"{test}/{method}" in report["refuted"],
-                         "assumption": b.get("assumption")})
+    refuted = set(report.refuted)
+    rows = [{"test": test, "method": method,
+             "eps_LB": b.epsilon_lower_bound,
+             "largest_certifiable": report.epsilon_max_certifiable(test, method),
+             "eps_relation": acc.get("epsilon"),
+             "eps_headline": head.get("epsilon"),
+             "refutes": f"{test}/{method}" in refuted,
+             "assumption": b.assumption}
+            for test, method, b in report.items()]
     return Table(rows, title=f"audited relation: {acc['relation']}")
 
 
@@ -1181,7 +1202,7 @@ def audit_training(loop: TrainingLoop, rounds: int, seed=0, *, tau: int | None =
                    claimed_epsilon: float | None = None, delta: float = 1e-5,
                    failure_prob: float = 0.05, methods=None, executor=None,
                    progress: bool = False, chunk_size: int | None = 64,
-                   headline: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                   headline: Mapping[str, Any] | None = None) -> AuditReport:
     r"""Play ``rounds`` runs of the user's loop and certify :math:`\underline\varepsilon`.
 
     Every argument is checked and the memory of the job estimated (a one-run pilot that
@@ -1211,7 +1232,7 @@ def audit_training(loop: TrainingLoop, rounds: int, seed=0, *, tau: int | None =
     claimed_epsilon : float, optional
         The :math:`\varepsilon` the user claims at ``delta``; reported beside the bounds.
     delta, failure_prob, methods
-        Of the certified bounds (:func:`semi_core.audit.games.audit_game_result`); ``methods``
+        Of the certified bounds (:func:`semi_core.audit.report.certify_game`); ``methods``
         defaults to the default method; the runs are played once for all of them.
     executor, progress
         As in :func:`semi_core.game.play.play`.
@@ -1223,15 +1244,17 @@ def audit_training(loop: TrainingLoop, rounds: int, seed=0, *, tau: int | None =
 
     Returns
     -------
-    dict
-        ``epsilon_lower_bound[test][method]`` (each with the assumption it rests on and
-        ``epsilon_max_certifiable``), ``claimed_epsilon``, ``accountant``
-        (:func:`accountant_epsilon`, the audited relation), ``headline`` (the user's numbers
-        and what differs), ``refuted`` (the ``test/method`` pairs whose distribution-free bound
-        exceeds the relation's :math:`\varepsilon`), ``refuted_under_assumption`` (the same
-        for bounds resting on a parametric assumption, e.g. ``gdp``: not evidence alone),
-        ``notes``, ``warnings``, ``estimate``, ``summary`` (:func:`training_summary`) and the
-        ``game`` (:class:`~semi_core.game.result.GameResult`).
+    AuditReport
+        The bounds per test and method (``report.epsilon_lower_bound(test, method)``, each
+        with the assumption it rests on and the largest certifiable bound), checked against the
+        relation's :math:`\varepsilon`: ``report.refuted`` (the ``test/method`` pairs whose
+        distribution-free bound exceeds it), ``report.refuted_under_assumption`` (the same for
+        bounds resting on a parametric assumption, e.g. ``gdp``: not evidence alone), the game
+        (``report.game``, a :class:`~semi_core.game.result.GameResult`); and the entries
+        ``claimed_epsilon``, ``accountant`` (:func:`accountant_epsilon`, the audited relation),
+        ``headline`` (the user's numbers and what differs), ``notes``, ``warnings``,
+        ``estimate`` (``report["accountant"]`` ...). :func:`training_summary` is its table
+        beside the relation's and the headline :math:`\varepsilon`.
     """
     if not isinstance(loop, TrainingLoop):
         raise TypeError(f"loop must be a TrainingLoop, got {type(loop).__name__}")
@@ -1250,9 +1273,7 @@ def audit_training(loop: TrainingLoop, rounds: int, seed=0, *, tau: int | None =
     chunk_size = _fit_chunk(loop, rounds, chunk_size, executor, notes)
     res = play(loop, rounds, seed, tau=tau, scorers=loop.scorers(), chunk_size=chunk_size,
                executor=executor, progress=progress)
-    bounds = {m: audit_game_result(res, delta=delta, failure_prob=failure_prob, method=m)
-              for m in methods}
-    eps_lb = {t: {m: b[t] for m, b in bounds.items()} for t in bounds[methods[0]]}
+    bounds, ceilings = certify_game(res, methods, delta=delta, failure_prob=failure_prob)
     against = acc["epsilon"]
     head = dict(headline or loop.headline or {})
     if claimed_epsilon is not None:
@@ -1264,11 +1285,13 @@ def audit_training(loop: TrainingLoop, rounds: int, seed=0, *, tau: int | None =
                          f"{against:.4g} for the audited relation ({acc['relation']}): it "
                          "cannot hold for this relation (check sigma, the sample rate and the "
                          "steps)")
-    above = [(f"{t}/{m}", d["assumption"].startswith("iid-games"))
-             for t, per in eps_lb.items() for m, d in per.items()
-             if d["epsilon_lower_bound"] > against]
-    refuted = sorted(k for k, free in above if free)
-    refuted_assuming = sorted(k for k, free in above if not free)
+    header = {"config": loop.params(), "rounds": rounds, "tau": tau,
+              "members": int(res.member.sum()), "non_members": int((~res.member).sum()),
+              "delta": delta, "failure_prob": failure_prob, "claimed_epsilon": claimed_epsilon,
+              "accountant": acc, "headline": head or None}
+    report = AuditReport(bounds=bounds, ceilings=ceilings, against=against, header=header,
+                         game=res)
+    refuted, refuted_assuming = report.refuted, report.refuted_under_assumption
     warns = []
     if refuted:
         warns.append(f"certified epsilon_LB above {against:.4g}, the accountants' epsilon of "
@@ -1280,15 +1303,9 @@ def audit_training(loop: TrainingLoop, rounds: int, seed=0, *, tau: int | None =
                      "only where that assumption holds")
     for n in warns:
         warnings.warn(n, UserWarning, stacklevel=2)
-    out = {"config": loop.params(), "rounds": rounds, "tau": tau,
-           "members": int(res.member.sum()), "non_members": int((~res.member).sum()),
-           "delta": delta, "failure_prob": failure_prob, "claimed_epsilon": claimed_epsilon,
-           "accountant": acc, "headline": head or None, "epsilon_lower_bound": eps_lb,
-           "refuted": refuted, "refuted_under_assumption": refuted_assuming,
-           "warnings": warns, "notes": notes + list(loop.notes),
-           "estimate": res.metadata.get("estimate"), "chunk_size": chunk_size, "game": res}
-    out["summary"] = training_summary(out)
-    return out
+    return replace(report, trailer={"warnings": warns, "notes": notes + list(loop.notes),
+                                    "estimate": res.metadata.get("estimate"),
+                                    "chunk_size": chunk_size})
 
 
 def _what_differs(loop: TrainingLoop, acc: Mapping[str, Any], head: Mapping[str, Any]) -> str:
