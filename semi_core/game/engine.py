@@ -431,8 +431,9 @@ def simulate(mech, rounds: int, seed=0, *, data="gaussian", mode: str = "exact",
         Where chunks run (:class:`~semi_core.game.backends.Executor`: local threads, a Dask
         ``LocalCluster``, an existing scheduler or client); identical results everywhere.
         Only connect to a scheduler you trust (the Dask protocol deserialises objects).
-    progress : bool
-        Show a tqdm progress bar (stderr).
+    progress : bool, Reporter or callable
+        Report progress (:func:`semi_core._progress.as_reporter`): on stderr, a bar on a
+        terminal and a plain line at least every 10 s otherwise.
     max_variates : float, optional
         Refuse runs drawing more random variates (default :data:`DEFAULT_MAX_VARIATES`).
 
