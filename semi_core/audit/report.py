@@ -305,8 +305,7 @@ class AuditReport(ResultDisplay):
             if self.against is not None:
                 row["refutes"] = bool(r.epsilon_lower_bound > self.against)
             rows.append(row)
-        against = "" if self.against is None else f"; checked against eps {self.against:.4g}"
-        return Table(rows, title=f"{self!r}{against}")
+        return Table(rows, title=repr(self))
 
     def _bound_dict(self, test: str, method: str) -> dict:
         d = self.bounds[test][method].to_dict()

@@ -166,12 +166,12 @@ def handler(args) -> Result:
     def f(x, w):
         return f"{x:>{w}.3f}" if abs(x) < 1e4 else f"{x:>{w}.3g}"
 
-    for test, v in rep.epsilon_lower_bound.items():
+    for test in rep.tests:
+        v = {m: rep.epsilon_lower_bound(test, m) for m in rep.methods}
         lines.append(f"{test:<18}{f(v['band'], 8)}{f(v['dkw'], 8)}{f(v['cp'], 8)}{f(v['gdp'], 8)}"
                      f"{f(v['gdp_gaussian'], 11)}")
-    first = next(iter(rep.bounds.values()), {})
-    ceil = {m: first[m].get("epsilon_max_certifiable") for m in ("band", "dkw", "cp", "gdp")
-            if isinstance(first.get(m), dict)}
+    ceil = {m: rep.epsilon_max_certifiable(rep.tests[0], m) for m in ("band", "dkw", "cp", "gdp")
+            if rep.tests and m in rep.methods}
     if ceil:   # tells "private" from "too few games" when the bounds are 0
         lines.append(f"{'largest certif.':<18}" + "".join(
             f(ceil[m], 8) if ceil.get(m) is not None else f"{'-':>8}"

@@ -87,15 +87,15 @@ def tightness_rows(model_fn, data, *, epsilons=EPSILONS, canary="dirac", rounds=
                            engine=engine, seed=seed * 1000 + k,
                            canaries_per_run=canaries_per_run,
                            semi=(canary != "dirac") if semi is None else semi, **_common())
-        lb = rep.epsilon_lower_bound[test]
+        lb = {m: rep.epsilon_lower_bound(test, m) for m in rep.methods}
         rows.append({
             "canary": canary, "engine": engine, "epsilon": eps, "sigma_dp": sigma,
             "rounds": rounds, "games": rep.config["games"], "test": test,
             "epsilon_true": rep.epsilon_true, "epsilon_accountant": rep.epsilon_accountant,
             "epsilon_lower_bound": lb,
             "ratio": {m: v / rep.epsilon_true for m, v in lb.items()},
-            "best_test_gdp_gaussian": max(v["gdp_gaussian"]
-                                          for v in rep.epsilon_lower_bound.values()),
+            "best_test_gdp_gaussian": max(rep.epsilon_lower_bound(t, "gdp_gaussian")
+                                          for t in rep.tests),
             "claim_refuted": rep.claim_refuted, "claim_refuted_gdp": rep.claim_refuted_gdp,
             "seconds": time.perf_counter() - t0})
     return rows

@@ -156,15 +156,15 @@ def test_report_fields_and_warnings(problem):
     assert any("secure RNG is off" in w for w in rep.warnings)
     assert any("Secure RNG turned off" in w for w in rep.warnings)     # Opacus' own, kept
     assert set(rep.epsilon_accountant) == {"rdp", "prv"}
-    assert {"dirac", "dirac_contrast", "semi_sgd", "semi_max"} <= set(rep.epsilon_lower_bound)
+    assert {"dirac", "dirac_contrast", "semi_sgd", "semi_max"} <= set(rep.tests)
     assert "replace-one" in rep.neighbouring_relation
     # the result type's display: one line, a tidy summary (one row per test and method)
     line = repr(rep)
     assert line.startswith("OpacusAuditReport(epsilon_claimed=") and "\n" not in line
     tab = rep.summary()
     rows = list(tab)
-    assert len(rows) == sum(len(v) for v in rep.epsilon_lower_bound.values())
-    assert {r["test"] for r in rows} == set(rep.epsilon_lower_bound)
+    assert len(rows) == sum(len(v) for v in rep.bounds.values())
+    assert {r["test"] for r in rows} == set(rep.tests)
     assert all(r["refutes"] == (r["epsilon_lower_bound"] > rep.epsilon_claimed) for r in rows)
     # "private" and "too few runs" told apart: the ceiling of each bound at these 20 games
     assert all(r["largest_certifiable"] is not None and r["largest_certifiable"] > 0
@@ -180,7 +180,7 @@ def test_poisson_sampler_truth_matches_accountant(problem):
     rep = audit_opacus(model_fn, data, noise_multiplier=1.0, max_grad_norm=1.0, batch_size=32,
                        steps=3, rounds=20, delta=1e-5, sampler="poisson", seed=0)
     assert "add/remove" in rep.neighbouring_relation
-    assert {"dirac_mixture", "dirac_sum"} <= set(rep.epsilon_lower_bound)
+    assert {"dirac_mixture", "dirac_sum"} <= set(rep.tests)
     assert rep.claim_refuted_gdp is None          # mixture scores: the Gaussian route is invalid
     assert rep.refutation["gdp"]["not_applicable"]
     # PLD (dp_accounting) and Opacus' PRV agree on the same add/remove Poisson composition

@@ -6,7 +6,7 @@ its own :math:`f_0`, draws a fresh update set, and with probability 1/2 the cana
 of its records (replace-one neighbours); the update is DP-SGD
 (:mod:`semi_core.attacks.updates.training`). The attack score is ScoreDiff/ScoreRatio of the
 canary's loss between :math:`f_0` and :math:`f_1` (and the no-update loss on :math:`f_1`). The
-game goes through :func:`semi_core.audit.games.audit_game_result` (the one certifying entry
+game goes through :func:`semi_core.audit.report.certify_game` (the one certifying entry
 point :func:`semi_core.audit.bounds.epsilon_lower_bound` per test), and the bounds are
 compared with the update's exact :math:`\varepsilon(\delta)` (:math:`\mu`-GDP, :math:`\mu = 2\sqrt{E}/\sigma_{DP}`).
 
@@ -24,7 +24,7 @@ import torch
 
 from semi_core._rng import as_seed_sequence, child_seed
 from semi_core._validation import check_delta, check_int, check_release_args
-from semi_core.audit.games import audit_game_result
+from semi_core.audit.report import AuditReport, certify_game
 from semi_core.audit.roc import roc_metrics
 from semi_core.game.play import play
 from semi_core.game.result import GameResult
@@ -326,15 +326,15 @@ def dp_audit(cfg: UpdateConfig, *, delta: float = 1e-4, rounds: int = 200,
     mu = res.metadata["update_mu"]
     out = {"epsilon_true": gdp_epsilon(mu, delta) if np.isfinite(mu) else float("inf"),
            "update_mu": mu, "delta": delta, "rounds": rounds, "attacks": {}}
-    audits = {meth: audit_game_result(res, delta=delta, failure_prob=failure_prob, method=meth)
-              for meth in ("dkw", "cp")}
+    bounds, ceilings = certify_game(res, ("dkw", "cp"), delta=delta, failure_prob=failure_prob)
+    report = AuditReport(bounds=bounds, ceilings=ceilings, game=res)
     for name in res.tests:
         m_, n_ = res.scores(name)
         rm = roc_metrics(m_, n_, fpr=(0.01, 0.1), interval="binomial")
         out["attacks"][name] = {
-            "epsilon_lower_bound": {k: a[name]["epsilon_lower_bound"] for k, a in audits.items()},
-            "epsilon_max_certifiable": {k: a[name].get("epsilon_max_certifiable")
-                                        for k, a in audits.items()},
+            "epsilon_lower_bound": {k: report.epsilon_lower_bound(name, k) for k in bounds[name]},
+            "epsilon_max_certifiable": {k: report.epsilon_max_certifiable(name, k)
+                                        for k in bounds[name]},
             "auc": rm.auc,
             "tpr_at_fpr": dict(zip(("0.01", "0.1"), rm.tpr_at_fpr, strict=True))}
     out["seconds"] = res.metadata["seconds"]

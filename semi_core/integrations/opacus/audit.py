@@ -125,7 +125,8 @@ def _audit_opacus(model_fn, train_dataset, config, *, seed, executor, progress,
                          "non-member games; every bound needs >= 2 of each: increase rounds")
     game.seed = int(root.entropy) if isinstance(root.entropy, int) else None
     game.metadata.update(engine=cfg.engine, sampler=cfg.sampler, canary=cfg.canary, bug=cfg.bug)
-    bounds, eps_lb = _certify(game, delta=cfg.delta, failure_prob=cfg.failure_prob, seed=ss_plan)
+    bounds, ceilings = _certify(game, delta=cfg.delta, failure_prob=cfg.failure_prob,
+                                seed=ss_plan)
     valid = cfg.sampler == "fixed" and setup.kind == "dirac" and bool(
         setup.info.get("dirac_isolated", False))
     why = ("" if valid else "the Gaussian-score route needs a Dirac canary on an isolated "
@@ -147,7 +148,7 @@ def _audit_opacus(model_fn, train_dataset, config, *, seed, executor, progress,
                      "independent and the audit is less tight")
     q_user = claims["q_user"]
     return OpacusAuditReport(
-        epsilon_lower_bound=eps_lb,
+        bounds=bounds, ceilings=ceilings, game=game,
         epsilon_accountant=claims["epsilon_accountant"],
         epsilon_true=claims["epsilon_true"], epsilon_claimed=claims["claimed"],
         claim_refuted=refutation["nonparametric"]["refuted"],
@@ -165,5 +166,4 @@ def _audit_opacus(model_fn, train_dataset, config, *, seed, executor, progress,
                 "runs_per_chunk": cfg.runs_per_chunk, "executor": ex.name},
         setup=setup.info,
         timing={"game_seconds": t1 - t0, "certify_seconds": t2 - t1,
-                "total_seconds": time.perf_counter() - t_start},
-        bounds=bounds, game=game)
+                "total_seconds": time.perf_counter() - t_start})

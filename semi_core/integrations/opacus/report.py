@@ -4,10 +4,11 @@ and the bounds it holds: every (test, method) bound and the Bonferroni-corrected
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from semi_core._table import ResultDisplay, Table
-from semi_core.audit.games import audit_game_result
+from semi_core.audit.report import AuditReport, certify_game
 from semi_core.game.result import GameResult
 
 __all__ = ["OpacusAuditReport", "BOUND_METHODS"]
@@ -19,9 +20,10 @@ BOUND_METHODS = {"band": {"method": "band"}, "dkw": {"method": "dkw"}, "cp": {"m
 NONPARAMETRIC = ("band", "dkw", "cp")
 
 
-@dataclass(repr=False)
-class OpacusAuditReport(ResultDisplay):
-    """Outcome of :func:`audit_opacus`.
+@dataclass(frozen=True, repr=False)
+class OpacusAuditReport(AuditReport):
+    """Outcome of :func:`audit_opacus`: an :class:`~semi_core.audit.report.AuditReport` (every
+    test x method of :data:`BOUND_METHODS`) with the Opacus-specific verdicts.
 
     Prints as one line (the claim, the truth where known, the verdicts); ``summary()`` is a
     table of every certified bound (one row per test and method) beside the claim and the
@@ -29,9 +31,10 @@ class OpacusAuditReport(ResultDisplay):
 
     Attributes
     ----------
-    epsilon_lower_bound : dict
-        ``{test: {method: eps_LB}}`` for methods ``band``, ``dkw``, ``cp`` (nonparametric),
-        ``gdp`` and ``gdp_gaussian`` (GDP route), each at ``failure_prob``.
+    bounds : dict
+        ``{test: {method: AuditResult}}`` for methods ``band``, ``dkw``, ``cp``
+        (nonparametric), ``gdp`` and ``gdp_gaussian`` (GDP route), each at ``failure_prob``
+        (``report.epsilon_lower_bound(test, method)``).
     epsilon_accountant : dict
         Opacus' ``{"rdp": eps, "prv": eps}`` for the user's configuration (add/remove,
         Poisson rate ``q = batch_size / N``, ``steps``).
@@ -41,28 +44,29 @@ class OpacusAuditReport(ResultDisplay):
     epsilon_claimed : float
         The claim under test.
     claim_refuted : bool
-        Nonparametric refutation at confidence ``1 - failure_prob``.
+        Nonparametric refutation at confidence ``1 - failure_prob`` (Bonferroni over every
+        test and nonparametric method: ``refutation``).
     claim_refuted_gdp : bool or None
         Gaussian-score GDP-route refutation (module docstring); ``None`` where not valid.
     """
 
-    epsilon_lower_bound: dict
-    epsilon_accountant: dict
-    epsilon_true: float | None
-    epsilon_claimed: float
-    claim_refuted: bool
-    claim_refuted_gdp: bool | None
-    refutation: dict
-    neighbouring_relation: str
-    accountant_relation: str
-    warnings: list
-    config: dict
-    setup: dict
-    timing: dict
-    bounds: dict = field(repr=False, default_factory=dict)
-    game: GameResult | None = field(repr=False, default=None)
+    epsilon_accountant: dict = field(default_factory=dict)
+    epsilon_true: float | None = None
+    epsilon_claimed: float = math.nan
+    claim_refuted: bool = False
+    claim_refuted_gdp: bool | None = None
+    refutation: dict = field(default_factory=dict)
+    neighbouring_relation: str = ""
+    accountant_relation: str = ""
+    warnings: list = field(default_factory=list)
+    config: dict = field(default_factory=dict)
+    setup: dict = field(default_factory=dict)
+    timing: dict = field(default_factory=dict)
 
     _repr_fields = ("epsilon_claimed", "epsilon_true", "claim_refuted", "claim_refuted_gdp")
+
+    def __repr__(self) -> str:
+        return ResultDisplay.__repr__(self)
 
     def summary(self) -> Table:
         """One row per test and method: ``test, method, epsilon_lower_bound,
@@ -70,15 +74,10 @@ class OpacusAuditReport(ResultDisplay):
         ceiling means "too few runs", not "private"), ``refutes`` (the bound exceeds the
         claim), under a title with the claim, the true epsilon where known, the accountants
         and the two verdicts."""
-        def ceiling(t, m):
-            v = (self.bounds.get(t) or {}).get(m) or {}
-            v = v.get("epsilon_max_certifiable") if isinstance(v, dict) else None
-            return None if v is None else float(v)
-
-        rows = [{"test": t, "method": m, "epsilon_lower_bound": float(e),
-                 "largest_certifiable": ceiling(t, m),
-                 "refutes": bool(e > self.epsilon_claimed)}
-                for t, per in self.epsilon_lower_bound.items() for m, e in per.items()]
+        rows = [{"test": t, "method": m, "epsilon_lower_bound": float(r.epsilon_lower_bound),
+                 "largest_certifiable": self.epsilon_max_certifiable(t, m),
+                 "refutes": bool(r.epsilon_lower_bound > self.epsilon_claimed)}
+                for t, m, r in self.items()]
         acc = ", ".join(f"{k} {v:.4g}" for k, v in self.epsilon_accountant.items()
                         if isinstance(v, int | float))
         title = (f"{self!r}\n{self.accountant_relation}: {acc or 'none'}\n"
@@ -87,25 +86,29 @@ class OpacusAuditReport(ResultDisplay):
         return Table(rows, title=title)
 
     def to_dict(self) -> dict:
-        """JSON-ready dict (the per-test :class:`~semi_core.audit.bounds.AuditResult` dicts
-        under ``bounds``; the game as counts)."""
-        out = {k: getattr(self, k) for k in (
-            "epsilon_lower_bound", "epsilon_accountant", "epsilon_true", "epsilon_claimed",
-            "claim_refuted", "claim_refuted_gdp", "refutation", "neighbouring_relation",
-            "accountant_relation", "warnings", "config", "setup", "timing", "bounds")}
+        """JSON-ready dict: ``epsilon_lower_bound`` as ``{test: {method: float}}``, the per-test
+        :class:`~semi_core.audit.bounds.AuditResult` dicts under ``bounds``, the game as
+        counts."""
+        out = {"epsilon_lower_bound": {t: {m: float(r.epsilon_lower_bound)
+                                           for m, r in per.items()}
+                                       for t, per in self.bounds.items()}}
+        out.update({k: getattr(self, k) for k in (
+            "epsilon_accountant", "epsilon_true", "epsilon_claimed", "claim_refuted",
+            "claim_refuted_gdp", "refutation", "neighbouring_relation", "accountant_relation",
+            "warnings", "config", "setup", "timing")})
+        out["bounds"] = self.bounds_dict()
         out["game"] = None if self.game is None else self.game.to_dict()
+        return out
+
+    def _entries(self) -> dict:
+        out = self.to_dict()
+        out["game"] = self.game
         return out
 
 
 def _certify(game: GameResult, *, delta, failure_prob, seed) -> tuple[dict, dict]:
-    bounds: dict = {t: {} for t in game.stats}
-    for name, kw in BOUND_METHODS.items():
-        res = audit_game_result(game, delta=delta, failure_prob=failure_prob, seed=seed, **kw)
-        for t, r in res.items():
-            bounds[t][name] = r
-    eps = {t: {m: float(r["epsilon_lower_bound"]) for m, r in v.items()}
-           for t, v in bounds.items()}
-    return bounds, eps
+    """Every test by every method of :data:`BOUND_METHODS`: ``(bounds, ceilings)``."""
+    return certify_game(game, BOUND_METHODS, delta=delta, failure_prob=failure_prob, seed=seed)
 
 
 #: Statistics that are exactly equal-variance Gaussian in both worlds for an isolated Dirac
@@ -123,13 +126,15 @@ def _refute(game: GameResult, claimed: float, *, delta, failure_prob, seed,
         groups.append(("gdp", ("gdp_gaussian",), [t for t in GAUSSIAN_TESTS if t in game.stats]))
     for group, methods, tests in groups:
         K = len(tests) * len(methods)
+        bounds, _ = certify_game(game, {m: BOUND_METHODS[m] for m in methods}, delta=delta,
+                                 failure_prob=failure_prob / K, tests=tests, ceilings=False,
+                                 seed=seed)
         best, arg = 0.0, None
-        for name in methods:
-            res = audit_game_result(game, delta=delta, failure_prob=failure_prob / K, seed=seed,
-                                    tests=tests, **BOUND_METHODS[name])
-            for t, r in res.items():
-                if r["epsilon_lower_bound"] > best:
-                    best, arg = float(r["epsilon_lower_bound"]), f"{t}/{name}"
+        for name in methods:  # method-major: the first of equal bounds names the pair
+            for t in tests:
+                r = bounds[t][name]
+                if r.epsilon_lower_bound > best:
+                    best, arg = float(r.epsilon_lower_bound), f"{t}/{name}"
         out[group] = {"epsilon_lower_bound": best, "test": arg, "bonferroni_k": K,
                       "refuted": bool(best > claimed)}
     if not gaussian_valid:
