@@ -307,8 +307,8 @@ class DataDistribution:
 
         Returns
         -------
-        ndarray, shape (*size, d)
-            Data points with the distribution's mean and covariance.
+        ndarray
+            Data points, shape ``(*size, d)``, with the distribution's mean and covariance.
         """
         size = (size,) if isinstance(size, int | np.integer) else tuple(size)
         e = self.family.standardized(rng, size + (self.d,))

@@ -219,8 +219,8 @@ class ProductLaw:
 
         Returns
         -------
-        ndarray, shape (*size, d)
-            The rows.
+        ndarray
+            The rows, shape ``(*size, d)``.
         """
         size = (size,) if np.ndim(size) == 0 else tuple(size)
         shape = (*size, self.d)

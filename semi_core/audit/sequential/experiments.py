@@ -106,7 +106,7 @@ def power_at_alternative(name: str, eps: float, *, bandwidth: float, runs: int, 
     algorithm : {1, 2}
         The paper's algorithm.
     mech_epsilon : float, optional
-        :math:`\varepsilon` the alternative is built for (the Type-I row's mechanism's);
+        :math:`\\varepsilon` the alternative is built for (the Type-I row's mechanism's);
         default ``eps``.
     witness : {"exact", "rff"}
         The Type-I runs' witness.
