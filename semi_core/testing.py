@@ -1070,6 +1070,9 @@ class MechanismCase:
         ``{rule: reason}`` for this mechanism.
     marks : tuple, optional
         pytest marks of every check of this mechanism (e.g. ``pytest.mark.slow``).
+    rules : tuple of str, optional
+        The rules to run (default: all of :data:`RULES`), e.g. one costly rule in a slow case
+        beside a fast case of the same mechanism without it.
     """
 
     mechanism: Any
@@ -1077,6 +1080,7 @@ class MechanismCase:
     options: dict[str, Any] = field(default_factory=dict)
     expected_failures: dict[str, str] = field(default_factory=dict)
     marks: tuple = ()
+    rules: tuple[str, ...] = RULES
     _built: Any = field(default=None, init=False, repr=False)
 
     def build(self):
@@ -1158,8 +1162,11 @@ def parametrize_with_checks(mechanisms: Iterable, *,
         opts = {**common, **_validate_options(case.options)}
         expected = {**shared, **_expected(case.expected_failures)}
         value = case if not is_mechanism(case.mechanism) else case.mechanism
+        bad = [r for r in case.rules if r not in RULES]
+        if bad:
+            raise ValueError(f"rules of {name!r} must be drawn from {list(RULES)}, got {bad}")
         cache: dict = {}
-        for rule in RULES:
+        for rule in (r for r in RULES if r in case.rules):
             marks = [*case.marks, *([pytest.mark.xfail(
                 reason=expected[rule], raises=MechanismCheckError, strict=False)]
                 if rule in expected else [])]

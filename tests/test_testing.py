@@ -313,6 +313,10 @@ def test_parametrize_with_checks_ids_marks_and_factories():
     assert built == [1]
     with pytest.raises(ValueError, match="options must be drawn from"):
         parametrize_with_checks([Good()], round=20)
+    one = parametrize_with_checks([MechanismCase(Good(), "one", rules=("lr_identity",))])
+    assert [p.id for p in one.args[1]] == ["one-lr_identity"]
+    with pytest.raises(ValueError, match="rules of 'bad' must be drawn from"):
+        parametrize_with_checks([MechanismCase(Good(), "bad", rules=("no_such_rule",))])
 
 
 def test_bad_arguments():

@@ -28,7 +28,12 @@ Optional members, used where present:
 ``final_log_lr(releases, tau)``
     the Final Observation test on :math:`o_T`;
 ``tests``
-    the statistics the mechanism offers (default: :func:`offered_tests`).
+    the statistics the mechanism offers (default: :func:`offered_tests`);
+``log_lr_exact``
+    ``False`` when ``log_lr_steps`` is a score (an estimate or an approximation) rather than
+    the exact log-likelihood ratio of the releases; the conformance rule ``lr_identity``
+    (:math:`E_{H_0}[\mathrm{LR}_t]=1`, :math:`E_{H_1^t}[1/\mathrm{LR}_t]=1`) then does not
+    apply. Default ``True``.
 
 :func:`statistics` turns the per-step log-LRs into every SeMI statistic; :class:`MechanismBase`
 is a convenience base class whose :meth:`MechanismBase.score` calls it. The conformance suite
