@@ -197,7 +197,8 @@ def plot_roc(run, path, *, title: str = "") -> None:
             for name in names:
                 k = _ATTACKS.index(name) if name in _ATTACKS else len(_ATTACKS)
                 P.plot_empirical_roc(ax, *res.scores(name), label=name, band=name == "iha",
-                                     color=f"C{k % 10}", ls=P.LINESTYLES[k % len(P.LINESTYLES)])
+                                     color=f"C{k}" if k < 10 else "0.1",  # not IHA's C0
+                                     ls=P.LINESTYLES[k % len(P.LINESTYLES)])
         for ax in axes.ravel()[len(panels):]:
             ax.set_visible(False)
         fig.tight_layout()
