@@ -1,0 +1,113 @@
+"""The one audit report (:mod:`semi_core.audit.report`): typed reads, the refutation split by
+assumption, several methods on one game, and ``to_dict`` equal to the entry points' JSON."""
+
+import json
+
+import numpy as np
+import pytest
+
+from semi_core._json import to_jsonable
+from semi_core.audit.bounds import ASSUMPTIONS, epsilon_lower_bound
+from semi_core.audit.games import audit_game_result
+from semi_core.audit.report import DISTRIBUTION_FREE, AuditReport, certify_game, method_specs
+from semi_core.audit.selection import certifiable_epsilon_max
+from semi_core.game.result import GameResult
+
+DELTA = 1e-5
+
+
+def _game(seed=0, n=300, shift=2.0):
+    """Two statistics: ``s`` separates the classes (mean shift), ``null`` does not."""
+    rng = np.random.default_rng(seed)
+    member = np.r_[np.ones(n, bool), np.zeros(n, bool)]
+    s = rng.normal(0.0, 1.0, 2 * n) + shift * member
+    null = rng.normal(0.0, 1.0, 2 * n)
+    return GameResult(member=member, tau=np.ones(2 * n, int), stats={"s": s, "null": null})
+
+
+def test_game_result_report_is_the_direct_bound_and_its_json():
+    res = _game()
+    rep = audit_game_result(res, delta=DELTA, method="dkw")
+    assert isinstance(rep, AuditReport) and rep.tests == ["s", "null"] and rep.methods == ["dkw"]
+    m, nm = res.scores("s")
+    direct = epsilon_lower_bound(m, nm, delta=DELTA, method="dkw")
+    top = certifiable_epsilon_max(m.size, nm.size, delta=DELTA, method="dkw")
+    assert rep.epsilon_lower_bound("s") == direct.epsilon_lower_bound
+    assert rep.result("s", "dkw") == direct
+    assert rep.epsilon_max_certifiable("s") == top
+    # the JSON of before: {test: AuditResult dict + epsilon_max_certifiable}
+    assert rep.to_dict()["s"] == {**direct.to_dict(), "epsilon_max_certifiable": top}
+    assert rep["s"] == rep.to_dict()["s"] and list(rep.keys()) == ["s", "null"]
+    json.dumps(to_jsonable(rep.to_dict()))
+
+
+def test_several_methods_on_one_game_equal_one_method_at_a_time():
+    res = _game(1)
+    bounds, tops = certify_game(res, ["band", "cp", "gdp"], delta=DELTA)
+    for method in ("band", "cp", "gdp"):
+        one = audit_game_result(res, delta=DELTA, method=method)
+        for t in res.stats:
+            assert bounds[t][method] == one.result(t)
+            assert tops[t][method] == one.epsilon_max_certifiable(t)
+    # named variants of a method (the Opacus table's "gdp_gaussian")
+    b2, _ = certify_game(res, {"g": {"method": "gdp", "gdp_fit": "gaussian"}}, delta=DELTA)
+    assert b2["s"]["g"].assumption == "gaussian-scores"
+
+
+def test_refutation_is_split_by_assumption():
+    res = _game(2, shift=3.0)
+    bounds, tops = certify_game(res, ["band", "gdp"], delta=DELTA)
+    lb_band = bounds["s"]["band"].epsilon_lower_bound
+    lb_gdp = bounds["s"]["gdp"].epsilon_lower_bound
+    assert 0 < lb_band < lb_gdp   # the parametric fit certifies more: it assumes more
+    against = (lb_band + lb_gdp) / 2
+    rep = AuditReport(bounds=bounds, ceilings=tops, against=against)
+    assert rep.refuted == [] and rep.refuted_under_assumption == ["s/gdp"]
+    rep = AuditReport(bounds=bounds, ceilings=tops, against=lb_band / 2)
+    assert rep.refuted == ["s/band"] and rep.refuted_under_assumption == ["s/gdp"]
+    assert rep.best() == lb_band and rep.argbest() == ("s", "band")
+    assert rep.best(distribution_free=False) == lb_gdp
+    d = rep.to_dict()
+    assert list(d) == ["epsilon_lower_bound", "refuted", "refuted_under_assumption"]
+    assert d["refuted"] == ["s/band"]
+    row = {(r["test"], r["method"]): r for r in rep.summary()}
+    assert row["s", "band"]["refutes"] and row["s", "gdp"]["refutes"]
+    assert not row["null", "band"]["refutes"]
+    # no epsilon to check against: no refutation entries
+    assert "refuted" not in AuditReport(bounds=bounds).to_dict()
+
+
+def test_distribution_free_set_names_known_assumptions():
+    assert DISTRIBUTION_FREE <= set(ASSUMPTIONS)
+    # the parametric ones say what they assume
+    for key in set(ASSUMPTIONS) - DISTRIBUTION_FREE:
+        assert "gdp" in key or "gaussian" in key
+
+
+def test_reads_name_what_is_missing():
+    bounds, _ = certify_game(_game(3), ["band", "dkw"], delta=DELTA)
+    rep = AuditReport(bounds=bounds)
+    with pytest.raises(ValueError, match="name one"):
+        rep.epsilon_lower_bound("s")
+    with pytest.raises(KeyError, match="'nope' not in this report"):
+        rep.result("nope", "band")
+    with pytest.raises(KeyError, match="method 'cp'"):
+        rep.result("s", "cp")
+    assert rep.epsilon_max_certifiable("s", "band") is None   # not computed
+    with pytest.raises(ValueError, match="one method per test"):
+        AuditReport(bounds=bounds, per_method=False)
+    with pytest.raises(TypeError, match="AuditResult"):
+        AuditReport(bounds={"s": {"band": 0.3}})
+    with pytest.raises(ValueError, match="methods must be drawn from"):
+        method_specs(["band", "nope"])
+    assert "tests=2" in repr(rep) and "<table" in rep._repr_html_()
+
+
+def test_layout_header_bounds_trailer():
+    bounds, tops = certify_game(_game(4), "band", delta=DELTA)
+    rep = AuditReport(bounds=bounds, ceilings=tops, header={"rounds": 600}, trailer={"x": 1},
+                      bounds_key="tests", per_method=False, game=_game(4))
+    d = rep.to_dict()
+    assert list(d) == ["rounds", "tests", "x"]
+    assert d["tests"]["s"]["epsilon_max_certifiable"] == tops["s"]["band"]
+    assert rep["game"].rounds == 600 and "game" not in d   # the game object is not JSON
