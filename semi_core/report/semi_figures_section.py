@@ -92,7 +92,7 @@ def _fig1(ctx, plt, rounds):
             mu, sd = s[sel].mean(0), s[sel].std(0)
             ax.plot(t, mu, "o-", color=color, label=f"{'H1' if cls else 'H0'} mean (MC)")
             ax.fill_between(t, mu - sd, mu + sd, color=color, alpha=0.15,
-                            label=f"{'H1' if cls else 'H0'} mean +- 1 SD across rounds")
+                            label=f"{'H1' if cls else 'H0'} mean ± 1 SD across rounds")
         n_eff = (SEED_FIG2.n * t if name == "final" else np.full(T, SEED_FIG2.n)).astype(float)
         sep = np.where(t >= tau, _sep_closed(n_eff, m), 0.0)
         sep_mc = s[B].mean(0) - s[~B].mean(0)
@@ -104,8 +104,8 @@ def _fig1(ctx, plt, rounds):
         ax.grid(alpha=0.3)
         data[name] = {"separation_closed": sep.tolist(), "separation_mc": sep_mc.tolist(),
                       "N": n_eff.tolist()}
-    axes[0].legend(fontsize=8)
     fig.tight_layout()
+    P.figure_legend(fig, axes, ncol=3)  # below the panels, never over the bands
     P.save(fig, ctx.out_dir / "fig1_isolation.png")
     return data
 

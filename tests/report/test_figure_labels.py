@@ -36,6 +36,6 @@ def test_fig1_legend_names_its_bands(tmp_path, monkeypatch):
     figs = _capture(monkeypatch)
     with P.style() as plt:
         _fig1(ReportContext(out_dir=tmp_path), plt, 200)
-        labels = [t.get_text() for t in figs[0].axes[0].get_legend().get_texts()]
+        labels = [t.get_text() for t in figs[0].legends[0].get_texts()]
         plt.close(figs[0])
     assert any("1 SD" in s for s in labels) and any("tau" in s for s in labels), labels
