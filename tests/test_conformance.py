@@ -7,7 +7,8 @@ for the quadrature log-LRs of the zoo, 100-200 for training runs, none for the c
 LR identity from 1000 rounds per hypothesis (tolerance about 0.2; 2000 for the cheap white-box
 Dirac game; none where a round is a costly training run).
 A log-LR that is a score rather than the exact likelihood ratio is a declared expected failure
-of ``lr_identity`` with its reason (or the mechanism declares ``log_lr_exact = False``).
+of ``lr_identity`` with its reason (or the mechanism declares ``log_lr_exact = False``); where a
+round is a training run, that rule runs in the slow tier (cases restricted to it).
 """
 
 from __future__ import annotations
@@ -177,6 +178,20 @@ MECHANISMS = [
     MechanismCase(_linreg, "linreg-sgd", {**TORCH, "rounds": 60}),
     MechanismCase(_dp_update, "dp-update", TORCH),
     MechanismCase(_trained_model, "trained-model", TORCH, marks=(pytest.mark.slow,)),
+    # slow: the LR identity of mechanisms whose round is a training run (1000 rounds per
+    # hypothesis, 10-40 CPU-s each); a log-LR that is a score is a declared expected failure
+    MechanismCase(_white_box(kind="input"), "white-box-input-lr", {**TORCH, "lr_rounds": 1000},
+                  marks=(pytest.mark.slow,), rules=("lr_identity",)),
+    MechanismCase(_dpsgd, "dpsgd-lr", {**TORCH, "lr_rounds": 1000}, marks=(pytest.mark.slow,),
+                  rules=("lr_identity",), expected_failures={"lr_identity": (
+                      "a plug-in log-LR: the law of the batch gradient is estimated from 32 "
+                      "reference records (seed 4.2, shrinkage), so it is not the exact ratio "
+                      "(E_H1[1/LR; LR>1] + P_H0(LR<=1) = 0.79-0.82 at 1000 rounds, tolerance 0.19)")}),
+    MechanismCase(_dp_update, "dp-update-lr", {**TORCH, "lr_rounds": 1000},
+                  marks=(pytest.mark.slow,), rules=("lr_identity",), expected_failures={
+                      "lr_identity": "log_lr_steps is the canary's loss decrease per step, a "
+                                     "statistic for the protocol's checks, not a log-LR "
+                                     "(UpdateCanaryMechanism offers no SeMI test)"}),
 ]
 
 
