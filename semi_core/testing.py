@@ -1084,7 +1084,13 @@ class MechanismCase:
     _built: Any = field(default=None, init=False, repr=False)
 
     def build(self):
-        """The mechanism (built by the factory on the first call)."""
+        """The mechanism, built by the factory on the first call.
+
+        Returns
+        -------
+        Mechanism
+            The mechanism (the same object on every call).
+        """
         if self._built is None:
             obj = self.mechanism
             self._built = obj if is_mechanism(obj) or not callable(obj) else obj()
