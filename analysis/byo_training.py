@@ -89,14 +89,13 @@ def audit_one(eps: float, bug: str, rounds: int, seed: int, methods) -> dict:
         warnings.simplefilter("ignore")
         rep = audit_training(loop, rounds, seed, claimed_epsilon=eps, delta=DELTA,
                              methods=methods, chunk_size=250)
-    lb = {t: {m: d["epsilon_lower_bound"] for m, d in per.items()}
-          for t, per in rep["epsilon_lower_bound"].items()}
+    lb = {t: {m: r.epsilon_lower_bound for m, r in per.items()} for t, per in rep.bounds.items()}
     return {"claimed_epsilon": eps, "bug": bug, "sigma": sigma, "rounds": rounds,
             "accountant": rep["accountant"], "epsilon_lower_bound": lb,
-            "max_certifiable": {m: d["epsilon_max_certifiable"] for m, d in
-                                rep["epsilon_lower_bound"]["semi-star"].items()},
-            "refuted": rep["refuted"],
-            "refuted_under_assumption": rep["refuted_under_assumption"],
+            "max_certifiable": {m: rep.epsilon_max_certifiable("semi-star", m)
+                                for m in rep.methods},
+            "refuted": rep.refuted,
+            "refuted_under_assumption": rep.refuted_under_assumption,
             "seconds": time.perf_counter() - t0,
             "coordinate_second_moment": loop.coordinate_moment}
 

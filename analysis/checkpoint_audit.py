@@ -132,11 +132,9 @@ def main(argv=None) -> dict:
     out["cpu_seconds_audit_per_100_runs"] = 100 * (time.process_time() - c1) / args.runs
     out["theta0"], out["saved_steps"] = res["theta0"], res["config"]["saved_steps"]
     for meth in methods:
-        out["methods"][meth] = {t: per[meth]["epsilon_lower_bound"]
-                                for t, per in res["epsilon_lower_bound"].items()}
-        out["methods"][meth]["max_certifiable"] = res["epsilon_lower_bound"]["semi-star"][
-            meth]["epsilon_max_certifiable"]
-    g = res["game"]
+        out["methods"][meth] = {t: res.epsilon_lower_bound(t, meth) for t in res.tests}
+        out["methods"][meth]["max_certifiable"] = res.epsilon_max_certifiable("semi-star", meth)
+    g = res.game
     out["auc"] = {t: float(auc(*g.scores(t))) for t in g.stats}
     print(json.dumps(out, indent=2))
     return out

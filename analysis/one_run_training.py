@@ -122,8 +122,7 @@ def tightness(epsilons=(2.0, 4.0, 8.0), ms=(100, 1000), *, seed=0, r_scale=200, 
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         rep = audit_training(many, rounds=r, seed=seed, methods=["band", "gdp"])
-                    lb = rep["epsilon_lower_bound"]
-                    best = {mm: max(lb[t][mm]["epsilon_lower_bound"] for t in lb)
+                    best = {mm: max(rep.epsilon_lower_bound(t, mm) for t in rep.tests)
                             for mm in ("band", "gdp")}
                     cache[r] = (best, time.process_time() - t0)
             row = {"eps": eps, "m": m, "sigma": sigma,
