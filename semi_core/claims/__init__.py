@@ -4,9 +4,9 @@ One subpackage per seed paper (``semi_sequential_mi``, ``per_datum_leakage``,
 ``sequential_dp_auditing``, ``combining_mi_updates``, ``iha_parameters_vs_loss``), one module
 per kind of check in it (``formulas``: the stated formulas; ``appendix_c``, ``experiments``,
 ...: what they are named after; ``system``: what the shipped system measures), each defining
-``CLAIMS``, a list of :class:`Claim` records. The registry (:data:`SEED_MODULES`,
-:func:`all_claims`, :func:`verify`) is the one list that ``semi-core verify``, the report and the
-errata page read. Use
+``CLAIMS``, a list of :class:`Claim` records. The registry (:mod:`semi_core.claims.registry`:
+:data:`SEED_MODULES`, :func:`all_claims`, :func:`verify`) is the one list that ``semi-core
+verify``, the report and the errata page read. Use
 
 >>> from semi_core.claims import all_claims, verify
 >>> results = verify(seed="combining_mi_updates")          # doctest: +SKIP
@@ -30,7 +30,8 @@ from ._core import (
     summary,
     verify_claim,
 )
-from ._registry import (
+from ._render import errata_markdown, to_latex
+from .registry import (
     SEED_MODULES,
     all_claims,
     get_claim,
@@ -38,7 +39,6 @@ from ._registry import (
     verify,
     write_errata,
 )
-from ._render import errata_markdown, to_latex
 
 __all__ = [
     "SEED_MODULES",
