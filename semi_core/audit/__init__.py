@@ -9,6 +9,9 @@
   audit fed canary by canary during training.
 - :mod:`semi_core.audit.score_auditor`: :class:`ScoreAuditor`, the one object for scores a user
   already has (bounds, TPR at FPR, ROC; a migration table from jax_privacy).
+- :mod:`semi_core.audit.report`: :class:`AuditReport`, what every "audit X" entry point returns
+  (per test and method: the bound, the largest certifiable bound, the assumption, the refutation
+  of a claim); :func:`certify_game`, several methods on one game.
 """
 
 from semi_core.audit.anytime_one_run import AnytimeOneRun, ClaimRefutedError
@@ -21,6 +24,7 @@ from semi_core.audit.bounds import (
     epsilon_lower_bound,
     epsilon_lower_bound_from_counts,
 )
+from semi_core.audit.report import AuditReport, certify_game
 from semi_core.audit.roc import RocMetrics, advantage, auc, roc_curve, roc_metrics, tpr_at_fpr
 from semi_core.audit.score_auditor import ScoreAuditor
 from semi_core.stats.gdp import (
@@ -32,9 +36,11 @@ from semi_core.stats.gdp import (
 
 __all__ = [
     "AnytimeOneRun",
+    "AuditReport",
     "AuditResult",
     "ClaimRefutedError",
     "audit_batch",
+    "certify_game",
     "clopper_pearson_lower",
     "clopper_pearson_upper",
     "dkw_margin",
