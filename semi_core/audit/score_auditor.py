@@ -123,6 +123,17 @@ class ScoreAuditor:
         -------
         AuditResult
             The bound, the method, the assumption and its details.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> auditor = ScoreAuditor(rng.normal(1.5, 1.0, 2000), rng.normal(0.0, 1.0, 2000))
+        >>> r = auditor.epsilon_lower_bound(delta=1e-5)
+        >>> print(f"{r.epsilon_lower_bound:.3f}", r.method, r.assumption)
+        2.564 band iid-games
+        >>> print(f"{auditor.max_certifiable_epsilon(delta=1e-5):.2f}")   # perfect separation
+        5.53
         """
         return epsilon_lower_bound(self.member, self.nonmember, delta=delta,
                                    failure_prob=failure_prob, method=method, **kwargs)

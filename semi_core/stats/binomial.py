@@ -31,6 +31,13 @@ def clopper_pearson_upper(k, n, failure_prob) -> np.ndarray:
     -------
     ndarray
         Upper bound in [0, 1], broadcast over the inputs.
+
+    Examples
+    --------
+    >>> print(f"{float(clopper_pearson_upper(0, 100, 0.05)):.4f}")   # 1 - 0.05**(1/100)
+    0.0295
+    >>> print(f"{float(clopper_pearson_upper(5, 100, 0.05)):.4f}")
+    0.1023
     """
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
