@@ -150,3 +150,16 @@ def test_report_interrupt_counts_sections(tmp_path, monkeypatch):
                                                  "_fake_ok_section"],
                      progress=Reporter(True, stream=out))
     assert not (tmp_path / "rep").exists()
+
+
+def test_runner_interrupt_counts_rounds_as_its_progress():
+    """The runner's interrupt message counts rounds (the progress's unit), then chunks."""
+    from semi_core.game.backends import Interrupted, run_local
+
+    def fn(i):
+        if i == 2:
+            raise KeyboardInterrupt
+        return i
+
+    with pytest.raises(Interrupted, match=r"after 20 of 40 rounds \(2 of 4 chunks\)"):
+        run_local(fn, [0, 1, 2, 3], sizes=[10, 10, 10, 10])

@@ -55,8 +55,17 @@ class Interrupted(KeyboardInterrupt):
     """A run stopped by an interrupt: ``done`` maps task index -> result for the tasks that
     finished (or, with ``reduce``, ``acc`` is the accumulator over them)."""
 
-    def __init__(self, done: dict | None = None, acc: Any = None, total: int = 0):
-        super().__init__(f"interrupted after {len(done or {})} of {total} tasks")
+    def __init__(self, done: dict | None = None, acc: Any = None, total: int = 0,
+                 sizes: Sequence[int] | None = None, unit: str = "round"):
+        # counted in the progress's units (rounds) where the sizes are known, tasks otherwise
+        n_done = len(done or {})
+        if sizes is not None and len(sizes) == total:
+            k = sum(int(sizes[i]) for i in (done or {}))
+            msg = (f"interrupted after {k} of {sum(int(z) for z in sizes)} {unit}s "
+                   f"({n_done} of {total} chunks)")
+        else:
+            msg = f"interrupted after {n_done} of {total} tasks"
+        super().__init__(msg)
         self.done = dict(done or {})
         self.acc = acc
         self.total = int(total)
@@ -296,7 +305,7 @@ def run_local(fn: Callable, tasks: Sequence, *, threads: int = 1, progress: bool
                     pool.shutdown(wait=True, cancel_futures=True)
         except KeyboardInterrupt:
             raise Interrupted(done if reduce is None else {i: None for i in done}, acc,
-                              len(tasks)) from None
+                              len(tasks), sizes) from None
     return [done[i] for i in range(len(tasks))] if reduce is None else acc
 
 
@@ -560,7 +569,7 @@ def run_dask(fn: Callable, tasks: Sequence, *, workers: int | None = None,
     except KeyboardInterrupt:
         for f in futures.values():
             f.cancel()
-        raise Interrupted(done, acc, len(tasks)) from None
+        raise Interrupted(done, acc, len(tasks), sizes) from None
     finally:
         if own:
             client.close()
