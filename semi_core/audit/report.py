@@ -224,11 +224,34 @@ class AuditReport(ResultDisplay):
         return per[method]
 
     def epsilon_lower_bound(self, test: str, method: str | None = None) -> float:
-        r"""Certified :math:`\underline\varepsilon` of one test and method (see :meth:`result`)."""
+        r"""Certified :math:`\underline\varepsilon` of one test and method.
+
+        Parameters
+        ----------
+        test : str
+        method : str, optional
+            Needed when the report holds several methods (:meth:`result`).
+
+        Returns
+        -------
+        float
+        """
         return float(self.result(test, method).epsilon_lower_bound)
 
     def epsilon_max_certifiable(self, test: str, method: str | None = None) -> float | None:
-        """The largest bound the method can certify from these games (``None``: not computed)."""
+        """The largest bound the method can certify from these games.
+
+        Parameters
+        ----------
+        test : str
+        method : str, optional
+            Needed when the report holds several methods (:meth:`result`).
+
+        Returns
+        -------
+        float or None
+            ``None`` where not computed (one-run audits).
+        """
         r = self.result(test, method)
         label = method if method is not None else self._label_of(test, r)
         v = self.ceilings.get(test, {}).get(label)
@@ -237,8 +260,14 @@ class AuditReport(ResultDisplay):
     def _label_of(self, test: str, r: AuditResult) -> str:
         return next(k for k, v in self.bounds[test].items() if v is r)
 
-    def items(self):
-        """``((test, method, AuditResult), ...)`` in order."""
+    def items(self) -> list[tuple[str, str, AuditResult]]:
+        """Every bound in order.
+
+        Returns
+        -------
+        list of (str, str, AuditResult)
+            ``(test, method, result)``.
+        """
         return [(t, m, r) for t, per in self.bounds.items() for m, r in per.items()]
 
     def best(self, *, distribution_free: bool = True) -> float:
@@ -259,7 +288,18 @@ class AuditReport(ResultDisplay):
         return float(max(vals)) if vals else 0.0
 
     def argbest(self, *, distribution_free: bool = True) -> tuple[str, str] | None:
-        """``(test, method)`` of :meth:`best` (the first of equals); ``None`` when empty."""
+        """Where :meth:`best` is attained.
+
+        Parameters
+        ----------
+        distribution_free : bool
+            As in :meth:`best`.
+
+        Returns
+        -------
+        (str, str) or None
+            ``(test, method)`` (the first of equals); ``None`` when there is no bound.
+        """
         best, arg = -math.inf, None
         for t, m, r in self.items():
             if distribution_free and r.assumption not in DISTRIBUTION_FREE:
@@ -294,8 +334,14 @@ class AuditReport(ResultDisplay):
         return f"{type(self).__name__}({', '.join(parts)})"
 
     def summary(self) -> Table:
-        """One row per test and method: the bound, the largest certifiable bound, the counts,
-        the assumption and (with ``against``) whether it refutes."""
+        """One row per test and method.
+
+        Returns
+        -------
+        Table
+            ``test, method, eps_LB, largest_certifiable, n_member, n_nonmember, assumption``
+            and, with ``against``, ``refutes``.
+        """
         rows = []
         for t, m, r in self.items():
             row = {"test": t, "method": m, "eps_LB": r.epsilon_lower_bound,
@@ -315,8 +361,15 @@ class AuditReport(ResultDisplay):
         return d
 
     def bounds_dict(self) -> dict:
-        """The bounds as ``to_dict()`` lays them out (``{test: {method: dict}}`` or
-        ``{test: dict}``), each with ``epsilon_max_certifiable`` where computed."""
+        """The bounds as ``to_dict()`` lays them out.
+
+        Returns
+        -------
+        dict
+            ``{test: {method: dict}}`` or ``{test: dict}``, each an
+            :meth:`~semi_core.audit.bounds.AuditResult.to_dict` with
+            ``epsilon_max_certifiable`` where computed.
+        """
         if self.per_method:
             return {t: {m: self._bound_dict(t, m) for m in per} for t, per in self.bounds.items()}
         return {t: self._bound_dict(t, next(iter(per))) for t, per in self.bounds.items()}
@@ -343,8 +396,15 @@ class AuditReport(ResultDisplay):
         return dict(self.trailer)
 
     def to_dict(self) -> dict:
-        """JSON-ready dict: the entry point's layout (``header``, the bounds, the refutations,
-        ``trailer``); result objects in it as their own ``to_dict()``."""
+        """JSON-ready dict in the entry point's layout.
+
+        Returns
+        -------
+        dict
+            ``header``, the bounds (under ``bounds_key``), ``refuted`` and
+            ``refuted_under_assumption`` (with ``against``), ``trailer``; result objects in it
+            as their own ``to_dict()``.
+        """
         return {k: (v.to_dict() if isinstance(v, ResultDisplay | GameResult) else v)
                 for k, v in self._entries().items()}
 
@@ -361,13 +421,31 @@ class AuditReport(ResultDisplay):
         return key in self._entries() or (key == "game" and self.game is not None)
 
     def get(self, key: str, default=None):
-        """``report[key]`` or ``default``."""
+        """One entry of the JSON view.
+
+        Parameters
+        ----------
+        key : str
+        default : object
+            Returned when ``key`` is not an entry.
+
+        Returns
+        -------
+        object
+            ``report[key]`` or ``default``.
+        """
         try:
             return self[key]
         except KeyError:
             return default
 
     def keys(self):
-        """The keys of ``to_dict()``."""
+        """The entries of the JSON view.
+
+        Returns
+        -------
+        KeysView
+            The keys of ``to_dict()``.
+        """
         return self._entries().keys()
 

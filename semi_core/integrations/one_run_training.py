@@ -618,12 +618,30 @@ class OneRunTrainingResult(AuditReport):
                 f"assumption={self.assumption!r})")
 
     def epsilon_lower_bound(self, test: str, method: str | None = "one-run") -> float:
-        r""":math:`\underline\varepsilon` of one score and method (default ``one-run``)."""
+        r""":math:`\underline\varepsilon` of one score and method.
+
+        Parameters
+        ----------
+        test : str
+            The score (``dirac``, ``step_log_lr``, ``loss``).
+        method : str
+            Default ``one-run``.
+
+        Returns
+        -------
+        float
+        """
         return super().epsilon_lower_bound(test, method)
 
     def summary(self) -> Table:
-        r"""One row per score and method: the bound, its ratio to the accountant's
-        :math:`\varepsilon`, the guesses, the assumption and whether it refutes the claim."""
+        r"""One row per score and method.
+
+        Returns
+        -------
+        Table
+            The bound, its ratio to the accountant's :math:`\varepsilon`, the guesses, the
+            assumption and whether it refutes the claim.
+        """
         rows = [{"score": score, "method": method,
                  "eps_lb": r.epsilon_lower_bound,
                  "eps_lb/eps": r.epsilon_lower_bound / self.epsilon,

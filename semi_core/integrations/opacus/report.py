@@ -69,11 +69,16 @@ class OpacusAuditReport(AuditReport):
         return ResultDisplay.__repr__(self)
 
     def summary(self) -> Table:
-        """One row per test and method: ``test, method, epsilon_lower_bound,
-        largest_certifiable`` (the largest bound these games could give: a 0 beside a small
-        ceiling means "too few runs", not "private"), ``refutes`` (the bound exceeds the
-        claim), under a title with the claim, the true epsilon where known, the accountants
-        and the two verdicts."""
+        """One row per test and method.
+
+        Returns
+        -------
+        Table
+            ``test, method, epsilon_lower_bound, largest_certifiable`` (the largest bound these
+            games could give: a 0 beside a small ceiling means "too few runs", not "private"),
+            ``refutes`` (the bound exceeds the claim), under a title with the claim, the true
+            epsilon where known, the accountants and the two verdicts.
+        """
         rows = [{"test": t, "method": m, "epsilon_lower_bound": float(r.epsilon_lower_bound),
                  "largest_certifiable": self.epsilon_max_certifiable(t, m),
                  "refutes": bool(r.epsilon_lower_bound > self.epsilon_claimed)}
@@ -86,9 +91,15 @@ class OpacusAuditReport(AuditReport):
         return Table(rows, title=title)
 
     def to_dict(self) -> dict:
-        """JSON-ready dict: ``epsilon_lower_bound`` as ``{test: {method: float}}``, the per-test
-        :class:`~semi_core.audit.bounds.AuditResult` dicts under ``bounds``, the game as
-        counts."""
+        """JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            ``epsilon_lower_bound`` as ``{test: {method: float}}``, the verdicts and settings,
+            the per-test :class:`~semi_core.audit.bounds.AuditResult` dicts under ``bounds``,
+            the game as counts.
+        """
         out = {"epsilon_lower_bound": {t: {m: float(r.epsilon_lower_bound)
                                            for m, r in per.items()}
                                        for t, per in self.bounds.items()}}
