@@ -74,6 +74,7 @@ from semi_core._validation import (
 )
 from semi_core.audit import epsilon_lower_bound
 from semi_core.audit.one_run import check_inclusion_balance
+from semi_core.audit.report import AuditReport
 
 from .accounting import dpsgd_epsilon
 from .dirac import WhiteBoxMechanism, WhiteBoxScorer, WhiteBoxSetup, dirac_coordinates
@@ -92,9 +93,15 @@ ONE_RUN_METHODS = (("one-run", "one-run", {}),
                    ("one-run-fdp (eps,delta)", "one-run-fdp", {"tradeoff": "eps-delta"}))
 
 
-@dataclass(frozen=True)
-class OneRunAudit:
-    """Result of one training run with ``m`` canaries.
+#: Test name of the white-box run's Final Observation score (the step not used).
+FINAL = "final"
+
+
+@dataclass(frozen=True, repr=False)
+class OneRunAudit(AuditReport):
+    """Result of one training run with ``m`` canaries (an
+    :class:`~semi_core.audit.report.AuditReport`: ``bounds[score][method]`` and, white-box
+    ``dirac`` only, ``bounds["final"][method]``).
 
     Attributes
     ----------
@@ -106,9 +113,11 @@ class OneRunAudit:
     scores : ndarray, (m,)
         Score of each canary (higher = included).
     score : str
-        Name of the score.
+        Name of the score (the report's first test).
     bounds : dict
-        Certified :math:`\\underline\\varepsilon` per method of :data:`ONE_RUN_METHODS`.
+        ``{test: {method: AuditResult}}`` per method of :data:`ONE_RUN_METHODS`: the test
+        ``score`` and, white-box ``dirac`` only, ``"final"``: the Final Observation score
+        :math:`\\sum_t(s_{t,j_c}-a_c)` (the same release read without the insertion step).
     epsilon_true : float
         The run's exact :math:`\\varepsilon(\\delta)` (:math:`2/\\sigma_{DP}`-GDP).
     delta, failure_prob : float
@@ -116,28 +125,44 @@ class OneRunAudit:
         ``train``, ``score`` and ``certify`` wall seconds.
     params : dict
         Configuration (JSON metadata).
-    bounds_step_unknown : dict
-        White-box ``dirac`` only: the bounds of the Final Observation score
-        :math:`\\sum_t(s_{t,j_c}-a_c)` (the same release read without the insertion step).
     """
 
-    kind: str
-    member: np.ndarray
-    tau: np.ndarray
-    scores: np.ndarray
-    score: str
-    bounds: dict
-    epsilon_true: float
-    delta: float
-    failure_prob: float
+    kind: str = ""
+    member: np.ndarray | None = None
+    tau: np.ndarray | None = None
+    scores: np.ndarray | None = None
+    score: str = ""
+    epsilon_true: float = math.nan
+    delta: float = math.nan
+    failure_prob: float = math.nan
     seconds: dict = field(default_factory=dict)
     params: dict = field(default_factory=dict)
-    bounds_step_unknown: dict = field(default_factory=dict)
 
     @property
     def m(self) -> int:
         """Number of canaries."""
         return int(self.member.size)
+
+    def by_method(self, test: str | None = None) -> dict[str, float]:
+        """Certified :math:`\\underline\\varepsilon` of one test per method.
+
+        Parameters
+        ----------
+        test : str, optional
+            Default: the run's score; ``"final"``: the Final Observation score (``{}`` where
+            not computed).
+
+        Returns
+        -------
+        dict of str to float
+        """
+        per = self.bounds.get(self.score if test is None else test, {})
+        return {k: float(r.epsilon_lower_bound) for k, r in per.items()}
+
+    @property
+    def bounds_step_unknown(self) -> dict[str, float]:
+        """:meth:`by_method` of the Final Observation score (``{}`` where not computed)."""
+        return self.by_method(FINAL)
 
     def ratios(self) -> dict:
         """:math:`\\underline\\varepsilon/\\varepsilon_{\\mathrm{true}}` per method.
@@ -147,7 +172,7 @@ class OneRunAudit:
         dict of str to float
             The ratio of each method's bound to the true epsilon.
         """
-        return {k: v / self.epsilon_true for k, v in self.bounds.items()}
+        return {k: v / self.epsilon_true for k, v in self.by_method().items()}
 
     def ratios_step_unknown(self) -> dict:
         """:meth:`ratios` of :attr:`bounds_step_unknown`.
@@ -159,6 +184,10 @@ class OneRunAudit:
         """
         return {k: v / self.epsilon_true for k, v in self.bounds_step_unknown.items()}
 
+    def __repr__(self) -> str:
+        return (f"OneRunAudit(kind={self.kind!r}, m={self.m}, score={self.score!r}, "
+                f"epsilon_true={self.epsilon_true:.4f}, best={self.best():.4f})")
+
     def to_dict(self) -> dict:
         """JSON-safe summary (no per-canary arrays).
 
@@ -168,11 +197,14 @@ class OneRunAudit:
             The summary (bounds, true epsilon, delta, failure probability, timings, parameters).
         """
         return {"kind": self.kind, "m": self.m, "members": int(self.member.sum()),
-                "score": self.score, "bounds": dict(self.bounds),
+                "score": self.score, "bounds": self.by_method(),
                 "epsilon_true": self.epsilon_true, "delta": self.delta,
                 "failure_prob": self.failure_prob, "seconds": dict(self.seconds),
                 "params": dict(self.params),
-                "bounds_step_unknown": dict(self.bounds_step_unknown)}
+                "bounds_step_unknown": self.bounds_step_unknown}
+
+    def _entries(self) -> dict:
+        return self.to_dict()
 
 
 # ----------------------------------------------------------------------------- design checks
@@ -306,6 +338,14 @@ def _check_design(m, member, taus, steps, seed, *, delta, failure_prob):
     return member, taus
 
 
+def _one_run_results(member_scores, nonmember_scores, *, delta: float, failure_prob: float,
+                     methods=ONE_RUN_METHODS) -> dict:
+    """``{name: AuditResult}`` of one run's canary scores per method of ``methods``."""
+    return {name: epsilon_lower_bound(member_scores, nonmember_scores, delta=delta,
+                                      failure_prob=failure_prob, method=method, **kw)
+            for name, method, kw in methods}
+
+
 def certify_one_run(member_scores, nonmember_scores, *, delta: float,
                     failure_prob: float = 0.05, methods=ONE_RUN_METHODS) -> dict:
     """Certified :math:`\\underline\\varepsilon` of one run's canary scores per method
@@ -329,10 +369,9 @@ def certify_one_run(member_scores, nonmember_scores, *, delta: float,
     dict of str to float
         The certified lower bound of each method.
     """
-    return {name: float(epsilon_lower_bound(member_scores, nonmember_scores, delta=delta,
-                                            failure_prob=failure_prob, method=method,
-                                            **kw).epsilon_lower_bound)
-            for name, method, kw in methods}
+    return {k: float(r.epsilon_lower_bound) for k, r in _one_run_results(
+        member_scores, nonmember_scores, delta=delta, failure_prob=failure_prob,
+        methods=methods).items()}
 
 
 # ----------------------------------------------------------------------------- white-box
@@ -383,20 +422,19 @@ def one_run_white_box(mech: WhiteBoxMechanism | WhiteBoxSetup, *, seed=0, member
     scorer = WhiteBoxScorer(mech, semi="tau" if score == "semi_sgd" else False)
     scores = np.asarray(scorer(releases, taus)[score], dtype=float)
     t2 = time.perf_counter()
-    bounds = certify_one_run(scores[member], scores[~member], delta=delta,
-                             failure_prob=failure_prob)
+    bounds = {score: _one_run_results(scores[member], scores[~member], delta=delta,
+                                      failure_prob=failure_prob)}
     t3 = time.perf_counter()
-    unknown = {}
     if score == "dirac":  # the Final Observation score: the same run, step not used
         traj, idx = mech.trajectories(releases)
         final = (mech.standardised(traj, idx) - mech._a[idx, None]).sum(1)
-        unknown = certify_one_run(final[member], final[~member], delta=delta,
-                                  failure_prob=failure_prob)
-    return OneRunAudit(kind="white-box", member=member, tau=taus, scores=scores, score=score,
-                       bounds=bounds, epsilon_true=float(mech.epsilon(delta)), delta=delta,
+        bounds[FINAL] = _one_run_results(final[member], final[~member], delta=delta,
+                                         failure_prob=failure_prob)
+    return OneRunAudit(bounds=bounds, kind="white-box", member=member, tau=taus, scores=scores,
+                       score=score, epsilon_true=float(mech.epsilon(delta)), delta=delta,
                        failure_prob=failure_prob,
                        seconds={"train": t1 - t0, "score": t2 - t1, "certify": t3 - t2},
-                       params={**mech.params(), "m": m}, bounds_step_unknown=unknown)
+                       params={**mech.params(), "m": m})
 
 
 # ----------------------------------------------------------------------------- black-box
@@ -520,8 +558,8 @@ def one_run_black_box(setup: WhiteBoxSetup, canaries=None, *, seed=0, member=Non
     with torch.no_grad():
         scores = -setup.fm.losses_batched(theta[None], cx, cy)[0].numpy().astype(float)
     t2 = time.perf_counter()
-    bounds = certify_one_run(scores[member], scores[~member], delta=delta,
-                             failure_prob=failure_prob)
+    bounds = {"neg_final_loss": _one_run_results(scores[member], scores[~member], delta=delta,
+                                                 failure_prob=failure_prob)}
     t3 = time.perf_counter()
     params = {"mechanism": "black-box-dp-sgd", "m": m, "T": cfg.steps,
               "batch_size": cfg.batch_size, "lr": cfg.lr, "clip": cfg.clip,

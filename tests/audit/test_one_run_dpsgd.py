@@ -38,8 +38,8 @@ def small():
 def test_white_box_end_to_end(small):
     res = one_run_white_box(small, seed=1, delta=DELTA)
     assert res.kind == "white-box" and res.m == 60 and res.scores.shape == (60,)
-    assert set(res.bounds) == set(NAMES)
-    assert all(np.isfinite(v) and v >= 0 for v in res.bounds.values())
+    assert set(res.by_method()) == set(NAMES)
+    assert all(np.isfinite(v) and v >= 0 for v in res.by_method().values())
     assert res.epsilon_true == pytest.approx(4.0, rel=1e-6)
     np.testing.assert_array_equal(res.tau, spread_steps(60, 3))
     assert set(res.tau.tolist()) == {1, 2, 3}           # spread over the whole run
@@ -61,7 +61,7 @@ def test_black_box_end_to_end(small):
     res = one_run_black_box(small, m=60, seed=2, delta=DELTA)
     assert res.kind == "black-box" and res.scores.shape == (60,)
     assert np.all(res.scores <= 0)                      # negative losses
-    assert all(np.isfinite(v) and v >= 0 for v in res.bounds.values())
+    assert all(np.isfinite(v) and v >= 0 for v in res.by_method().values())
     assert res.epsilon_true == pytest.approx(dpsgd_epsilon(small.cfg.sigma_dp, DELTA))
 
 
@@ -70,13 +70,13 @@ def test_same_seed_same_result(small):
     b = one_run_white_box(small, seed=7, delta=DELTA)
     np.testing.assert_array_equal(a.scores, b.scores)
     np.testing.assert_array_equal(a.member, b.member)
-    assert a.bounds == b.bounds
+    assert a.by_method() == b.by_method()
     c = one_run_white_box(small, seed=8, delta=DELTA)
     assert not np.array_equal(a.scores, c.scores)
     x = one_run_black_box(small, m=60, seed=7, delta=DELTA)
     y = one_run_black_box(small, m=60, seed=7, delta=DELTA)
     np.testing.assert_array_equal(x.scores, y.scores)
-    assert x.bounds == y.bounds
+    assert x.by_method() == y.by_method()
 
 
 def test_white_box_never_overclaims_over_seeds(small):
@@ -87,7 +87,7 @@ def test_white_box_never_overclaims_over_seeds(small):
     over = dict.fromkeys(NAMES, 0)
     for seed in range(10):
         res = one_run_white_box(small, seed=seed, delta=DELTA)
-        for k, v in res.bounds.items():
+        for k, v in res.by_method().items():
             over[k] += v > res.epsilon_true
     assert all(c <= allowed for c in over.values()), over
 
@@ -109,8 +109,8 @@ def test_white_box_overclaim_rate_slow():
             assert "use another seed" in str(err)
             refused += 1
             continue
-        positive += res.bounds["one-run-fdp (gdp)"] > 0
-        for k, v in res.bounds.items():
+        positive += res.by_method()["one-run-fdp (gdp)"] > 0
+        for k, v in res.by_method().items():
             over[k] += v > res.epsilon_true
     assert refused <= 2 and positive > 150
     assert all(c <= binom.isf(1e-3, 200, 0.05) for c in over.values()), over
@@ -201,7 +201,7 @@ def test_opacus_one_run_white_box():
     b = one_run_white_box(OpacusMechanism(ctx), seed=1, delta=DELTA)
     assert a.m == 40 and a.epsilon_true == pytest.approx(4.0, rel=1e-6)
     np.testing.assert_array_equal(a.scores, b.scores)     # Opacus' noise seeded per run
-    assert all(np.isfinite(v) and v >= 0 for v in a.bounds.values())
+    assert all(np.isfinite(v) and v >= 0 for v in a.by_method().values())
     assert a.scores[a.member].mean() > a.scores[~a.member].mean()
 
 
@@ -257,7 +257,7 @@ def test_step_unknown_reads_the_same_run(small):
     for seed in range(10):
         res = one_run_white_box(small, seed=seed, delta=DELTA)
         assert set(res.bounds_step_unknown) == set(NAMES)
-        known += res.bounds["one-run-fdp (gdp)"]
+        known += res.by_method()["one-run-fdp (gdp)"]
         unknown += res.bounds_step_unknown["one-run-fdp (gdp)"]
     assert known >= unknown
     assert one_run_white_box(small, seed=0, delta=DELTA,
@@ -273,3 +273,22 @@ def test_drawn_bits_refused_before_training(small, monkeypatch):
     monkeypatch.setattr(WhiteBoxMechanism, "release", lambda *a: pytest.fail("trained"))
     with pytest.raises(ValueError, match="use another seed"):
         one_run_white_box(small, seed=5, delta=DELTA)
+
+
+def test_one_run_audit_is_the_audit_report():
+    """The white-box run's bounds per test (its score and the Final Observation score) and
+    method are AuditResults; the float views and the JSON are read from them."""
+    from semi_core.audit.report import AuditReport
+
+    setup = synthetic_setup(40, 1.0, steps=3, zero_features=14, seed=1)
+    res = one_run_white_box(setup, seed=1, delta=DELTA)
+    assert isinstance(res, AuditReport) and res.tests == ["dirac", "final"]
+    assert res.methods == list(NAMES)
+    for k in NAMES:
+        assert res.by_method()[k] == res.epsilon_lower_bound("dirac", k)
+        assert res.bounds_step_unknown[k] == res.epsilon_lower_bound("final", k)
+        assert res.result("dirac", k).n_guesses is not None
+    d = res.to_dict()
+    assert d["bounds"] == res.by_method() and d["bounds_step_unknown"] == res.bounds_step_unknown
+    assert res.best() == max(v for t in res.tests for m, v in res.by_method(t).items()
+                             if res.result(t, m).assumption == "one-run-bernoulli-half")
