@@ -317,7 +317,7 @@ def bug_zoo_stopping(*, runs: int = 8, m: int = 200, steps: int = 10, seed=0,
                     order = np.lexsort((np.arange(m), res.taus))  # step, then index
                     s, y, tau = (res.scores["dirac"][order], res.member[order],
                                  res.taus[order])
-                    end = res.bounds["dirac"]["one-run"]
+                    end = res.result("dirac", "one-run")
                 audit = AnytimeOneRun(claimed, delta=delta, failure_prob=failure_prob,
                                       n_canaries=m, guess_fraction=guess_fraction)
                 for t in range(1, steps + 1):                # one callback per step
