@@ -111,3 +111,19 @@ def test_layout_header_bounds_trailer():
     assert list(d) == ["rounds", "tests", "x"]
     assert d["tests"]["s"]["epsilon_max_certifiable"] == tops["s"]["band"]
     assert rep["game"].rounds == 600 and "game" not in d   # the game object is not JSON
+
+
+def test_mechanism_report_keeps_its_json_layout():
+    """audit-game's rows: the keys and their order of the JSON before the report type."""
+    from semi_core.audit.games import noisy_mean_audit_table
+
+    row = noisy_mean_audit_table(rounds=200, mu_levels=(1.0,), seed=0)[0]
+    d = row.to_dict()
+    assert list(d) == ["mechanism", "epsilon_true", "epsilon_true_tau", "tau_for_truth", "truth",
+                       "rounds", "tau", "delta", "failure_prob", "method", "tests", "mu",
+                       "mu_tau", "noise"]
+    assert list(d["tests"]) == row.tests == ["semi-star", "semi-max", "final"]
+    t = d["tests"]["semi-star"]
+    assert t["epsilon_lower_bound"] == row.epsilon_lower_bound("semi-star")
+    assert t["epsilon_max_certifiable"] == row.epsilon_max_certifiable("semi-star")
+    assert row["noise"] == d["noise"] and row["epsilon_true"] == d["epsilon_true"]
