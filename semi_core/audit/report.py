@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from numbers import Real
 from typing import Any
 
 from semi_core._table import ResultDisplay, Table, _fmt
@@ -145,7 +146,9 @@ class AuditReport(ResultDisplay):
     :func:`~semi_core.integrations.training.audit_training`,
     :func:`~semi_core.integrations.checkpoints.audit_checkpoints`,
     :func:`~semi_core.integrations.one_run_training.audit_one_run`,
-    :func:`~semi_core.integrations.opacus.audit_opacus`). Prints as one line; ``summary()`` is
+    :func:`~semi_core.integrations.opacus.audit_opacus`,
+    :func:`~semi_core.sgd.one_run.one_run_white_box`, :func:`~semi_core.sgd.one_run.one_run_black_box`).
+    Prints as one line; ``summary()`` is
     one row per test and method; ``to_dict()`` is the entry point's JSON; ``report[key]`` reads
     one entry of it (the bounds as dicts, the setting's entries as given).
 
@@ -185,6 +188,9 @@ class AuditReport(ResultDisplay):
             if not isinstance(per, Mapping) or not all(isinstance(r, AuditResult)
                                                        for r in per.values()):
                 raise TypeError(f"bounds[{t!r}] must map methods to AuditResult")
+        if self.against is not None and not (isinstance(self.against, Real)
+                                             and self.against >= 0):  # NaN too
+            raise ValueError(f"against must be an epsilon >= 0 or None, got {self.against!r}")
         if not self.per_method and any(len(per) > 1 for per in self.bounds.values()):
             raise ValueError("per_method=False lays out one method per test; got several")
 

@@ -96,6 +96,8 @@ def test_reads_name_what_is_missing():
     assert rep.epsilon_max_certifiable("s", "band") is None   # not computed
     with pytest.raises(ValueError, match="one method per test"):
         AuditReport(bounds=bounds, per_method=False)
+    with pytest.raises(ValueError, match="against must be an epsilon"):
+        AuditReport(bounds=bounds, against=float("nan"))   # would refute nothing, silently
     with pytest.raises(TypeError, match="AuditResult"):
         AuditReport(bounds={"s": {"band": 0.3}})
     with pytest.raises(ValueError, match="methods must be drawn from"):
