@@ -48,10 +48,10 @@ def handler(args) -> Result:
     """Build the derivations (cached) and report them."""
     from semi_core._io import atomic_write_text
     from semi_core._validation import check_output_path
-    from semi_core.symbolic import derivation_names, get_derivation
-
     target = (check_output_path(args.latex, "--latex", suffix=".tex")
               if args.latex not in (None, LATEX_INLINE) else None)
+    from semi_core.symbolic import derivation_names, get_derivation  # SymPy: after the refusals
+
     if args.name is not None:
         try:
             get_derivation(args.name)
