@@ -35,7 +35,7 @@ loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X, Y), batch
 engine = PrivacyEngine()
 model, optimizer, loader = engine.make_private_with_epsilon(
     module=model, optimizer=torch.optim.SGD(model.parameters(), lr=0.5), data_loader=loader,
-    target_epsilon=4.0, target_delta=DELTA, epochs=EPOCHS, max_grad_norm=1.0)
+    target_epsilon=0.5, target_delta=DELTA, epochs=EPOCHS, max_grad_norm=1.0)
 for _ in range(EPOCHS):
     train_epoch(model, optimizer, loader)
 sigma = optimizer.noise_multiplier
@@ -57,7 +57,7 @@ print("[3]", buggy)
 from semi_core.integrations.training import TrainingLoop, audit_training  # noqa: E402
 
 loop = TrainingLoop.from_opacus(train_epoch, model, optimizer, loader, engine,
-                                target_epsilon=4.0, target_delta=DELTA, epochs=EPOCHS,
+                                target_epsilon=0.5, target_delta=DELTA, epochs=EPOCHS,
                                 n_reference=64)
 report = audit_training(loop, rounds=100, seed=0, methods=["band", "cp"])
 print("[4]", report.summary())
