@@ -17,7 +17,26 @@ __all__ = ["opacus_accountant_epsilon", "poisson_pld_epsilon"]
 def opacus_accountant_epsilon(noise_multiplier: float, sample_rate: float, steps: int,
                               delta: float, *, warnings_out: list | None = None) -> dict[str, float]:
     """Opacus' RDP and PRV accountants (add/remove, Poisson rate ``sample_rate``, ``steps``);
-    their warnings are appended to ``warnings_out``."""
+    their warnings are appended to ``warnings_out``.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        :math:`\\sigma_{DP}`, > 0.
+    sample_rate : float
+        Poisson sampling rate, in (0, 1].
+    steps : int
+        Number of steps.
+    delta : float
+        The :math:`\\delta` of the profile, in (0, 1).
+    warnings_out : list, optional
+        Receives the accountants' warning messages.
+
+    Returns
+    -------
+    dict of str to float
+        :math:`\\varepsilon(\\delta)` of each accountant (``rdp``, ``prv``).
+    """
     _opacus()
     from opacus.accountants import PRVAccountant, RDPAccountant
 

@@ -43,7 +43,16 @@ def audit_opacus(model_fn, train_dataset, config: OpacusAuditConfig | None = Non
         Split into a private pool (batches), reference records (gradient statistics) and, for
         ``canary="gradient-mahalanobis"``, canary candidates.
     config : OpacusAuditConfig, optional
-        The configuration; or give its fields as keywords (``noise_multiplier=...,
+        The configuration; or give its fields as keywords (``**options``).
+    seed : int or SeedSequence
+        Root seed (setup split and the games).
+    executor : Executor, int or None
+        Where the runner plays the chunks of runs (:class:`~semi_core.game.backends.Executor`);
+        the result does not depend on it.
+    progress : bool
+        Progress of the game on stderr.
+    **options
+        Fields of :class:`OpacusAuditConfig` (``noise_multiplier=...,
         max_grad_norm=..., batch_size=..., steps=..., canary=..., tau=..., rounds=...,
         delta=..., lr=..., sampler=..., bug=..., canaries_per_run=..., dirac_scale=...,
         failure_prob=..., engine=..., semi=..., n_reference=..., runs_per_chunk=...``), which
@@ -52,22 +61,15 @@ def audit_opacus(model_fn, train_dataset, config: OpacusAuditConfig | None = Non
         - ``noise_multiplier``, ``max_grad_norm``: :math:`\\sigma_{DP}` and :math:`C`;
         - ``batch_size``, ``steps``: ``n`` (``<= len(train_dataset)``) and ``T``;
         - ``canary``: ``"dirac"`` (white-box Dirac gradient canary), ``"gradient-mahalanobis"``
-          (the candidate with the largest clipped-gradient Mahalanobis distance, seed §5.2) or
-          ``"input"`` (a crafted input on the least-varying feature);
+        (the candidate with the largest clipped-gradient Mahalanobis distance, seed §5.2) or
+        ``"input"`` (a crafted input on the least-varying feature);
         - ``tau``: insertion step (``sampler="fixed"``);
         - ``rounds``: runs, bits i.i.d. Bernoulli(1/2); ``canaries_per_run`` Dirac games per run;
         - ``sampler``: ``"fixed"`` or ``"poisson"``; ``bug``: a bug of the zoo installed in
-          Opacus' optimizer;
+        Opacus' optimizer;
         - ``engine``: ``"opacus"`` or ``"batched"`` (the same games on semi_core's batched
-          trainer, the reference path; ``sampler="fixed"`` only);
+        trainer, the reference path; ``sampler="fixed"`` only);
         - ``semi``: also SeMI-SGD and SeMI-max (slower); ``"tau"``: SeMI-SGD at ``tau`` only.
-    seed : int or SeedSequence
-        Root seed (setup split and the games).
-    executor : Executor, int or None
-        Where the runner plays the chunks of runs (:class:`~semi_core.game.backends.Executor`);
-        the result does not depend on it.
-    progress : bool
-        Progress of the game on stderr.
 
     Returns
     -------

@@ -13,7 +13,20 @@ __all__ = ["install_bug"]
 def install_bug(optimizer, bug: Bug | None):
     """Turn an Opacus ``DPOptimizer`` into its buggy twin (a subclass of its own class whose
     ``clip_and_accumulate`` / ``add_noise`` implement ``bug``, :mod:`semi_core.sgd.bugs`).
-    ``None`` and ``sampling_rate_misreport`` (an accounting bug) leave it unchanged."""
+    ``None`` and ``sampling_rate_misreport`` (an accounting bug) leave it unchanged.
+
+    Parameters
+    ----------
+    optimizer : opacus.optimizers.DPOptimizer
+        The optimizer (its class is replaced in place).
+    bug : Bug or None
+        The bug; None = no change.
+
+    Returns
+    -------
+    DPOptimizer
+        The same optimizer object, now of the buggy class (or unchanged).
+    """
     if bug is None or bug.misreports_accounting:
         return optimizer
     from opacus.optimizers.optimizer import (

@@ -144,7 +144,13 @@ class OpacusAuditConfig:
         return self.rounds * (self.canaries_per_run if self.sampler == "fixed" else 1)
 
     def to_dict(self) -> dict:
-        """The fields as a plain dict."""
+        """The fields as a plain dict.
+
+        Returns
+        -------
+        dict of str
+            Every field by name.
+        """
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 

@@ -21,7 +21,24 @@ DIGITS_TRAIN_RECORDS = 1197
 def digits_example(*, seed=0, model: str = "logreg", pretrain_epochs: int = 60):
     """``(model_fn, train_dataset)`` on scikit-learn's bundled digits: a model pretrained on a
     public split (600 records; :func:`semi_core.sgd.models.build_model`) and the other 1197
-    records as the private training set. ``model_fn`` returns a fresh copy each call."""
+    records as the private training set. ``model_fn`` returns a fresh copy each call.
+
+    Parameters
+    ----------
+    seed : int or numpy.random.SeedSequence
+        Seed of the split and the pretraining.
+    model : {"logreg", "mlp", "frozen"}
+        Architecture (:func:`semi_core.sgd.models.build_model`).
+    pretrain_epochs : int
+        Epochs of public pretraining.
+
+    Returns
+    -------
+    model_fn : callable
+        Returns a fresh pretrained model.
+    train_dataset : (torch.Tensor, torch.Tensor)
+        The private records ``(X, y)`` (float64 and label tensors).
+    """
     from semi_core.sgd.data import load_dataset
     from semi_core.sgd.models import build_model
 

@@ -56,14 +56,40 @@ class OpacusMechanism(WhiteBoxMechanism):
             self.expected_batch_size = int(ctx.setup.info["expected_batch_size"])
 
     def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
-        """Releases ``(R, T, d + 1)`` (:class:`~semi_core.sgd.dirac.WhiteBoxMechanism`)."""
+        """Releases ``(R, T, d + 1)`` (:class:`~semi_core.sgd.dirac.WhiteBoxMechanism`).
+
+        Parameters
+        ----------
+        member : array_like of bool, shape (R,)
+            Canary bit of each round.
+        tau : int or array_like of int
+            Insertion step(s) in 1..T.
+        rng : numpy.random.Generator
+            Source of the runs' seeds.
+
+        Returns
+        -------
+        ndarray, shape (R, T, d + 1)
+            Parameters after each step, with the round's canary index in the last column.
+        """
         if self.sampler == "fixed":
             return super().release(member, tau, rng)
         member = np.asarray(member, dtype=bool).reshape(-1)
         return self.pack_releases(self.train_runs(_draw_poisson(member, rng)), member.size)
 
     def train_runs(self, runs: Runs) -> torch.Tensor:
-        """Train ``runs`` through Opacus: :math:`(\\theta_0..\\theta_T)` ``(m, T+1, d)``."""
+        """Train ``runs`` through Opacus: :math:`(\\theta_0..\\theta_T)` ``(m, T+1, d)``.
+
+        Parameters
+        ----------
+        runs : Runs
+            Draws of the runs (:func:`~semi_core.sgd.dirac.draw_runs`).
+
+        Returns
+        -------
+        torch.Tensor, shape (m, T+1, d)
+            The trajectories.
+        """
         caught: list[str] = []
         with _TRAIN_LOCK, warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
@@ -74,14 +100,38 @@ class OpacusMechanism(WhiteBoxMechanism):
         return traj
 
     def standardised(self, traj: torch.Tensor, idx: np.ndarray) -> np.ndarray:
-        """:math:`s_t`; under Poisson sampling standardised by the expected batch size."""
+        """:math:`s_t`; under Poisson sampling standardised by the expected batch size.
+
+        Parameters
+        ----------
+        traj : torch.Tensor, shape (R, T+1, d)
+            Trajectories.
+        idx : ndarray of int, shape (R,)
+            Canary index of each round.
+
+        Returns
+        -------
+        ndarray, shape (R, T)
+            The standardised updates.
+        """
         s = super().standardised(traj, idx)
         if self.sampler == "poisson":
             s = s * (self.expected_batch_size / self.setup.cfg.batch_size)
         return s
 
     def log_lr_steps(self, releases) -> np.ndarray:
-        """Per-step log-LRs ``(R, T)``; Poisson Dirac: the mixture terms (class docstring)."""
+        """Per-step log-LRs ``(R, T)``; Poisson Dirac: the mixture terms (class docstring).
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, T, d + 1)
+            Releases.
+
+        Returns
+        -------
+        ndarray, shape (R, T)
+            Per-step log-LRs.
+        """
         if self.sampler == "fixed" or self.setup.kind != "dirac":
             return super().log_lr_steps(releases)
         traj, idx = self.trajectories(releases)
@@ -91,7 +141,20 @@ class OpacusMechanism(WhiteBoxMechanism):
 
     def epsilon(self, delta: float, tau: int = 1) -> float:
         """Exact :math:`\\varepsilon(\\delta)`: :math:`\\mu`-GDP (fixed batches, replace-one) or
-        the PLD of ``T`` Poisson-subsampled Gaussian steps (add/remove, correct runs only)."""
+        the PLD of ``T`` Poisson-subsampled Gaussian steps (add/remove, correct runs only).
+
+        Parameters
+        ----------
+        delta : float
+            The :math:`\\delta` of the profile, in (0, 1).
+        tau : int
+            Insertion step.
+
+        Returns
+        -------
+        float
+            :math:`\\varepsilon(\\delta)`, >= 0.
+        """
         if self.sampler == "fixed":
             return super().epsilon(delta, tau)
         if self.bug is not None:
@@ -100,7 +163,13 @@ class OpacusMechanism(WhiteBoxMechanism):
         return poisson_pld_epsilon(cfg.sigma_dp, self.sample_rate, cfg.steps, delta)
 
     def params(self) -> dict:
-        """Configuration (JSON metadata)."""
+        """Configuration (JSON metadata).
+
+        Returns
+        -------
+        dict
+            The white-box configuration with the engine, sampler and canaries per run.
+        """
         out = {**super().params(), "mechanism": "opacus-dp-sgd", "engine": "opacus",
                "sampler": self.sampler, "canaries_per_run": self.k}
         if self.sampler == "poisson":

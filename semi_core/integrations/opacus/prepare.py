@@ -111,7 +111,34 @@ def prepare_opacus_setup(model_fn, train_dataset, *, cfg: DPSGDConfig, canary: s
                          dirac_scale: float = 4.0, n_reference: int = 128,
                          seed=0) -> _OpacusContext:
     """Split the dataset (private pool / reference / candidates), build :math:`\\theta_0` and the
-    canary, and check that Opacus can train the model."""
+    canary, and check that Opacus can train the model.
+
+    Parameters
+    ----------
+    model_fn : callable
+        Returns a fresh ``nn.Module``.
+    train_dataset : (X, y) or map-style dataset
+        The training data.
+    cfg : DPSGDConfig
+        The DP-SGD configuration.
+    canary : {"dirac", "gradient-mahalanobis", "input"}
+        The canary kind.
+    sampler : {"fixed", "poisson"}
+        Batch sampler.
+    canaries_per_run : int
+        Dirac canaries per run.
+    dirac_scale : float
+        Scale of the Dirac canary in units of the clipping norm.
+    n_reference : int
+        Reference records of the gradient statistics.
+    seed : int or numpy.random.SeedSequence
+        Seed of the split.
+
+    Returns
+    -------
+    _OpacusContext
+        The model factory, :math:`\\theta_0`, the white-box setup and the sampler.
+    """
     if canary not in CANARIES:
         raise ValueError(f"canary must be one of {CANARIES}, got {canary!r}")
     if sampler not in SAMPLERS:

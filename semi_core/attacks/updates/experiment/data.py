@@ -25,6 +25,20 @@ def load_update_data(path, *, label_column: int | str = 0) -> tuple[np.ndarray, 
     default learning rates are tuned for features in [0, 1], like digits); labels are mapped to
     ``0..K-1`` in sorted order.
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Directory (IDX pair), ``.csv``/``.txt`` or ``.npz`` file.
+    label_column : int or str
+        Column of the label in a text file (index or header name).
+
+    Returns
+    -------
+    X : ndarray of float64, shape (N, p)
+        Features.
+    y : ndarray of int, shape (N,)
+        Labels in 0..K-1.
+
     Raises
     ------
     FileNotFoundError
@@ -81,7 +95,22 @@ _PAIR_SOURCES = (0, 1)
 
 def subpop_targets(x, y, shift: str) -> list[int]:
     """Targets ``[t_a, t_v]`` of the Hard / Easy pairs for sources :data:`_PAIR_SOURCES`
-    (digits: Hard 0 -> 7, 1 -> 6; Easy 0 -> 9, 1 -> 8)."""
+    (digits: Hard 0 -> 7, 1 -> 6; Easy 0 -> 9, 1 -> 8).
+
+    Parameters
+    ----------
+    x : ndarray, shape (N, p)
+        Features.
+    y : ndarray, shape (N,)
+        Labels.
+    shift : str
+        The shift setting naming the Hard or the Easy pairs.
+
+    Returns
+    -------
+    list of int
+        ``[t_a, t_v]``.
+    """
     classes = np.unique(y)
     means = {c: x[y == c].mean(axis=0) for c in classes}
     used = set(_PAIR_SOURCES)

@@ -52,7 +52,20 @@ NO_UPDATE_RULES = {
 
 def fewer_trials_notes(summary: dict, trials: int) -> list[str]:
     """One line per metric of ``summary`` averaged over fewer than ``trials`` trials (precision
-    is undefined in a trial whose threshold calls no candidate IN: that trial is skipped)."""
+    is undefined in a trial whose threshold calls no candidate IN: that trial is skipped).
+
+    Parameters
+    ----------
+    summary : dict
+        A :func:`summarize` result.
+    trials : int
+        Number of trials.
+
+    Returns
+    -------
+    list of str
+        The notes.
+    """
     notes = []
 
     def walk(d, path):
@@ -95,6 +108,28 @@ def summarize(run: UpdateRun, *, score: str = "loss", combiner: str = "diff",
     seed's "top 10 % of the test data") of the attacker's known-OUT points on the target
     snapshots. ``collisions``: Delta's rule for a point several updates would take
     (:func:`~semi_core.stats.update_combination.assign_top_n`).
+
+    Parameters
+    ----------
+    run : UpdateRun
+        The experiment's run.
+    score : str
+        Score type (a key of ``run.scores``).
+    combiner : {"diff", "ratio"}
+        Combiner of the update attack.
+    threshold : {"batch", "transfer", "rank"}
+        Threshold rule.
+    fpr : sequence of float
+        FPR levels.
+    n_bootstrap : int
+        Bootstrap replicates.
+    collisions : str
+        Delta's collision rule.
+
+    Returns
+    -------
+    dict
+        The metrics listed above.
     """
     if score not in run.scores:
         raise ValueError(f"score must be one of {tuple(run.scores)}, got {score!r}")
@@ -182,6 +217,20 @@ def game_result(run: UpdateRun, *, score: str = "loss", combiner: str = "diff") 
     ``member`` is the candidate's truth, ``tau`` its update index (1..k; OUT candidates get the
     index the Fig. 2 experiment draws for them, uniform on 1..k from the run's seed), stats:
     ``back-front`` (the chosen combiner), ``final-loss`` (no update, :math:`-\\ell_k`).
+
+    Parameters
+    ----------
+    run : UpdateRun
+        The experiment's run.
+    score : str
+        Score type.
+    combiner : {"diff", "ratio"}
+        Combiner of the update attack.
+
+    Returns
+    -------
+    GameResult
+        The candidates as games.
     """
     L = run.scores[score]
     R = L.shape[0]

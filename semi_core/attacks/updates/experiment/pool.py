@@ -41,13 +41,32 @@ class UpdateRunPool:
         self.T = cfg.k + 1
 
     def params(self) -> dict:
-        """Validated parameters (JSON)."""
+        """Validated parameters (JSON).
+
+        Returns
+        -------
+        dict
+            The run configuration.
+        """
         return {"mechanism": "update-runs", "update": self.cfg.update, "model": self.cfg.model,
                 "k": self.cfg.k, "n_up": self.cfg.n_up, "n0": self.cfg.n0,
                 "pool_size": int(self.pool.size), "d": self.fm.d}
 
     def release_pool(self, rows, rng: np.random.Generator) -> np.ndarray:
-        """Train one run per row; ``(m, (k+1) d + 2 k n_up)`` (snapshots, candidate indices)."""
+        """Train one run per row; ``(m, (k+1) d + 2 k n_up)`` (snapshots, candidate indices).
+
+        Parameters
+        ----------
+        rows : ndarray of bool, shape (m, n_records)
+            Records of each run's pool.
+        rng : numpy.random.Generator
+            Source of the runs' seeds.
+
+        Returns
+        -------
+        ndarray, shape (m, (k+1) d + 2 k n_up)
+            Snapshots and candidate indices of each run.
+        """
         rows = np.asarray(rows, dtype=bool)
         cfg, k, n_up = self.cfg, self.cfg.k, self.cfg.n_up
         if rows.ndim != 2 or rows.shape[1] != self.n_records or \
@@ -73,12 +92,34 @@ class UpdateRunPool:
                                np.stack(cand).astype(np.float64)], axis=1)
 
     def snapshots(self, models) -> torch.Tensor:
-        """The snapshots :math:`f_0..f_k` of released runs, ``(m, k+1, d)``."""
+        """The snapshots :math:`f_0..f_k` of released runs, ``(m, k+1, d)``.
+
+        Parameters
+        ----------
+        models : array_like, shape (m, (k+1) d + 2 k n_up)
+            Released runs.
+
+        Returns
+        -------
+        torch.Tensor, shape (m, k+1, d)
+            The snapshots.
+        """
         models = np.asarray(models, dtype=np.float64)
         return torch.as_tensor(models[:, :self.T * self.fm.d].reshape(-1, self.T, self.fm.d))
 
     def candidates(self, models) -> np.ndarray:
-        """The candidates' record indices of released runs, ``(m, 2 k n_up)``."""
+        """The candidates' record indices of released runs, ``(m, 2 k n_up)``.
+
+        Parameters
+        ----------
+        models : array_like, shape (m, (k+1) d + 2 k n_up)
+            Released runs.
+
+        Returns
+        -------
+        ndarray of int64, shape (m, 2 k n_up)
+            The candidates' record indices.
+        """
         return np.asarray(models)[:, self.T * self.fm.d:].astype(np.int64)
 
 

@@ -25,6 +25,19 @@ def check_training_work(cfg: UpdateConfig, runs: int, what: str, *, features: in
 
     for ``r`` runs of ``p`` features (``features``; 64 for digits), :math:`d_\theta` parameters and ``c`` seconds per
     record-epoch (:math:`n_{up}' = n_0 + k n_{up}` for SGD-Full).
+
+    Parameters
+    ----------
+    cfg : UpdateConfig
+        The experiment's configuration.
+    runs : int
+        Number of runs r.
+    what : str
+        What is refused (named in the message).
+    features : int
+        Number of features p.
+    classes : int
+        Number of classes.
     """
     k, n_up, n0 = cfg.k, cfg.n_up, cfg.n0
     p = check_int(features, "features", minimum=1)

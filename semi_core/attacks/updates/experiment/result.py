@@ -45,7 +45,13 @@ class UpdateRun(ResultDisplay):
                 f"scores={list(self.scores)}, seconds={self.seconds:.1f})")
 
     def summary(self) -> Table:
-        """One row per score type: ``score, trials, candidates, members, test accuracy``."""
+        """One row per score type: ``score, trials, candidates, members, test accuracy``.
+
+        Returns
+        -------
+        Table
+            One row per score type.
+        """
         rows = [{"score": name, "trials": int(v.shape[0]), "snapshots": int(v.shape[1]),
                  "candidates": int(v.shape[2]), "members": int(self.member.sum()),
                  **{f"test_acc_{k}": float(a) for k, a in self.test_accuracy.items()}}
@@ -53,7 +59,13 @@ class UpdateRun(ResultDisplay):
         return Table(rows, title=repr(self))
 
     def to_dict(self) -> dict[str, Any]:
-        """Configuration, sizes, test accuracy and time (JSON-safe; no score arrays)."""
+        """Configuration, sizes, test accuracy and time (JSON-safe; no score arrays).
+
+        Returns
+        -------
+        dict
+            Configuration, sizes, test accuracy and time.
+        """
         return {"config": asdict(self.cfg), "scores": list(self.scores),
                 "candidates": int(self.member.size), "members": int(self.member.sum()),
                 "test_accuracy": dict(self.test_accuracy), "seconds": self.seconds}

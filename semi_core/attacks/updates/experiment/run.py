@@ -58,6 +58,11 @@ def run_experiment(cfg: UpdateConfig, *, scores=("loss",), progress=None, chunk_
     executor : Executor, int or None
         Where the chunks run (:class:`~semi_core.game.backends.Executor`); the result does
         not depend on it.
+
+    Returns
+    -------
+    UpdateRun
+        Scores of every candidate, membership and the run's metadata.
     """
     scores = tuple(scores)
     for s in scores:

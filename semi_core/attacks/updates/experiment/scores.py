@@ -39,6 +39,11 @@ def lira_offline_loss(phi_target, phi_ref) -> np.ndarray:
     ----------
     phi_target : array_like (..., N) with N = ``phi_ref.shape[1]`` values in all.
     phi_ref : array_like (M, N), ``M >= 2`` reference models.
+
+    Returns
+    -------
+    ndarray
+        The score, shape of ``phi_target`` (>= 0).
     """
     from semi_core.attacks.whitebox.scores import lira_offline
 

@@ -42,7 +42,18 @@ TRAIN_CHUNK = 64
 
 
 def parse_attacks(value) -> tuple[str, ...]:
-    """A comma-separated string or sequence of names from :data:`ATTACKS` (order kept)."""
+    """A comma-separated string or sequence of names from :data:`ATTACKS` (order kept).
+
+    Parameters
+    ----------
+    value : str or sequence of str
+        Attack names (comma-separated in a string).
+
+    Returns
+    -------
+    tuple of str
+        The names, without duplicates, in the given order.
+    """
     items = value.split(",") if isinstance(value, str) else list(value)
     out = tuple(dict.fromkeys(str(v).strip() for v in items if str(v).strip()))
     bad = [a for a in out if a not in ATTACKS]
@@ -53,7 +64,20 @@ def parse_attacks(value) -> tuple[str, ...]:
 
 def default_sgd(dataset: str, model: str) -> SGDConfig:
     """The seed's :math:`(\\lambda,\\mu,\\alpha)=(0.01,0.9,5\\cdot10^{-4})`, batch 32, and enough
-    epochs for the bundled settings to reach the stationary regime (loss flat in the log)."""
+    epochs for the bundled settings to reach the stationary regime (loss flat in the log).
+
+    Parameters
+    ----------
+    dataset : str
+        Bundled dataset.
+    model : {"logreg-mse", "logreg", "mlp"}
+        Architecture.
+
+    Returns
+    -------
+    SGDConfig
+        The training configuration.
+    """
     epochs = {"logreg-mse": 60.0, "logreg": 40.0, "mlp": 80.0}.get(model, 40.0)
     if dataset in ("breast-cancer", "wine"):
         epochs *= 2
@@ -134,12 +158,25 @@ class AttackConfig:
         :math:`\ell=\tfrac12(\sigma-y)^2`: for ``mse_convention="mean"`` (SGD with
         :math:`(\lambda,\alpha)` on :math:`2\ell`) the identical run
         :math:`(2\lambda,\alpha/2)` on :math:`\ell` (momentum buffer scaled by 2, same
-        weights)."""
+        weights).
+
+        Returns
+        -------
+        SGDConfig
+            The configuration on :math:`\ell`.
+        """
         s = self.loss_scale
         return self.sgd if s == 1.0 else replace(self.sgd, lr=s * self.sgd.lr,
                                                   weight_decay=self.sgd.weight_decay / s)
 
     def to_dict(self) -> dict:
+        """The configuration as a JSON-safe dict (``sgd`` as its own dict).
+
+        Returns
+        -------
+        dict
+            Every field by name.
+        """
         out = asdict(self)
         out["sgd"] = self.sgd.to_dict()
         return out

@@ -143,7 +143,13 @@ class WhiteBox:
         return self._grad_l1
 
     def hessian(self) -> torch.Tensor:
-        """Exact :math:`\\nabla^2L` on the target's training set (cached)."""
+        """Exact :math:`\\nabla^2L` on the target's training set (cached).
+
+        Returns
+        -------
+        torch.Tensor, shape (d, d)
+            The Hessian.
+        """
         if self._H is None:
             t0 = time.perf_counter()
             self._H = self.loss_scale * mean_loss_hessian(
@@ -153,7 +159,22 @@ class WhiteBox:
 
     def inverse(self, method: str = "exact", *, epsilon: float | None = None,
                 lowrank: bool = False):
-        """``EigenInverse`` (damping or low-rank) or a ``CGInverse`` on the HVP operator."""
+        """``EigenInverse`` (damping or low-rank) or a ``CGInverse`` on the HVP operator.
+
+        Parameters
+        ----------
+        method : {"exact", "cg"}
+            Eigen-decomposition or conjugate gradients.
+        epsilon : float, optional
+            Damping (or low-rank threshold); None = the configured damping.
+        lowrank : bool
+            Low-rank pseudo-inverse instead of damping (``exact`` only).
+
+        Returns
+        -------
+        EigenInverse or CGInverse
+            The inverse operator.
+        """
         eps = self.damping if epsilon is None else epsilon
         if method == "exact":
             return EigenInverse(self.hessian(), epsilon=eps,
@@ -171,7 +192,22 @@ class WhiteBox:
     def iha_terms(self, inv, *, loo_fraction: float = 1.0, rng=None) -> dict[str, np.ndarray]:
         r"""Eq. 8 terms; ``loo_fraction < 1`` estimates :math:`\nabla L_0` from a random
         fraction of :math:`D\setminus\{z\}` per target (App. F, Table 9), scaled to the full
-        :math:`1/n` normalisation."""
+        :math:`1/n` normalisation.
+
+        Parameters
+        ----------
+        inv : EigenInverse or CGInverse
+            The inverse Hessian.
+        loo_fraction : float
+            Fraction of :math:`D\setminus\{z\}` used, in (0, 1].
+        rng : numpy.random.Generator, optional
+            Source of the subsets (``loo_fraction < 1``).
+
+        Returns
+        -------
+        dict of str to ndarray
+            Eq. 8's terms per target.
+        """
         sgd = self.sgd
         kw = dict(n=self.n, lr=sgd.lr, momentum=sgd.momentum, weight_decay=sgd.weight_decay)
         if loo_fraction >= 1.0:
@@ -193,4 +229,16 @@ class WhiteBox:
         return iha_terms(inv, self.grads, self.losses, grad_l0=g0, **kw)
 
     def sif(self, inv) -> np.ndarray:
+        """SIF scores of the targets (:func:`~semi_core.attacks.whitebox.scores.sif_score`).
+
+        Parameters
+        ----------
+        inv : EigenInverse or CGInverse
+            The damped inverse Hessian.
+
+        Returns
+        -------
+        ndarray, shape (k,)
+            The scores.
+        """
         return sif_score(inv, self.grads)

@@ -68,7 +68,13 @@ class AttackRun(ResultDisplay):
 
     def summary(self) -> Table:
         """One row per attack: ``attack, auc, tpr@1%, tpr@0.1%`` (exact binomial intervals
-        conditional on the threshold), the class sizes and whether 0.1 % is resolvable."""
+        conditional on the threshold), the class sizes and whether 0.1 % is resolvable.
+
+        Returns
+        -------
+        Table
+            One row per attack.
+        """
         rows = []
         games = [(self.result, "")] + ([(self.loo_result, "@loo-subset")]
                                        if self.loo_result is not None else [])
@@ -86,14 +92,35 @@ class AttackRun(ResultDisplay):
         return Table(rows, title=repr(self))
 
     def to_dict(self) -> dict:
-        """Configuration, set-up, times and the games' sizes (JSON-safe)."""
+        """Configuration, set-up, times and the games' sizes (JSON-safe).
+
+        Returns
+        -------
+        dict
+            ``config``, ``setup``, ``seconds`` and the games' sizes.
+        """
         return {"config": asdict(self.config), "setup": self.setup, "seconds": self.seconds,
                 "rounds": self.result.rounds,
                 "loo_rounds": None if self.loo_result is None else self.loo_result.rounds,
                 "attacks": list(self.result.stats)}
 
     def metrics(self, *, fpr=(0.01, 0.001), n_bootstrap: int = 200, seed: int = 0) -> dict:
-        """Per attack: AUC, TPR at ``fpr`` with intervals (LOO attacks on the LOO subset)."""
+        """Per attack: AUC, TPR at ``fpr`` with intervals (LOO attacks on the LOO subset).
+
+        Parameters
+        ----------
+        fpr : sequence of float
+            FPR levels.
+        n_bootstrap : int
+            Bootstrap replicates of the intervals.
+        seed : int
+            Seed of the bootstrap.
+
+        Returns
+        -------
+        dict
+            :func:`attack_metrics` of each attack.
+        """
         out = {}
         for name in self.result.stats:
             out[name] = attack_metrics(self.result, name, fpr=fpr, n_bootstrap=n_bootstrap,
@@ -111,7 +138,26 @@ def attack_metrics(result: GameResult, name: str, *, fpr=(0.01, 0.001), n_bootst
     """AUC and TPR at each FPR level with 95 % bootstrap intervals
     (:func:`semi_core.audit.roc.roc_metrics`), plus the class sizes, the FPR resolution
     ``1/n_nonmember`` and ``tpr_at_fpr_resolvable`` (false: the level is below the resolution
-    and the cell is the TPR at FPR 0)."""
+    and the cell is the TPR at FPR 0).
+
+    Parameters
+    ----------
+    result : GameResult
+        The games.
+    name : str
+        The attack (a statistic of ``result``).
+    fpr : sequence of float
+        FPR levels.
+    n_bootstrap : int
+        Bootstrap replicates.
+    seed : int
+        Seed of the bootstrap.
+
+    Returns
+    -------
+    dict
+        AUC and TPRs with intervals, class sizes, FPR resolution and resolvability.
+    """
     m, nm = result.scores(name)
     r = roc_metrics(m, nm, fpr=fpr, interval="bootstrap", n_bootstrap=n_bootstrap, seed=seed)
     return {"auc": r.auc, "auc_interval": list(r.auc_interval),
@@ -131,6 +177,20 @@ def agreement_matrix(result: GameResult, names, *, fpr: float) -> dict:
     returned ``members[a][b]`` / ``nonmembers[a][b]`` are the fractions of members /
     non-members on which ``a`` and ``b`` decide alike (``b = "GT"``: the ground truth, i.e. TPR
     and 1 - FPR).
+
+    Parameters
+    ----------
+    result : GameResult
+        The games.
+    names : sequence of str
+        Attacks compared.
+    fpr : float
+        FPR of every attack's threshold, in (0, 1).
+
+    Returns
+    -------
+    dict
+        ``members`` and ``nonmembers`` agreement rates (``[a][b]``, ``b`` may be ``"GT"``).
     """
     fpr = check_probability(fpr, "fpr")
     names = list(names)
