@@ -61,14 +61,14 @@ def audit_opacus(model_fn, train_dataset, config: OpacusAuditConfig | None = Non
         - ``noise_multiplier``, ``max_grad_norm``: :math:`\\sigma_{DP}` and :math:`C`;
         - ``batch_size``, ``steps``: ``n`` (``<= len(train_dataset)``) and ``T``;
         - ``canary``: ``"dirac"`` (white-box Dirac gradient canary), ``"gradient-mahalanobis"``
-        (the candidate with the largest clipped-gradient Mahalanobis distance, seed §5.2) or
-        ``"input"`` (a crafted input on the least-varying feature);
+          (the candidate with the largest clipped-gradient Mahalanobis distance, seed §5.2) or
+          ``"input"`` (a crafted input on the least-varying feature);
         - ``tau``: insertion step (``sampler="fixed"``);
         - ``rounds``: runs, bits i.i.d. Bernoulli(1/2); ``canaries_per_run`` Dirac games per run;
         - ``sampler``: ``"fixed"`` or ``"poisson"``; ``bug``: a bug of the zoo installed in
-        Opacus' optimizer;
+          Opacus' optimizer;
         - ``engine``: ``"opacus"`` or ``"batched"`` (the same games on semi_core's batched
-        trainer, the reference path; ``sampler="fixed"`` only);
+          trainer, the reference path; ``sampler="fixed"`` only);
         - ``semi``: also SeMI-SGD and SeMI-max (slower); ``"tau"``: SeMI-SGD at ``tau`` only.
 
     Returns
