@@ -350,7 +350,24 @@ def step_log_lrs(fm: FunctionalModel, traj: torch.Tensor, ref_x, ref_y, tgt_x, t
 
 
 def trajectory_losses(fm: FunctionalModel, traj: torch.Tensor, tgt_x, tgt_y) -> np.ndarray:
-    """The target's loss at every state of trajectories ``(k, T+1, d)``: ``(k, T+1)``."""
+    """The target's loss at every state of trajectories ``(k, T+1, d)``: ``(k, T+1)``.
+
+    Parameters
+    ----------
+    fm : FunctionalModel
+        The model.
+    traj : torch.Tensor, shape (k, T+1, d)
+        Parameter trajectories.
+    tgt_x : torch.Tensor
+        The target's input (one record).
+    tgt_y : torch.Tensor
+        Its label.
+
+    Returns
+    -------
+    ndarray, shape (k, T+1)
+        The target's loss at every state.
+    """
     k, T1, d = traj.shape
     with torch.no_grad():
         return fm.losses_batched(traj.reshape(k * T1, d), tgt_x,
@@ -369,6 +386,22 @@ def trajectory_log_losses(fm: FunctionalModel, traj: torch.Tensor, tgt_x, tgt_y)
     margin of about 37: a memorised canary). Squared error
     :math:`\ell = \tfrac12(f-y)^2`: :math:`\log\ell = 2\log|f-y| - \log 2` (``-inf`` only for an
     exact fit).
+
+    Parameters
+    ----------
+    fm : FunctionalModel
+        The model (cross-entropy or squared-error loss).
+    traj : torch.Tensor, shape (k, T+1, d)
+        Parameter trajectories.
+    tgt_x : torch.Tensor
+        The target's input (one record).
+    tgt_y : torch.Tensor
+        Its label.
+
+    Returns
+    -------
+    ndarray, shape (k, T+1)
+        :math:`\log\ell` at every state (``-inf`` only for an exact squared-error fit).
     """
     k, T1, d = traj.shape
     thetas = traj.reshape(k * T1, d)
@@ -413,6 +446,11 @@ def loss_scores(log_losses) -> dict[str, np.ndarray]:
     end the audit. With an exact zero loss (squared error) the ratio at offset :math:`c = 0` is
     read as the :math:`c\to0^+` limit: :math:`\log(\ell_{t-1}/0) = +\infty` (ranked above every
     finite score) and :math:`\log(0/0) = 0`.
+
+    Parameters
+    ----------
+    log_losses : array_like, shape (..., T+1)
+        Logarithms of the target's losses (no NaN, no ``+inf``), T >= 1.
 
     Returns
     -------
@@ -588,7 +626,18 @@ class CheckpointRuns:
     tests = ("semi-star", "semi-unif", "semi-max")
 
     def gap_of(self, tau) -> np.ndarray:
-        """Gap index ``1..T`` holding training step(s) ``tau`` (``a < tau <= b``)."""
+        """Gap index ``1..T`` holding training step(s) ``tau`` (``a < tau <= b``).
+
+        Parameters
+        ----------
+        tau : int or array_like of int
+            Training step(s) of the canary.
+
+        Returns
+        -------
+        ndarray of int
+            Gap index of each step, in 1..T.
+        """
         t = np.asarray(tau)
         if t.dtype == bool or t.dtype.kind not in "iu":
             raise TypeError(f"tau must be integer training steps, got {t.dtype}")
@@ -599,12 +648,31 @@ class CheckpointRuns:
         return np.searchsorted(self.saved_steps, t, side="left")
 
     def unif_pmf(self) -> np.ndarray:
-        r"""SeMI-Unif's prior over gaps: :math:`k_j/T` (a uniform insertion step)."""
+        r"""SeMI-Unif's prior over gaps: :math:`k_j/T` (a uniform insertion step).
+
+        Returns
+        -------
+        ndarray, shape (T,)
+            The prior, proportional to the gaps' lengths.
+        """
         return self.gaps / self.gaps.sum()
 
     def layout(self, run) -> tuple[list[Path], bool]:
         """The checkpoint files of one run in saved-step order and whether :math:`\\theta_0` is
-        among them; raises naming the run when they are not the saved steps (listing only)."""
+        among them; raises naming the run when they are not the saved steps (listing only).
+
+        Parameters
+        ----------
+        run : str or os.PathLike
+            A run directory.
+
+        Returns
+        -------
+        files : list of pathlib.Path
+            Its checkpoint files in step order.
+        has_theta0 : bool
+            Whether the initial parameters are saved.
+        """
         files = step_files(run)
         nums = [k for k, _ in files]
         paths = [p for _, p in files]
@@ -630,7 +698,18 @@ class CheckpointRuns:
 
     def trajectory(self, run) -> np.ndarray:
         r""":math:`\theta` at the saved steps of one run, ``(T+1, d)`` float64; errors name the
-        file."""
+        file.
+
+        Parameters
+        ----------
+        run : str or os.PathLike
+            A run directory.
+
+        Returns
+        -------
+        ndarray of float64, shape (T+1, d)
+            Parameters at the saved steps (:math:`\theta_0` first).
+        """
         paths, has0 = self.layout(run)
         fm = self.fm
         out = np.empty((self.T + 1, fm.d), dtype=np.float64)
@@ -662,7 +741,18 @@ class CheckpointRuns:
         return out
 
     def load(self, items) -> np.ndarray:
-        """Trajectories of run directories, ``(k, T+1, d)``."""
+        """Trajectories of run directories, ``(k, T+1, d)``.
+
+        Parameters
+        ----------
+        items : sequence of str or os.PathLike
+            Run directories.
+
+        Returns
+        -------
+        ndarray, shape (k, T+1, d)
+            Their trajectories.
+        """
         return np.stack([self.trajectory(run) for run in items])
 
     # -- memory ------------------------------------------------------------------------
@@ -674,6 +764,11 @@ class CheckpointRuns:
         two capacitance factors); ``"auto"`` takes the smaller, so the peak is at most linear
         in ``m`` for a given model (:math:`m^2 \le md` when the low-rank form is taken).
         Runs are scored in blocks that keep the gradients under :data:`GRAD_BLOCK_BYTES`.
+
+        Parameters
+        ----------
+        runs : int
+            Runs scored at once.
 
         Returns
         -------
@@ -698,7 +793,18 @@ class CheckpointRuns:
     # -- statistics --------------------------------------------------------------------
     def log_lr_steps(self, releases) -> np.ndarray:
         r"""Per-gap DP-SGD log-LRs ``(k, T)`` of trajectories ``(k, T+1, d)`` (module
-        docstring; the per-step statistic where a gap is one step)."""
+        docstring; the per-step statistic where a gap is one step).
+
+        Parameters
+        ----------
+        releases : array_like, shape (k, T+1, d)
+            Trajectories.
+
+        Returns
+        -------
+        ndarray, shape (k, T)
+            The per-gap log-LRs.
+        """
         traj = torch.as_tensor(np.asarray(releases, dtype=np.float64), device=self.device)
         if traj.ndim != 3 or traj.shape[1:] != (self.T + 1, self.fm.d):
             raise ValueError(f"releases must have shape (k, {self.T + 1}, {self.fm.d}), got "
@@ -738,17 +844,45 @@ class CheckpointRuns:
         return out.cpu().numpy()
 
     def target_losses(self, releases) -> np.ndarray:
-        r"""The target's loss along each trajectory, ``(k, T+1)``."""
+        r"""The target's loss along each trajectory, ``(k, T+1)``.
+
+        Parameters
+        ----------
+        releases : array_like, shape (k, T+1, d)
+            Trajectories.
+
+        Returns
+        -------
+        ndarray, shape (k, T+1)
+            The target's losses.
+        """
         return np.exp(self.target_log_losses(releases))
 
     def target_log_losses(self, releases) -> np.ndarray:
         r"""The logarithm of the target's loss along each trajectory, ``(k, T+1)``
-        (:func:`trajectory_log_losses`)."""
+        (:func:`trajectory_log_losses`).
+
+        Parameters
+        ----------
+        releases : array_like, shape (k, T+1, d)
+            Trajectories.
+
+        Returns
+        -------
+        ndarray, shape (k, T+1)
+            Logarithms of the target's losses.
+        """
         traj = torch.as_tensor(np.asarray(releases, dtype=np.float64), device=self.device)
         return trajectory_log_losses(self.fm, traj, self.tgt_x, self.tgt_y)
 
     def params(self) -> dict[str, Any]:
-        """The audited configuration (JSON metadata)."""
+        """The audited configuration (JSON metadata).
+
+        Returns
+        -------
+        dict of str
+            Saved steps, model size, reference statistics' form and the DP-SGD hyper-parameters.
+        """
         saved = self.saved_steps
         pl = self.plan(1)
         return {"mechanism": "checkpoints", "T": self.T, "training_steps": self.training_steps,

@@ -319,7 +319,13 @@ class OneRunLoop:
                 f"{self.sample_rate:g}, {self.T} steps")
 
     def params(self) -> dict[str, Any]:
-        """The audited configuration (JSON metadata)."""
+        """The audited configuration (JSON metadata).
+
+        Returns
+        -------
+        dict of str
+            The loop, canaries and DP-SGD settings.
+        """
         fn = self.train
         return {"mechanism": "training-loop-one-run",
                 "train": f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}",

@@ -333,6 +333,20 @@ class Run:
         that holds it (probability ``sample_rate`` in a member run). Otherwise (and for a Dirac
         canary) ``x, y`` come back as they are. Call it on every batch, before computing
         gradients.
+
+        Parameters
+        ----------
+        step : int
+            Training step, in 1..T.
+        x : torch.Tensor, shape (n, ...)
+            The batch's inputs.
+        y : torch.Tensor, shape (n,)
+            The batch's labels.
+
+        Returns
+        -------
+        x, y : torch.Tensor
+            The batch with the canary where the Crafter put it (copies), or the inputs as they are.
         """
         step = self._check_step(step, "canary_batch")
         self._check_rows(len(x), "the batch", step)
@@ -369,6 +383,8 @@ class Run:
 
         Parameters
         ----------
+        step : int
+            Training step, in 1..T.
         grads : Tensor (n, d), mapping or sequence of Tensors (n, ...), or nn.Module
             Per-sample gradients: flat rows in the order of the model's trainable parameters,
             ``{name: (n, *shape)}`` (``torch.func`` output; an Opacus ``_module.`` prefix is
@@ -916,6 +932,18 @@ class TrainingLoop(MechanismBase):
         (one round: the reference gradients at every step are the per-round cost) and while
         it trains one run (parameters, per-sample gradients, optimizer state, the loop's
         activations: one per worker). Measured once per loop.
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, T, d)
+            Releases (one round is scored).
+
+        Returns
+        -------
+        scoring_bytes : float
+            Bytes per scored round.
+        training_bytes : float
+            Bytes per worker for training.
         """
         if self._mem is None:
             rel = np.asarray(releases)[:1]
@@ -963,7 +991,22 @@ class TrainingLoop(MechanismBase):
     def release(self, member, tau, rng: np.random.Generator) -> np.ndarray:
         r""":math:`\theta_1..\theta_T` of ``R`` runs of the user's loop, ``(R, T, d)`` float64;
         run ``r`` has its canary at ``tau[r]`` (Dirac: :math:`+` when ``member[r]``, else
-        :math:`-`; input: present when ``member[r]``), and its own seed from ``rng``."""
+        :math:`-`; input: present when ``member[r]``), and its own seed from ``rng``.
+
+        Parameters
+        ----------
+        member : array_like of bool, shape (R,)
+            Canary bit of each run.
+        tau : int or array_like of int
+            Insertion step(s) in 1..T.
+        rng : numpy.random.Generator
+            Source of the runs' seeds.
+
+        Returns
+        -------
+        ndarray of float64, shape (R, T, d)
+            Parameters after each step.
+        """
         member = np.asarray(member, dtype=bool).reshape(-1)
         taus = np.broadcast_to(np.asarray(tau, dtype=np.int64), member.shape)
         if member.size and (taus.min() < 1 or taus.max() > self.T):
@@ -976,7 +1019,20 @@ class TrainingLoop(MechanismBase):
 
     def trajectories(self, releases, dtype: torch.dtype | None = None) -> torch.Tensor:
         r""":math:`\theta_0..\theta_T`, ``(R, T+1, d)``, from releases ``(R, T, d)``, on the
-        loop's device in ``dtype`` (default the model's; the statistics take float64)."""
+        loop's device in ``dtype`` (default the model's; the statistics take float64).
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, T, d)
+            Releases.
+        dtype : torch.dtype, optional
+            Dtype of the result; None = the model's.
+
+        Returns
+        -------
+        torch.Tensor, shape (R, T+1, d)
+            The trajectories with :math:`\theta_0` prepended.
+        """
         rel = np.asarray(releases, dtype=np.float64)
         if rel.ndim != 3 or rel.shape[1:] != (self.T, self.fm.d):
             raise ValueError(f"releases must have shape (R, {self.T}, {self.fm.d}), got "
@@ -1014,7 +1070,18 @@ class TrainingLoop(MechanismBase):
         return s, a, var
 
     def log_lr_steps(self, releases) -> np.ndarray:
-        """Per-step log-LRs ``(R, T)`` at each run's own parameters (module docstring)."""
+        """Per-step log-LRs ``(R, T)`` at each run's own parameters (module docstring).
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, T, d)
+            Releases.
+
+        Returns
+        -------
+        ndarray, shape (R, T)
+            The per-step log-LRs.
+        """
         if self.canary == "dirac":
             s, a, var = self._dirac_parts(releases)
             if self.sampler == "poisson":
@@ -1047,7 +1114,18 @@ class TrainingLoop(MechanismBase):
         return dirac_log_lr(s.sum(1), a=a.sum(1), var=var.sum(1))
 
     def target_losses(self, releases) -> np.ndarray:
-        """The input canary's loss at :math:`\\theta_0..\\theta_T`, ``(R, T+1)``."""
+        """The input canary's loss at :math:`\\theta_0..\\theta_T`, ``(R, T+1)``.
+
+        Parameters
+        ----------
+        releases : array_like, shape (R, T, d)
+            Releases.
+
+        Returns
+        -------
+        ndarray, shape (R, T+1)
+            The canary's losses.
+        """
         if self.canary != "input":
             raise ValueError("target losses need an input canary (canary='input')")
         with _LOCK:
@@ -1056,7 +1134,13 @@ class TrainingLoop(MechanismBase):
 
     def scorers(self) -> list:
         """Baseline scorers played beside the SeMI statistics (loss baselines for an input
-        canary; none for a Dirac canary, whose Final Observation test is its baseline)."""
+        canary; none for a Dirac canary, whose Final Observation test is its baseline).
+
+        Returns
+        -------
+        list of Scorer
+            The baseline scorers.
+        """
         out = [TargetLossScorer(self)] if self.canary == "input" else []
         if self.sampler == "poisson":
             out.append(SumLogLRScorer(self))
@@ -1066,7 +1150,20 @@ class TrainingLoop(MechanismBase):
         r"""The accountant's :math:`\varepsilon(\delta)` of the audited game's relation
         (:func:`semi_core.sgd.accounting.relation_epsilon`): one step holds the canary,
         replace-one, :math:`\mu=2/\sigma_{DP}` (``fixed``/``shuffle``); ``T`` Poisson-sampled
-        Gaussian steps at rate :math:`q`, add/remove (``poisson``)."""
+        Gaussian steps at rate :math:`q`, add/remove (``poisson``).
+
+        Parameters
+        ----------
+        delta : float
+            The :math:`\delta` of the profile, in (0, 1).
+        tau : int
+            Insertion step (the guarantee does not depend on it).
+
+        Returns
+        -------
+        float
+            :math:`\varepsilon(\delta)`, >= 0.
+        """
         if self.noise_multiplier == 0:
             raise GroundTruthUnknown("noise_multiplier = 0: plain SGD is not differentially "
                                      "private")
@@ -1074,7 +1171,13 @@ class TrainingLoop(MechanismBase):
                                 steps=self.T)
 
     def params(self) -> dict[str, Any]:
-        """The audited configuration (JSON metadata)."""
+        """The audited configuration (JSON metadata).
+
+        Returns
+        -------
+        dict of str
+            The loop, canary, sampler and DP-SGD settings.
+        """
         fn = self.train
         return {"mechanism": "training-loop",
                 "train": f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}",
