@@ -147,7 +147,8 @@ class AuditReport(ResultDisplay):
     :func:`~semi_core.integrations.checkpoints.audit_checkpoints`,
     :func:`~semi_core.integrations.one_run_training.audit_one_run`,
     :func:`~semi_core.integrations.opacus.audit_opacus`,
-    :func:`~semi_core.sgd.one_run.one_run_white_box`, :func:`~semi_core.sgd.one_run.one_run_black_box`).
+    :func:`~semi_core.sgd.one_run.one_run_white_box`, :func:`~semi_core.sgd.one_run.one_run_black_box`,
+    :func:`~semi_core.sgd.audit.run_audit`).
     Prints as one line; ``summary()`` is
     one row per test and method; ``to_dict()`` is the entry point's JSON; ``report[key]`` reads
     one entry of it (the bounds as dicts, the setting's entries as given).

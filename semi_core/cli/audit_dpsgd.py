@@ -145,12 +145,13 @@ def handler(args) -> Result:
     with extra_needed("audit-dpsgd"):  # torch is an optional extra
         from semi_core.sgd.audit import run_audit
     taus = None if tau == "all" else [tau]
-    out = run_audit(dataset=args.dataset, model=args.model, epsilon=eps, rounds=args.rounds,
+    report = run_audit(dataset=args.dataset, model=args.model, epsilon=eps, rounds=args.rounds,
                     taus=taus, delta=args.delta, seed=args.seed, batch_size=args.batch_size,
                     steps=args.steps, lr=args.lr, clip=args.clip,
                     failure_prob=args.failure_prob, n_reference=n_ref,
                     data_dir=args.data_dir, chunk_size=args.chunk_size,
                     executor=executor_from_args(args), progress=reporter_from_args(args))
+    out = report.to_dict()
     lines = [f"DP-SGD audit: {out['dataset']} / {out['model']}, sigma_DP = {out['sigma_dp']:.4g}, "
              f"epsilon_true = {out['epsilon_true']:.4g} (delta = {out['delta']:g}), "
              f"{args.rounds} games per tau, tau = {tau}",

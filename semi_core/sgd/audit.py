@@ -42,6 +42,7 @@ import torch
 from semi_core._rng import as_seed_sequence
 from semi_core._validation import check_int, check_probability
 from semi_core.audit import auc, epsilon_lower_bound, tpr_at_fpr
+from semi_core.audit.report import AuditReport
 from semi_core.audit.roc import fpr_resolution, resolvable
 from semi_core.audit.selection import certifiable_epsilon_max
 from semi_core.game.play import play_sweep
@@ -57,6 +58,7 @@ from .models import build_model
 from .scorers import ATTACK_TESTS, ATTACKS, LossBaselines, attack_names
 
 __all__ = ["AuditSetup", "select_canary", "audit_games", "audit_bounds", "ATTACKS",
+           "DPSGDAuditReport",
            "prepare_audit", "run_audit"]
 
 
@@ -175,11 +177,22 @@ def audit_bounds(games: dict[int, GameResult], *, delta: float, failure_prob: fl
     dict
         ``per_tau`` and ``summary`` as above.
     """
+    return _sweep_bounds(games, delta=delta, failure_prob=failure_prob, methods=methods,
+                         fpr_levels=fpr_levels, seed=seed)[0]
+
+
+def _sweep_bounds(games, *, delta, failure_prob, methods, fpr_levels, seed):
+    """:func:`audit_bounds`' table, and the sweep's bounds as a report holds them: per
+    ``attack@tau=t`` and method the :class:`~semi_core.audit.bounds.AuditResult` at
+    ``failure_prob / len(taus)`` (Bonferroni over the insertion times, so any of them, and
+    their maximum, is valid at ``failure_prob``), with its largest certifiable value."""
     delta = check_probability(delta, "delta", low_open=False)
     if not games:
         raise ValueError("games must hold the games of at least one insertion time")
     taus = sorted(games)
     per_tau: dict = {}
+    results: dict = {}
+    ceilings: dict = {}
     for tau in taus:
         game = games[tau]
         per_tau[tau] = {}
@@ -192,16 +205,22 @@ def audit_bounds(games: dict[int, GameResult], *, delta: float, failure_prob: fl
                                             strict=True)},
                      "fpr_resolution": fpr_resolution(non.size),
                      "n_member": int(mem.size), "n_nonmember": int(non.size)}
+            key = f"{name}@tau={tau}"
+            results[key], ceilings[key] = {}, {}
             for meth in methods:
                 res = epsilon_lower_bound(mem, non, delta=delta, failure_prob=failure_prob,
                                           method=meth, seed=seed)
                 entry[f"eps_lb_{meth}"] = float(res.epsilon_lower_bound)
                 entry[f"eps_max_{meth}"] = certifiable_epsilon_max(
                     mem.size, non.size, delta=delta, failure_prob=failure_prob, method=meth)
+                bon, top = res, entry[f"eps_max_{meth}"]
                 if len(taus) > 1:
                     bon = epsilon_lower_bound(mem, non, delta=delta, method=meth, seed=seed,
                                               failure_prob=failure_prob / len(taus))
                     entry[f"eps_lb_{meth}_bonferroni"] = float(bon.epsilon_lower_bound)
+                    top = certifiable_epsilon_max(mem.size, non.size, delta=delta, method=meth,
+                                                  failure_prob=failure_prob / len(taus))
+                results[key][meth], ceilings[key][meth] = bon, float(top)
             per_tau[tau][name] = entry
     summary = {}
     for name in ATTACKS:
@@ -216,7 +235,24 @@ def audit_bounds(games: dict[int, GameResult], *, delta: float, failure_prob: fl
                 bon = [per_tau[t][name][f"eps_lb_{meth}_bonferroni"] for t in taus]
                 s[f"eps_lb_{meth}_best_bonferroni"] = float(np.max(bon))
         summary[name] = s
-    return {"per_tau": per_tau, "summary": summary}
+    return {"per_tau": per_tau, "summary": summary}, results, ceilings
+
+
+class DPSGDAuditReport(AuditReport):
+    r"""Outcome of :func:`run_audit`: an :class:`~semi_core.audit.report.AuditReport` of the
+    DP-SGD sweep (seed §5, Fig. 3) whose ``to_dict()`` is the audit's JSON (settings, ground
+    truth, per-attack summaries over :math:`\tau`, the per-:math:`\tau` table).
+
+    Its bounds are per test ``"<attack>@tau=<t>"`` and method (``dkw``, ``cp``), each at
+    ``failure_prob / len(taus)`` (Bonferroni over the insertion times): every bound, and
+    :meth:`best` over them, holds at ``failure_prob``. ``against`` is the exact
+    :math:`\varepsilon` of the audited run's relation (``epsilon_true``; ``None`` without
+    noise), so ``refuted`` lists the bounds that would show the run less private than its
+    accounting — a defect of the trainer or of the accounting.
+    """
+
+    def _entries(self) -> dict:
+        return dict(self.header)
 
 
 def prepare_audit(*, dataset: str = "digits", model: str = "logreg", cfg: DPSGDConfig,
@@ -303,7 +339,7 @@ def run_audit(*, dataset: str = "digits", model: str = "logreg", epsilon: float 
     relation (one record replaced, each record used once: :math:`\\mu = 2/\\sigma_{DP}`-GDP,
     :mod:`semi_core.sgd.accounting`). ``executor`` (:class:`~semi_core.game.backends.Executor`,
     an int thread count or None) says where the games run (:func:`audit_games`); the result
-    does not depend on it. Returns a JSON-ready ``dict``.
+    does not depend on it. Returns a :class:`DPSGDAuditReport` (``to_dict()``: the JSON).
 
     Parameters
     ----------
@@ -334,8 +370,10 @@ def run_audit(*, dataset: str = "digits", model: str = "logreg", epsilon: float 
 
     Returns
     -------
-    dict
-        Settings, ground truth, the bounds of :func:`audit_bounds` and timings.
+    DPSGDAuditReport
+        The sweep's bounds per attack, insertion time and method; ``to_dict()`` (and
+        ``report[key]``) the settings, ground truth, the bounds of :func:`audit_bounds` and
+        timings.
     """
     delta = check_probability(delta, "delta")
     if epsilon is None or np.isinf(epsilon):
@@ -356,7 +394,9 @@ def run_audit(*, dataset: str = "digits", model: str = "logreg", epsilon: float 
     games = audit_games(setup, rounds=rounds, taus=taus, seed=ss_games, chunk_size=chunk_size,
                         executor=executor, progress=progress)
     meta = next(iter(games.values())).metadata
-    bounds = audit_bounds(games, delta=delta, failure_prob=failure_prob)
+    bounds, results, ceilings = _sweep_bounds(games, delta=delta, failure_prob=failure_prob,
+                                              methods=("dkw", "cp"), fpr_levels=(0.01, 0.1),
+                                              seed=0)
     attacks = {}
     for name in ATTACKS:
         s = bounds["summary"][name]
@@ -374,7 +414,7 @@ def run_audit(*, dataset: str = "digits", model: str = "logreg", epsilon: float 
         if len(taus) > 1:
             attacks[name]["epsilon_lower_bound_best_tau_bonferroni"] = {
                 m: s[f"eps_lb_{m}_best_bonferroni"] for m in ("dkw", "cp")}
-    return {
+    payload = {
         "dataset": setup.info.get("dataset", dataset), "model": setup.info.get("model", model),
         "epsilon_target": None if epsilon is None or np.isinf(epsilon) else float(epsilon),
         "epsilon_true": eps_true, "epsilon_dp_accounting": eps_check, "sigma_dp": sigma_dp,
@@ -385,3 +425,5 @@ def run_audit(*, dataset: str = "digits", model: str = "logreg", epsilon: float 
         "setup": setup.info, "runs_trained": int(meta["rounds_released"]),
         "seconds_games": float(meta["seconds"]), "attacks": attacks, "per_tau": bounds["per_tau"],
     }
+    return DPSGDAuditReport(bounds=results, ceilings=ceilings, header=payload,
+                            against=None if np.isinf(eps_true) else float(eps_true))

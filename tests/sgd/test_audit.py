@@ -111,3 +111,36 @@ def test_run_audit_payload_and_bad_inputs(small_setup):
         audit_games(small_setup, rounds=1, taus=[1], seed=0)
     with pytest.raises(ValueError, match="games"):
         audit_bounds({}, delta=1e-4)
+
+
+def test_run_audit_returns_the_audit_report(small_setup):
+    """The DP-SGD sweep's report: per ``attack@tau`` and method the bound at
+    ``failure_prob / len(taus)`` (so its best is valid at ``failure_prob``), the same numbers
+    as the table, checked against the run's exact epsilon; ``to_dict()`` is the JSON."""
+    import json
+
+    from semi_core.audit.report import AuditReport
+    from semi_core.sgd.audit import DPSGDAuditReport
+
+    rep = run_audit(epsilon=2.0, rounds=8, taus=[1, 2], steps=4, batch_size=16,
+                    setup=small_setup, seed=1)
+    assert isinstance(rep, DPSGDAuditReport) and isinstance(rep, AuditReport)
+    assert rep.tests == [f"{a}@tau={t}" for t in (1, 2) for a in ATTACKS]
+    assert rep.methods == ["dkw", "cp"] and rep.against == pytest.approx(2.0, rel=1e-9)
+    table = rep["per_tau"]
+    for t in (1, 2):
+        for a in ATTACKS:
+            for m in ("dkw", "cp"):
+                assert rep.epsilon_lower_bound(f"{a}@tau={t}", m) == \
+                    table[t][a][f"eps_lb_{m}_bonferroni"]
+                r = rep.result(f"{a}@tau={t}", m)
+                assert r.failure_prob == pytest.approx(0.05 / 2)
+    assert rep.best() == max(a["epsilon_lower_bound_best_tau_bonferroni"][m]
+                             for a in rep["attacks"].values() for m in ("dkw", "cp"))
+    d = rep.to_dict()
+    assert set(d) >= {"epsilon_true", "attacks", "per_tau", "taus"} and "refuted" not in d
+    json.dumps({k: v for k, v in d.items() if k != "per_tau"})
+    one = run_audit(epsilon=2.0, rounds=8, taus=[1], steps=4, batch_size=16,
+                    setup=small_setup, seed=1)
+    for a in ATTACKS:
+        assert one.epsilon_lower_bound(f"{a}@tau=1", "cp") == one["per_tau"][1][a]["eps_lb_cp"]
