@@ -174,8 +174,9 @@ class _KernelTrace:
         self.count += 1
         return os.path.join(self.dir, str(self.count))
 
-    def watch(self, on_hit):
-        """Generator body for a hook wrapper: a fresh trace file while the wrapped code runs."""
+    def watch(self, on_hit, *, outermost: bool = False):
+        """Generator body for a hook wrapper: a fresh trace file while the wrapped code runs
+        (``outermost``: a whole test, whose fixtures' own settings are undone by then)."""
         import os
 
         prev = os.environ.get(_TRACE_ENV)
@@ -185,10 +186,13 @@ class _KernelTrace:
         finally:
             if os.path.exists(path):
                 on_hit()
-            if prev is None:
-                os.environ.pop(_TRACE_ENV, None)
-            else:
-                os.environ[_TRACE_ENV] = prev
+            # restore only our own setting: a fixture that set the variable itself (the trace's
+            # own tests do, through monkeypatch) keeps it until its teardown undoes it
+            if outermost or os.environ.get(_TRACE_ENV) == path:
+                if prev is None:
+                    os.environ.pop(_TRACE_ENV, None)
+                else:
+                    os.environ[_TRACE_ENV] = prev
 
     def write(self) -> None:
         import os
@@ -241,7 +245,7 @@ def pytest_runtest_protocol(item, nextitem):
         return (yield)
     hit = []
     try:
-        return (yield from _TRACE.watch(lambda: hit.append(True)))
+        return (yield from _TRACE.watch(lambda: hit.append(True), outermost=True))
     finally:
         if hit or _TRACE.fixtures.intersection(item.fixturenames) \
                 or item.get_closest_marker("twin"):

@@ -4,7 +4,7 @@ extra; any other import error passes through as it is, never relabelled as a mis
 
 torch is made unimportable in this process through ``sys.modules`` (``None`` there makes
 ``import torch`` raise ``ModuleNotFoundError``); only the module each command imports first is
-forgotten, so no module of the package is imported twice.
+forgotten (with its submodules, restored after the test).
 """
 
 from __future__ import annotations
@@ -37,7 +37,10 @@ def _error(capsys, argv) -> tuple[int, dict]:
 def test_missing_torch_names_the_extra(monkeypatch, capsys, command):
     argv, module = COMMANDS[command]
     monkeypatch.setitem(sys.modules, "torch", None)
-    monkeypatch.delitem(sys.modules, module, raising=False)
+    # the module and, for a package, its submodules (an earlier test may have imported them:
+    # then the package's import would not reach torch); all are put back after the test
+    for name in [m for m in sys.modules if m == module or m.startswith(module + ".")]:
+        monkeypatch.delitem(sys.modules, name)
     rc, err = _error(capsys, argv)
     assert rc == 2 and err["kind"] == "missing_dependency", err
     assert "needs torch, which is not installed" in err["error"], err

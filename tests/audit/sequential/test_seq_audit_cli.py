@@ -47,8 +47,11 @@ def test_semi_stream(capsys):
 
 
 def test_text_mode_progress(capsys, monkeypatch):
-    monkeypatch.setenv("SEMI_CORE_PROGRESS_INTERVAL", "0.01")  # a line even for a short run
-    assert main(["seq-audit", "--epsilon", "0.01", "--max-obs", "500", "--runs", "2"]) == 0
+    # a line even for a short run: with the kernels compiled (an earlier test), the two runs
+    # take a few milliseconds, so the interval is shorter still
+    monkeypatch.setenv("SEMI_CORE_PROGRESS_INTERVAL", "0.0005")
+    assert main(["seq-audit", "--claimed-epsilon", "0.01", "--max-obs", "2000", "--runs",
+                 "2"]) == 0
     cap = capsys.readouterr()
     assert "rejection rate" in cap.out and "seq-audit" in cap.err
 
