@@ -1,3 +1,4 @@
+# docs: slow
 """A white-box DP-SGD audit: a Dirac gradient canary in a small softmax model trained by
 DP-SGD, certified epsilon lower bounds beside the exact epsilon, and a bug the audit catches."""
 import matplotlib.pyplot as plt

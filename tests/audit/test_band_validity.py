@@ -93,8 +93,12 @@ def test_exact_epsilons_by_brute_force():
 @pytest.mark.parametrize("method", list(METHODS))
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_over_claim_rate_1000_audits(family, method):
-    rate, eps = _over_claim_rate(family, method, audits=1000, n=300, seed=100 + sorted(FAMILIES).index(family))
-    assert rate <= XI + _slack(1000), (family, method, rate)
+    # joint costs ~50x band per audit: 300 audits here (slack 0.038 instead of 0.021), and the
+    # slow tier's 5,000-audit cells below hold it to the tight check
+    audits = 300 if method.startswith("joint") else 1000
+    rate, eps = _over_claim_rate(family, method, audits=audits, n=300,
+                                 seed=100 + sorted(FAMILIES).index(family))
+    assert rate <= XI + _slack(audits), (family, method, rate)
     if family != "null" and method in ("band", "cp-ranks", "joint"):
         assert np.median(eps) > 0  # informative, not trivially zero
 
