@@ -102,7 +102,8 @@ def test_cli_json_progress_to_a_file(tmp_path, quiet):
     import os
     import subprocess
 
-    env = dict(os.environ, SEMI_CORE_PROGRESS_INTERVAL="0.2")
+    # an interval well below the run (a few tenths of a second once the kernels are compiled)
+    env = dict(os.environ, SEMI_CORE_PROGRESS_INTERVAL="0.02")
     with open(tmp_path / "err.log", "wb") as err:
         proc = subprocess.run(_seq_audit_cmd(*(["--no-progress"] if quiet else [])),
                               stdout=subprocess.PIPE, stderr=err, env=env, timeout=300)
