@@ -22,8 +22,8 @@ reproduce: $(STAMP)
 KERNEL_TESTS := .pytest_cache/semi-core-kernel-tests.txt
 
 test: $(STAMP)
-	$(PY) -m pytest -q --record-kernel-tests $(KERNEL_TESTS)
-	SEMI_CORE_FORCE_TWIN=1 $(PY) -m pytest -q --only-kernel-tests $(KERNEL_TESTS)
+	$(PY) -m pytest -q --record-kernel-tests=$(KERNEL_TESTS)
+	SEMI_CORE_FORCE_TWIN=1 $(PY) -m pytest -q --only-kernel-tests=$(KERNEL_TESTS)
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -m slow
