@@ -197,4 +197,6 @@ MECHANISMS = [
 
 @parametrize_with_checks(MECHANISMS, rounds=60, lr_rounds=1000)
 def test_conformance(mechanism, check):
-    check(mechanism)
+    # a failed rule raises MechanismCheckError (an AssertionError); a rule that does not apply
+    # is a pytest skip; what is left must say it passed
+    assert check(mechanism).startswith("passed")
