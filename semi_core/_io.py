@@ -39,6 +39,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import threading
 import tokenize
 import warnings
 import zipfile
@@ -156,6 +157,39 @@ def _file_mode(st: os.stat_result | None) -> int | None:
     return None if st is None else stat.S_IMODE(st.st_mode)
 
 
+#: Temporary files and private directories not yet published (:func:`discard_unpublished`).
+_UNPUBLISHED: set[str] = set()
+#: Held while an output is published or the unpublished ones are discarded.
+_PUBLISH = threading.Lock()
+
+
+def discard_unpublished() -> None:
+    """Remove every temporary output not yet published, and refuse to publish them later.
+
+    Called by the CLI's SIGTERM watchdog (:class:`semi_core.cli._Signals`) before the process
+    exits without unwinding the main thread (whose ``except`` blocks would remove them), so that
+    a terminated command leaves no ``.partial-*`` directory or ``.tmp`` file behind.
+    """
+    with _PUBLISH:
+        for tmp in sorted(_UNPUBLISHED):
+            if os.path.isdir(tmp) and not os.path.islink(tmp):
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+        _UNPUBLISHED.clear()
+
+
+@contextlib.contextmanager
+def _publishing(tmp) -> Iterator[None]:
+    """Publish ``tmp`` inside this block, unless it was discarded (then raise)."""
+    with _PUBLISH:
+        if os.fspath(tmp) not in _UNPUBLISHED:
+            raise InterruptedError(f"{tmp} was discarded before it was published (SIGTERM)")
+        yield
+        _UNPUBLISHED.discard(os.fspath(tmp))
+
+
 @contextlib.contextmanager
 def atomic_output(path, *, name: str = "output") -> Iterator[io.BufferedWriter]:
     """Write a file atomically: yield a binary file object, rename it over ``path`` at the end.
@@ -178,6 +212,7 @@ def atomic_output(path, *, name: str = "output") -> Iterator[io.BufferedWriter]:
     st = refuse_link_or_special(dest, name)
     parent = dest.parent if str(dest.parent) else Path(".")
     fd, tmp = create_exclusive(parent, f".{dest.name}.", ".tmp")
+    _UNPUBLISHED.add(os.fspath(tmp))
     try:
         mode = _file_mode(st)
         if mode is not None:
@@ -187,12 +222,14 @@ def atomic_output(path, *, name: str = "output") -> Iterator[io.BufferedWriter]:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, dest)
+        with _publishing(tmp):
+            os.replace(tmp, dest)
     except BaseException:
         if fd >= 0:
             os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        _UNPUBLISHED.discard(os.fspath(tmp))
         raise
 
 
@@ -281,24 +318,27 @@ def atomic_output_dir(path, *, name: str = "output", last: tuple[str, ...] = ()
         parent = dest.parent if str(dest.parent) else Path(".")
         parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=parent))
+    _UNPUBLISHED.add(os.fspath(tmp))
     try:
         yield tmp
         os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp's 0700 -> what mkdir would have given
-        if not inside:
-            try:
-                os.rename(tmp, dest)  # refuses (ENOTEMPTY/EEXIST) if dest appeared meanwhile
-                return
-            except OSError:
-                if not (os.path.isdir(dest) and not os.path.islink(dest)):
-                    raise
-        for marker in last:  # the old markers go first: a partial merge never looks complete
-            with contextlib.suppress(FileNotFoundError):
-                if not stat.S_ISDIR(os.lstat(dest / marker).st_mode):
-                    os.unlink(dest / marker)
-        _merge(tmp, dest, tuple(last))
-        os.rmdir(tmp)
+        with _publishing(tmp):
+            if not inside:
+                try:
+                    os.rename(tmp, dest)  # refuses (ENOTEMPTY/EEXIST) if dest appeared meanwhile
+                    return
+                except OSError:
+                    if not (os.path.isdir(dest) and not os.path.islink(dest)):
+                        raise
+            for marker in last:  # the old markers go first: a partial merge never looks complete
+                with contextlib.suppress(FileNotFoundError):
+                    if not stat.S_ISDIR(os.lstat(dest / marker).st_mode):
+                        os.unlink(dest / marker)
+            _merge(tmp, dest, tuple(last))
+            os.rmdir(tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        _UNPUBLISHED.discard(os.fspath(tmp))
         raise
 
 

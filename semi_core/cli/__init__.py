@@ -100,6 +100,38 @@ def _command_name(argv) -> str:
     return next((t for t in argv if isinstance(t, str) and not t.startswith("-")), "")
 
 
+#: Exit code after SIGTERM (128 + 15); also in :mod:`semi_core.cli._common`, which is heavier.
+EXIT_TERMINATED = 143
+#: Environment variable: seconds a command may take to stop after SIGTERM (default 10).
+TERM_GRACE_ENV = "SEMI_CORE_TERM_GRACE"
+
+
+def term_grace() -> float:
+    """Seconds between a SIGTERM and the process's exit at the latest (:data:`TERM_GRACE_ENV`).
+
+    Returns
+    -------
+    float
+        The value of ``SEMI_CORE_TERM_GRACE`` (a number >= 0; 0 waits as long as the work
+        takes), 10 when unset.
+
+    Raises
+    ------
+    ValueError
+        The variable is set to something else.
+    """
+    raw = os.environ.get(TERM_GRACE_ENV, "").strip()
+    if not raw:
+        return 10.0
+    try:
+        val = float(raw)
+    except ValueError:
+        val = float("nan")
+    if not val >= 0 or val == float("inf"):
+        raise ValueError(f"{TERM_GRACE_ENV} must be a finite number of seconds >= 0, got {raw!r}")
+    return val
+
+
 class _Signals:
     """SIGTERM (and SIGINT) as exceptions while a command runs; deferred while output is printed.
 
@@ -113,12 +145,20 @@ class _Signals:
     result.
     """
 
-    def __init__(self):
+    def __init__(self, grace: float = 10.0, *, command: str = "", as_json: bool = False):
         self.emitting = False
         self.holding = False  # importing: a signal is kept and raised when the import ends
         self.pending: int | None = None
         self.terminated = False  # a SIGTERM arrived (whatever exception it became)
         self.old: dict[int, object] = {}
+        self.grace = float(grace)  # main() reads it from SEMI_CORE_TERM_GRACE
+        self.command, self.as_json = command, as_json
+        self.linger = False  # keep the watchdog through interpreter exit (the console script)
+        self.emitted = False  # the one output was printed
+        self.exit_code = EXIT_TERMINATED
+        self._out = threading.RLock()  # held while the output is printed, by either thread
+        self._stop = threading.Event()
+        self._watch: threading.Thread | None = None
 
     def _handler(self, signum, frame):
         if self.emitting:
@@ -134,6 +174,7 @@ class _Signals:
             self.terminated = True
             # a second SIGTERM during the clean-up ends the process at once
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            self._arm()
             raise Terminated(signum)
         raise KeyboardInterrupt("interrupted by SIGINT (Ctrl-C) before the command finished")
 
@@ -150,6 +191,8 @@ class _Signals:
         finally:
             for signum, old in self.old.items():
                 signal.signal(signum, old)
+            if not self.linger:
+                self._stop.set()  # a call from Python: never outlive it
 
     @contextlib.contextmanager
     def held(self):
@@ -167,11 +210,68 @@ class _Signals:
     @contextlib.contextmanager
     def deferred(self):
         """Ignore (do not raise) SIGTERM/SIGINT inside this block (printing the output)."""
-        was, self.emitting = self.emitting, True
+        with self._out:  # never at the same time as the watchdog's output
+            was, self.emitting = self.emitting, True
+            try:
+                yield
+            finally:
+                self.emitting = was
+                self.emitted = True
+
+    # -- the SIGTERM watchdog ------------------------------------------------------------
+    def _arm(self) -> None:
+        """Start the watchdog: the process ends within :attr:`grace` s of the SIGTERM."""
+        if self._watch is None and self.grace > 0:
+            self._watch = threading.Thread(target=self._watchdog, name="semi-core-sigterm",
+                                           daemon=True)
+            self._watch.start()
+
+    def _watchdog(self) -> None:
+        """After ``grace`` s: unpublished outputs removed, the one output printed, exit 143.
+
+        The ``Terminated`` raised in the main thread normally ends the command within a second.
+        It cannot where the main thread waits for work that no exception reaches: a task running
+        in a worker thread (the runner lets running tasks finish), a compiled kernel or a JIT
+        compilation (signals are handled between bytecodes only), or an exception raised inside
+        a finaliser (Python prints it as ignored and goes on). A SIGTERM is a request to stop
+        now (a scheduler sends SIGKILL soon after), so the process does not wait for them.
+        """
+        if self._stop.wait(self.grace):
+            return
+        with self._out:
+            if self._stop.is_set():
+                return
+            if not self.emitted:
+                self.emitted = True
+                io_mod = sys.modules.get("semi_core._io")
+                if io_mod is not None:
+                    io_mod.discard_unpublished()
+                frame = sys._current_frames().get(threading.main_thread().ident)
+                where = ""
+                if frame is not None:
+                    code = frame.f_code
+                    where = (f" (the main thread was in {code.co_name}, "
+                             f"{os.path.basename(code.co_filename)}:{frame.f_lineno})")
+                msg = (f"Terminated: stopped by signal 15 (SIGTERM); the running work did not stop "
+                       f"within {self.grace:g} s ({TERM_GRACE_ENV}), so the process exited "
+                       f"without waiting for it{where}; no output was written")
+                self._write_error(msg)
+            code = self.exit_code if self.emitted else EXIT_TERMINATED
+            os._exit(code)
+
+    def _write_error(self, msg: str) -> None:
+        import json
+
         try:
-            yield
-        finally:
-            self.emitting = was
+            if self.as_json:
+                line = json.dumps({"error": msg, "kind": "terminated",
+                                   "command": self.command or None}) + "\n"
+                os.write(sys.stdout.fileno(), line.encode())
+            else:
+                where = f"semi-core {self.command}" if self.command else "semi-core"
+                os.write(sys.stderr.fileno(), f"{where}: error: {msg}\n".encode())
+        except (OSError, ValueError, AttributeError):  # pragma: no cover - no stdout left
+            pass
 
 
 #: Exit code when stdout's reader has gone away (128 + SIGPIPE, the shell convention).
@@ -214,10 +314,14 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = _wants_json(argv)
     command = _command_name(argv)
-    signals = _Signals()
+    signals = _Signals(command=command, as_json=as_json)
+    # the console script keeps the SIGTERM watchdog through the interpreter's exit (which joins
+    # worker threads); a call from Python never outlives its return
+    signals.linger = from_console
     parsing = True  # a SystemExit now is argparse's own (--help, --version)
     with signals.installed():
         try:
+            signals.grace = term_grace()
             known = {name.replace("_", "-") for name in COMMAND_MODULES}
             with signals.held():  # imports the command's module
                 parser = build_parser([command] if command in known else [])
@@ -225,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
             parsing = False
             command = getattr(args, "command", command) or command
             as_json = bool(getattr(args, "json", as_json))
+            signals.command, signals.as_json = command, as_json
             from semi_core._progress import process_age
 
             from ._options import command_progress
@@ -272,7 +377,9 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     where = f"semi-core {command}" if command else "semi-core"
                     print(f"{where}: error: {msg}", file=sys.stderr)
+                signals.exit_code = code
             return code
+    signals.exit_code = 0
     return 0
 
 

@@ -385,6 +385,100 @@ def test_sigterm_during_report_leaves_nothing(tmp_path):
     assert os.listdir(tmp_path) == []  # neither the report nor a .partial directory
 
 
+# A command whose work no exception reaches: the main thread swallows every interrupt (as a
+# finaliser does: Python prints the exception as ignored and goes on) while a non-daemon worker
+# thread (joined at exit, as the runner's pool is) keeps running. It builds its output directory
+# first and says so on stderr, so the signal arrives while the work runs.
+_STUCK = r"""
+import os, sys, threading, time
+import semi_core.cli.epsilon as ep
+from semi_core import _io
+
+def stuck(args):
+    threading.Thread(target=time.sleep, args=(600,)).start()
+    with _io.atomic_output_dir(os.environ["STUCK_OUT"], name="--out") as tmp:
+        (tmp / "half.txt").write_text("x")
+        try:  # one SIGTERM is sent, after "working": it lands inside this try
+            sys.stderr.write("working\n"); sys.stderr.flush()
+            while True:
+                time.sleep(600)
+        except KeyboardInterrupt:
+            time.sleep(600)
+
+ep.handler = stuck
+from semi_core.cli import main
+sys.exit(main(None))
+"""
+
+
+def _run_stuck(tmp_path, *, json_flag: bool, grace: str):
+    out = tmp_path / "out"
+    argv = ["epsilon", "--gdp-mu", "1", "--delta", "1e-5"] + (["--json"] if json_flag else [])
+    env = dict(os.environ, SEMI_CORE_TERM_GRACE=grace, STUCK_OUT=str(out))
+    proc = subprocess.Popen([sys.executable, "-c", _STUCK, *argv],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            preexec_fn=_default_signals)
+    try:
+        assert proc.stderr.readline() == b"working\n", proc.communicate()
+        assert [p.name for p in tmp_path.iterdir() if ".partial-" in p.name]  # the work runs
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(timeout=120)
+        waited = time.monotonic() - t0
+        stdout, stderr = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:  # pragma: no cover - the watchdog failed
+            proc.kill()
+            proc.communicate()
+    return rc, stdout.decode(), stderr.decode(), waited
+
+
+def test_sigterm_ends_work_that_no_exception_reaches(tmp_path):
+    """The watchdog: exit 143 within the grace, one JSON object, no partial output left."""
+    rc, out, err, waited = _run_stuck(tmp_path, json_flag=True, grace="1")
+    assert rc == 143, (rc, out, err[-2000:])
+    assert out.count("\n") == 1
+    obj = json.loads(out)
+    assert obj["kind"] == "terminated" and obj["command"] == "epsilon"
+    assert "SEMI_CORE_TERM_GRACE" in obj["error"] and "within 1 s" in obj["error"]
+    assert waited >= 1.0  # it did wait the grace for the work to stop by itself
+    assert os.listdir(tmp_path) == []  # the unpublished directory was removed
+
+
+def test_sigterm_watchdog_text_mode(tmp_path):
+    rc, out, err, _ = _run_stuck(tmp_path, json_flag=False, grace="0.5")
+    assert rc == 143 and out == ""
+    assert err.splitlines()[-1].startswith("semi-core epsilon: error: Terminated: ")
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("raw", ["-1", "soon", "inf", "nan"])
+def test_term_grace_is_validated(raw, monkeypatch, capsys):
+    from semi_core.cli import main
+
+    monkeypatch.setenv("SEMI_CORE_TERM_GRACE", raw)
+    assert main(["epsilon", "--gdp-mu", "1", "--delta", "1e-5", "--json"]) == 2
+    obj = json.loads(capsys.readouterr().out)
+    assert "SEMI_CORE_TERM_GRACE" in obj["error"] and repr(raw) in obj["error"]
+
+
+def test_discarded_outputs_are_never_published(tmp_path):
+    """What the watchdog removes cannot be published afterwards by the main thread."""
+    dest = tmp_path / "rep"
+    with pytest.raises(InterruptedError, match="discarded"):
+        with _io.atomic_output_dir(dest, name="--out") as tmp:
+            (tmp / "report.md").write_text("half")
+            _io.discard_unpublished()
+            assert not tmp.exists()
+            tmp.mkdir()  # a main thread that goes on writing
+    assert os.listdir(tmp_path) == []
+    with pytest.raises(InterruptedError):
+        with _io.atomic_output(tmp_path / "f.md", name="--errata") as fh:
+            fh.write(b"half")
+            _io.discard_unpublished()
+    assert os.listdir(tmp_path) == []
+
+
 def test_handlers_are_cli_only_and_restored():
     code = ("import signal, semi_core, semi_core.cli, semi_core.audit, semi_core.report;"
             "assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL;"
@@ -413,6 +507,11 @@ def test_signals_are_deferred_while_the_output_is_printed():
             signal.raise_signal(signal.SIGTERM)
             time.sleep(1)
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    # the SIGTERM armed the watchdog; a call from Python stops it on return (it would
+    # otherwise end this process after the grace)
+    assert sig._watch is not None
+    sig._watch.join(5)
+    assert not sig._watch.is_alive()
 
 
 # -- hypothesis: every state a destination can be in, with failures injected ------------------
