@@ -103,10 +103,13 @@ def register(subparsers) -> None:
                    help="how the membership threshold is set: batch, transfer or rank")
     p.add_argument("--threshold", dest="threshold", action=DeprecatedAlias,
                    new="--threshold-rule", choices=["batch", "transfer", "rank"])
-    p.add_argument("--delta-collisions", default="exclusive", choices=["exclusive", "argmax"],
+    p.add_argument("--delta-collisions", default="exclusive",
+                   choices=["exclusive", "argmax", "index-order"],
                    help="Delta: a point several updates would take enters the first by pair "
-                        "score, each update then holding exactly n_up (exclusive), or each "
-                        "update's own top n_up with a colliding point in its best one (argmax)")
+                        "score, each update then holding exactly n_up (exclusive); each "
+                        "update's own top n_up with a colliding point in its best one (argmax); "
+                        "or updates filled in index order, each taking its top n_up of the "
+                        "points not yet taken (index-order, the authors' code)")
     p.add_argument("--trials", type=positive_int, default=20, help="independent runs (>= 2)")
     p.add_argument("--n-ref", type=positive_int, default=8,
                    help="offline-LiRA reference runs (>= 2; --score lira)")

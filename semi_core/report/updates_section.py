@@ -149,13 +149,15 @@ def build(ctx: ReportContext) -> Section:
             q1_lines.append(f"| {upd} | {r['n_up']} | {_ms(r['accuracy'])} ({r['combiner']}) | "
                             f"{_ms(r['no_update_loss'])} |")
     q2_lines = ["| update | k | entry (Delta, diff) | entry (Delta, ratio) | entry (diff, "
-                "argmax collisions) | random 1/(2k) | generic p/k | MI Back-Front | MI Delta |",
-                "|---|---|---|---|---|---|---|---|---|"]
+                "argmax collisions) | entry (diff, index order) | random 1/(2k) | "
+                "generic p/k | MI Back-Front | MI Delta |",
+                "|---|---|---|---|---|---|---|---|---|---|"]
     for upd, rows in q2["rows"].items():
         for r in rows:
             q2_lines.append(
                 f"| {upd} | {r['k']} | {_ms(r['diff']['entry'])} | {_ms(r['ratio']['entry'])} | "
                 f"{_ms(r['diff'].get('entry_argmax'))} | "
+                f"{_ms(r['diff'].get('entry_index_order'))} | "
                 f"{r['diff']['baselines']['random']:.3f} | "
                 f"{r['diff']['baselines']['generic']:.3f} | {_ms(r['diff']['bf_mi'])} | "
                 f"{_ms(r['diff']['delta_mi'])} |")
@@ -189,7 +191,10 @@ def build(ctx: ReportContext) -> Section:
         "Delta's collisions (a point that several updates' top n_up would take; the seed does "
         "not say): *exclusive* (default) fills every update with exactly n_up points, each "
         "point in one; *argmax* keeps each update's own top n_up and puts a colliding point "
-        "in its best update (fewer points called IN). `--delta-collisions` picks the rule.", "",
+        "in its best update (fewer points called IN); *index order* fills the updates one after "
+        "the other, each taking its top n_up of the points not yet taken (the authors' code; "
+        "their loop also lets a refilled point enter a second update, which ours does not). "
+        "`--delta-collisions` picks the rule.", "",
         "What transfers: updates beat the no-update baselines, the advantage shrinks as n_up "
         "grows, Delta's entry inference stays well above 1/(2k) while its absolute value decays "
         "with k, and SGD-New leaks more than SGD-Full at small n_up; absolute values differ "

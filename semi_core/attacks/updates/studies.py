@@ -224,8 +224,9 @@ def q2_curve(ks=(1, 2, 4, 8), *, n_up: int = 10, trials: int = 20, seed: int = 0
              progress=None) -> dict:
     """Q2/Q3: entry accuracy of Delta (top-``n_up`` assignment, loss diff and ratio) against
     ``k``, with the Random 1/(2k) and Generic p/k baselines, and Back-Front / Delta MI accuracy;
-    ``entry_argmax``: the same runs under Delta's other collision rule (each update's own
-    top ``n_up``, a colliding point in its best update: ``assign_top_n(collisions="argmax")``).
+    ``entry_argmax`` / ``entry_index_order``: the same runs under Delta's other collision rules
+    (each update's own top ``n_up``, a colliding point in its best update; updates filled in
+    index order, as the authors' code does: ``assign_top_n(collisions=...)``).
 
     Parameters
     ----------
@@ -257,7 +258,8 @@ def q2_curve(ks=(1, 2, 4, 8), *, n_up: int = 10, trials: int = 20, seed: int = 0
                 per[comb] = {"entry": s["entry_accuracy"], "bf_mi": s["mi_accuracy"],
                              "delta_mi": s["delta_mi_accuracy"],
                              "baselines": s["entry_baselines"]}
-                per[comb]["entry_argmax"] = summarize(run, combiner=comb,
-                                                      collisions="argmax")["entry_accuracy"]
+                for rule in ("argmax", "index-order"):
+                    per[comb][f"entry_{rule.replace('-', '_')}"] = summarize(
+                        run, combiner=comb, collisions=rule)["entry_accuracy"]
             rows[upd].append({"k": k, **per, "seconds": run.seconds})
     return {"n_up": n_up, "trials": trials, "rows": rows}
