@@ -62,15 +62,24 @@ only). One test per grid count, so :math:`K` tests in all, each at level :math:`
 .. math::
 
     \underline\varepsilon_g=\sup\{\varepsilon\ge0:\ \pi_g(\varepsilon,A_g)\le\xi/K\}
-    \quad(\text{by bisection; the value returned always passes the test}),
+    \quad(\text{by a root search; the value returned always passes the test}),
 
 and :math:`\underline\varepsilon=\max_g\underline\varepsilon_g\vee0`. If
 :math:`\underline\varepsilon>\varepsilon` for the true :math:`\varepsilon`, the test of
 :math:`H_\varepsilon` rejected at some :math:`g` (monotonicity), which happens with probability
-:math:`\le K\cdot\xi/K=\xi`. To save time the exact computation runs on the
-``JOINT_SCREEN`` most promising counts per direction (ranked by a coarse version of the same
-computation); a maximum over fewer valid tests is still valid, and the Bonferroni count stays
-:math:`K`.
+:math:`\le K\cdot\xi/K=\xi`.
+
+The maximum is taken over *every* count of the family, by branch and bound
+(:func:`joint_epsilon`): one count per audit is solved first (the one whose Clopper-Pearson
+rectangle is best: a ranking only), giving :math:`L`; a count is skipped when a lower Riemann sum
+of its exact integral (:func:`_ladder_lower_bound`) already exceeds :math:`\xi/K` at :math:`L`, since
+its test then rejects at no :math:`\varepsilon\ge L`; the others are solved. Each root is found
+by safeguarded regula falsi (Illinois) on :math:`\log\pi_g`, to :data:`_ROOT_TOL`, and the value
+returned is always a point whose upper-sum p-value was computed and passed. The skipping and the
+root search change the running time only: the tests, their p-values and their level are those
+above (the former search screened three counts per direction by a coarse pass; the maximum over
+all counts is never below it). The Beta quantiles of the slices depend on :math:`(N_0, g)` alone
+and are computed once per process, for the counts that are solved.
 
 No separate confidence bounds on :math:`\alpha` and :math:`\beta` exist here (the test is
 joint); results report the empirical rates at the threshold that attains the bound.
@@ -78,8 +87,10 @@ joint); results report the empirical rates at the threshold that attains the bou
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from scipy.special import bdtr, bdtrc, betaincinv
+from scipy.special import bdtr, bdtrc, betainc, betaincinv
 
 from semi_core.audit.bands import count_grid, rank_threshold_counts
 
@@ -87,7 +98,6 @@ __all__ = [
     "JOINT_DENSE",
     "JOINT_RATIO",
     "JOINT_SLICES",
-    "JOINT_SCREEN",
     "joint_grid",
     "beta_slices",
     "mixture_p_value",
@@ -101,11 +111,6 @@ JOINT_DENSE = 2
 JOINT_RATIO = 1.5
 #: Equal-probability slices of the Beta law (before the refinement towards 1).
 JOINT_SLICES = 128
-#: Counts per direction computed exactly (the most promising after screening).
-JOINT_SCREEN = 3
-_SCREEN_SLICES = 16
-_SCREEN_ITERS = 12
-_ITERS = 44
 _EPS_MAX = 40.0
 #: Relative round-up of the Beta quantiles (betaincinv is accurate to ~1e-15).
 _ROUND_UP = 1e-10
@@ -233,23 +238,24 @@ def mixture_p_value(direction: str, epsilon, count, g, *, n_member: int, n_nonme
     return _p_value(0 if direction == "tpr/fpr" else 1, eps, ends, w, count, n_member, delta)
 
 
-def _solve(direction, ends, w, count, n1, delta, level, iters) -> np.ndarray:
-    """Largest eps in [0, _EPS_MAX] whose test rejects (bisection); -inf where none does."""
-    lo = np.zeros(count.shape)
-    hi = np.full(count.shape, _EPS_MAX)
-    ok = _p_value(direction, lo, ends, w, count, n1, delta) <= level
-    for _ in range(iters):
-        mid = 0.5 * (lo + hi)
-        rej = _p_value(direction, mid, ends, w, count, n1, delta) <= level
-        lo = np.where(rej, mid, lo)
-        hi = np.where(rej, hi, mid)
-    return np.where(ok, lo, -np.inf)
-
-
 def joint_epsilon(counts: np.ndarray, grid: np.ndarray, direction: np.ndarray, *, n_member: int,
-                  n_nonmember: int, delta: float, level: float,
-                  screen: int = JOINT_SCREEN) -> tuple[np.ndarray, np.ndarray]:
-    r"""Per-row :math:`\max_g\underline\varepsilon_g` and the column attaining it.
+                  n_nonmember: int, delta: float,
+                  level: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""Per-row :math:`\max_g\underline\varepsilon_g` over *every* grid count, and its column.
+
+    Branch and bound, with the same tests and the same p-values as solving every count:
+
+    1. a cheap proxy (the Clopper-Pearson rectangle of the count at :math:`\xi/(2K)` per rate)
+       picks one count per row, solved exactly: :math:`L=\underline\varepsilon_{g_0}`;
+    2. every other count is dropped when a *lower* bound of its exact mixture integral at
+       :math:`L` (:func:`_ladder_lower_bound`: a lower Riemann sum on a fixed ladder of
+       :math:`u`) exceeds the level: its test does not reject at :math:`L`, hence (the
+       integral grows with :math:`\varepsilon`) at no :math:`\varepsilon\ge L`;
+    3. the rest are solved exactly from :math:`L` up.
+
+    Dropping a count never changes the maximum (up to the root tolerance
+    :data:`_ROOT_TOL`); the returned value of each solved count passes its own test (the upper
+    Riemann sum), which is all the validity argument uses.
 
     Parameters
     ----------
@@ -265,40 +271,182 @@ def joint_epsilon(counts: np.ndarray, grid: np.ndarray, direction: np.ndarray, *
         The :math:`\delta` of the hypotheses.
     level : float
         Per-test level :math:`\xi/K`.
-    screen : int
-        Columns screened before the exact search.
 
     Returns
     -------
     (eps, column) : ndarray (B,) of float (``-inf``: no test rejects even at 0), ndarray of int
     """
-    B = counts.shape[0]
-    best = np.full(B, -np.inf)
-    col = np.zeros(B, dtype=np.int64)
-    ps, ws = beta_slices(_SCREEN_SLICES, 6)
-    p, w = beta_slices(JOINT_SLICES)
-    for d in (0, 1):
-        cols = np.nonzero(direction == d)[0]
-        if cols.size == 0:
-            continue
-        cnt = counts[:, cols].astype(float)
-        gg = grid[cols]
-        k = min(screen, cols.size)
-        if k < cols.size:  # rank the counts by a coarse run of the same computation
-            rough = _solve(d, _slice_ends(gg, n_nonmember, ps)[None], ws, cnt, n_member, delta,
-                           level, _SCREEN_ITERS)
-            pick = np.argsort(-rough, axis=1, kind="stable")[:, :k]
-        else:
-            pick = np.broadcast_to(np.arange(k), (B, k))
-        ends = _slice_ends(gg, n_nonmember, p)[pick]  # (B, k, L)
-        e = _solve(d, ends, w, np.take_along_axis(cnt, pick, axis=1), n_member, delta, level,
-                   _ITERS)
-        j = np.argmax(e, axis=1)
-        ej = e[np.arange(B), j]
-        better = ej > best
-        best = np.where(better, ej, best)
-        col = np.where(better, cols[pick[np.arange(B), j]], col)
+    B, K = counts.shape
+    n1, n0 = int(n_member), int(n_nonmember)
+    cnt = counts.astype(float)
+    rows = np.arange(B)
+    # 1. proxy: the best rectangle per row, solved exactly
+    c0 = np.argmax(_proxy(cnt, grid, direction, n1, n0, delta, level), axis=1)
+    best = _solve_exact(direction[c0], grid[c0], cnt[rows, c0], n1, n0, delta, level,
+                        np.zeros(B))
+    col = c0.copy()
+    # 2. prune the other counts by a lower bound of their p-values at max(L, 0)
+    floor = np.maximum(best, 0.0)
+    lb = _ladder_lower_bound(direction, grid, cnt, floor, n1, n0, delta)  # (B, K)
+    alive = lb <= level
+    alive[rows, c0] = False
+    r_idx, k_idx = np.nonzero(alive)
+    if r_idx.size:
+        # 3. solve the survivors exactly from the floor up (passing at the floor first)
+        e = _solve_exact(direction[k_idx], grid[k_idx], cnt[r_idx, k_idx], n1, n0, delta, level,
+                         floor[r_idx])
+        order = np.lexsort((k_idx, -e, r_idx))  # per row: largest eps, then smallest column
+        first = np.ones(order.size, dtype=bool)
+        first[1:] = r_idx[order][1:] != r_idx[order][:-1]
+        rr, ee, kk = r_idx[order][first], e[order][first], k_idx[order][first]
+        better = (ee > best[rr]) | ((ee == best[rr]) & (kk < col[rr]) & np.isfinite(ee))
+        best[rr[better]] = ee[better]
+        col[rr[better]] = kk[better]
     return best, col
+
+
+#: Absolute tolerance of the root search in epsilon (the value returned always passes).
+_ROOT_TOL = 1e-10
+#: Ladder of the pruning lower bound, in standard deviations of Beta(g+1, N0-g) from its mean.
+_LADDER = np.array([-3.0, -2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0,
+                    4.5, 5.0, 6.0, 7.0, 8.0, 9.5, 11.0, 13.0, 16.0, 20.0])
+_CACHE_MAX = 4096
+_ENDS_CACHE: dict[tuple[int, int], np.ndarray] = {}
+_LADDER_CACHE: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+_FINE_P, _FINE_W = beta_slices(JOINT_SLICES)
+
+
+def _fine_ends(gs: np.ndarray, n0: int) -> np.ndarray:
+    """Rounded-up Beta quantiles of the fine slices for the counts ``gs`` (P, L); each
+    ``(N0, g)`` is computed once per process (they depend on nothing else)."""
+    uniq = np.unique(gs)
+    missing = [int(g) for g in uniq if (n0, int(g)) not in _ENDS_CACHE]
+    if missing:
+        if len(_ENDS_CACHE) > _CACHE_MAX:
+            _ENDS_CACHE.clear()
+        vals = _slice_ends(np.asarray(missing), n0, _FINE_P)
+        for g, v in zip(missing, vals, strict=True):
+            _ENDS_CACHE[(n0, g)] = v
+    table = np.stack([_ENDS_CACHE[(n0, int(g))] for g in uniq])
+    return table[np.searchsorted(uniq, gs)]
+
+
+def _ladder(gs: np.ndarray, n0: int) -> tuple[np.ndarray, np.ndarray]:
+    """Ladder points ``u`` (K, M) and the Beta(g+1, N0-g) mass of ``[u_k, u_{k+1})`` (last:
+    ``[u_M, 1]``), per count; cached per ``(N0, g)``."""
+    missing = [int(g) for g in gs if (n0, int(g)) not in _LADDER_CACHE]
+    if missing:
+        if len(_LADDER_CACHE) > _CACHE_MAX:
+            _LADDER_CACHE.clear()
+        g = np.asarray(missing, dtype=float)[:, None]
+        a, b = g + 1.0, n0 - g
+        mean = a / (n0 + 1.0)
+        sd = np.sqrt(mean * (1.0 - mean) / (n0 + 2.0))
+        u = np.clip(mean + _LADDER[None, :] * sd, 0.0, 1.0)
+        u = np.maximum.accumulate(u, axis=1)
+        cdf = betainc(a, b, u)
+        mass = np.diff(np.concatenate([cdf, np.ones((g.shape[0], 1))], axis=1), axis=1)
+        for i, gi in enumerate(missing):
+            _LADDER_CACHE[(n0, gi)] = (u[i], np.maximum(mass[i], 0.0))
+    us = np.stack([_LADDER_CACHE[(n0, int(g))][0] for g in gs])
+    ms = np.stack([_LADDER_CACHE[(n0, int(g))][1] for g in gs])
+    return us, ms
+
+
+def _integrand(direction: np.ndarray, e: np.ndarray, u: np.ndarray, c: np.ndarray, n1: int,
+               delta: float) -> np.ndarray:
+    """The mixture's integrand at ``u`` (..., M), per problem direction/eps/count (..., 1)."""
+    up = bdtrc(np.maximum(c - 1.0, 0.0), n1, np.minimum(1.0, e * u + delta))
+    up = np.where(c > 0, up, 1.0)
+    down = bdtr(c, n1, np.maximum(0.0, (1.0 - u - delta) / e))
+    return np.where(direction == 0, up, down)
+
+
+def _ladder_lower_bound(direction, grid, cnt, eps, n1, n0, delta) -> np.ndarray:
+    r"""A lower bound of :math:`\pi_g(\varepsilon,\cdot)` for every (row, count), (B, K).
+
+    The integrand grows with :math:`u`, so charging each ladder cell its value at the cell's
+    lower end bounds the integral from below (the mass below the first point is dropped).
+    Used only to skip counts whose test cannot reject; never as a p-value.
+    """
+    us, ms = _ladder(grid, n0)  # (K, M)
+    e = np.exp(eps)[:, None, None]
+    f = _integrand(direction[None, :, None], e, us[None], cnt[..., None], n1, delta)
+    return (f * ms[None]).sum(axis=-1)
+
+
+def _proxy(cnt, grid, direction, n1, n0, delta, level) -> np.ndarray:
+    """Rectangle bound per (row, count): only ranks the counts (no validity rests on it)."""
+    h = level / 2.0
+    g = grid.astype(float)
+    a_up = betaincinv(g + 1.0, n0 - g, 1.0 - h)[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_lo = np.where(cnt > 0, betaincinv(np.maximum(cnt, 1.0), n1 - cnt + 1.0, h), 0.0)
+        e0 = np.log(np.maximum(p_lo - delta, 1e-300)) - np.log(a_up)
+        b_up = np.where(cnt >= n1, 1.0, betaincinv(cnt + 1.0, np.maximum(n1 - cnt, 1e-300),
+                                                     1.0 - h))
+        e1 = np.log(np.maximum(1.0 - a_up - delta, 1e-300)) - np.log(b_up)
+    out = np.where(direction[None, :] == 0, e0, e1)
+    return np.where(np.isfinite(out), out, -1e300)
+
+
+def _upper_p(direction, eps, ends, c, n1, delta) -> np.ndarray:
+    """The upper-Riemann p-value of mixed-direction problems (P,), ends (P, L)."""
+    out = np.empty(c.shape)
+    for d in (0, 1):
+        m = direction == d
+        if m.any():
+            out[m] = _p_value(d, eps[m], ends[m], _FINE_W, c[m], n1, delta)
+    return out
+
+
+def _solve_exact(direction, gs, c, n1, n0, delta, level, lo0) -> np.ndarray:
+    r"""Largest certified eps per problem in ``[lo0, _EPS_MAX]``: ``-inf`` where the test does
+    not reject at ``lo0``. Safeguarded regula falsi (Illinois) on
+    :math:`\log\pi(\varepsilon)-\log\ell`, which grows with :math:`\varepsilon`; the value
+    returned is always a point whose upper-Riemann p-value was computed and is
+    :math:`\le\ell`."""
+    P = c.shape[0]
+    out = np.full(P, -np.inf)
+    if P == 0:
+        return out
+    ends = _fine_ends(gs, n0)
+    ll = math.log(level)
+    lo = lo0.astype(float).copy()
+    hi = np.full(P, _EPS_MAX)
+
+    def F(idx, e):
+        return np.log(_upper_p(direction[idx], e, ends[idx], c[idx], n1, delta)) - ll
+
+    flo = F(np.arange(P), lo)
+    ok = flo <= 0
+    fhi = F(np.arange(P), hi)
+    top = ok & (fhi <= 0)
+    out[top] = hi[top]
+    act = np.nonzero(ok & ~top)[0]
+    side = np.zeros(P, dtype=np.int64)
+    for it in range(200):
+        if act.size == 0:
+            break
+        a, b, fa, fb = lo[act], hi[act], flo[act], fhi[act]
+        x = (a * fb - b * fa) / (fb - fa)
+        # safeguard: a step that is not strictly inside the bracket bisects; so does every
+        # sixteenth step, which bounds the count of steps whatever the shape of the curve
+        bad = ~np.isfinite(x) | (x <= a) | (x >= b) | (it % 16 == 15)
+        x = np.where(bad, 0.5 * (a + b), x)
+        fx = F(act, x)
+        rej = fx <= 0
+        i_r, i_a = act[rej], act[~rej]
+        lo[i_r], flo[i_r] = x[rej], fx[rej]
+        fhi[i_r] = np.where(side[i_r] == 1, 0.5 * fhi[i_r], fhi[i_r])
+        side[i_r] = 1
+        hi[i_a], fhi[i_a] = x[~rej], fx[~rej]
+        flo[i_a] = np.where(side[i_a] == -1, 0.5 * flo[i_a], flo[i_a])
+        side[i_a] = -1
+        act = act[(hi[act] - lo[act]) > _ROOT_TOL]
+    fin = ok & ~top
+    out[fin] = lo[fin]
+    return out
 
 
 def batch_joint(member: np.ndarray, nonmember: np.ndarray, delta: float, xi: float,

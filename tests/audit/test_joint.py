@@ -189,3 +189,67 @@ def test_ties_and_degenerate_sizes():
     m = rng.binomial(6, 0.9, 500).astype(float)
     x = rng.binomial(6, 0.1, 500).astype(float)
     assert epsilon_lower_bound(m, x, delta=1e-5, method="joint").epsilon_lower_bound > 1.0
+
+
+def _every_count(member, nonmember, delta, xi):
+    """The maximum over every grid count, each solved exactly (no skipping)."""
+    from semi_core.audit import joint
+
+    n1, n0 = member.shape[1], nonmember.shape[1]
+    grid, direction = joint_grid(n0)
+    gam, le0, le1 = (a[:, ::-1] for a in rank_threshold_counts(member, nonmember, grid))
+    counts = np.where(direction[None, :] == 0, n1 - le1, le1).astype(float)
+    B, K = counts.shape
+    rr, kk = np.repeat(np.arange(B), K), np.tile(np.arange(K), B)
+    e = joint._solve_exact(direction[kk], grid[kk], counts[rr, kk], n1, n0, delta,
+                           xi / K, np.zeros(B * K))
+    return e.reshape(B, K).max(axis=1), counts, grid, direction
+
+
+@pytest.mark.parametrize("mu, n, delta", [(0.5, 2000, 1e-5), (1.0, 3000, 0.1), (2.0, 1000, 1e-5),
+                                          (0.0, 1000, 1e-5)])
+def test_branch_and_bound_is_the_maximum_over_every_count(mu, n, delta):
+    # skipping a count whose lower-bounded p-value fails at the running best never changes the
+    # maximum: equal to solving all K counts, to the root tolerance
+    from semi_core.audit import joint
+
+    rng = np.random.default_rng(int(10 * mu) + n)
+    m, x = rng.normal(mu, 1, (6, n)), rng.normal(0, 1, (6, n))
+    ref, counts, grid, direction = _every_count(m, x, delta, 0.05)
+    got, col = joint.joint_epsilon(counts, grid, direction, n_member=n, n_nonmember=n,
+                                   delta=delta, level=0.05 / grid.size)
+    fin = np.isfinite(ref)
+    assert (np.isfinite(got) == fin).all()
+    assert np.allclose(got[fin], ref[fin], rtol=0, atol=2 * joint._ROOT_TOL), (got, ref)
+    # the reported column attains it, and its p-value passes at the value returned
+    for i in np.nonzero(fin)[0]:
+        d = "tpr/fpr" if direction[col[i]] == 0 else "tnr/fnr"
+        p = mixture_p_value(d, got[i], counts[i, col[i]], grid[col[i]], n_member=n,
+                            n_nonmember=n, delta=delta)
+        assert p <= 0.05 / grid.size
+
+
+def test_pruning_bound_is_below_the_integral():
+    # the ladder sum is a lower Riemann sum: never above the exact integral (quadrature), which
+    # is never above the upper sum used as the p-value
+    from semi_core.audit import joint
+
+    n0, n1, delta = 400, 300, 1e-5
+    grid, direction = joint_grid(n0)
+    rng = np.random.default_rng(8)
+    cnt = rng.integers(0, n1 + 1, (1, grid.size)).astype(float)
+    for eps in (0.0, 0.7, 2.0):
+        lb = joint._ladder_lower_bound(direction, grid, cnt, np.array([eps]), n1, n0, delta)[0]
+        for k in range(0, grid.size, 5):
+            g, c, d = int(grid[k]), float(cnt[0, k]), int(direction[k])
+            if d == 0:
+                def f(u, c=c, eps=eps):
+                    return bdtrc(c - 1, n1, min(1.0, math.exp(eps) * u + delta)) if c > 0 else 1.0
+            else:
+                def f(u, c=c, eps=eps):
+                    return bdtr(c, n1, max(0.0, math.exp(-eps) * (1 - u - delta)))
+            exact, _ = integrate.quad(lambda u, f=f, g=g: beta_law.pdf(u, g + 1, n0 - g) * f(u),
+                                      0, 1, limit=400, epsabs=1e-13, epsrel=1e-9)
+            up = mixture_p_value("tpr/fpr" if d == 0 else "tnr/fnr", eps, c, g, n_member=n1,
+                                 n_nonmember=n0, delta=delta)
+            assert lb[k] <= exact + 1e-9 and exact <= up + 1e-12, (g, c, lb[k], exact, up)
