@@ -87,11 +87,15 @@ def register(subparsers) -> None:
     p.add_argument("--noise", type=float, default=None,
                    help="noisy-mean noise std (default 0.1; n=10, data N(-1, 0.1^2), canary "
                         "+1); --stream semi --mechanism noisy-mean only")
-    p.add_argument("--noise-floor", choices=("count", "scale"), default=None,
-                   help="where the zoo mechanisms floor at 1e-12: the noisy count (eq. 5 as "
-                        "printed, default) or the noise scale (DP-Auditorium's MeanMechanism, "
-                        "which the seed says it follows; the NonDP2 rows of Table 1 reproduce "
-                        "only under it); zoo mechanisms only")
+    p.add_argument("--noise-floor", choices=("count", "scale", "auditorium"), default=None,
+                   help="reading of the zoo mechanisms: count = the noisy count floored at "
+                        "1e-12 (eq. 5 as printed, default); scale = the noise scale floored "
+                        "(Gaussian count noise, analytic sigma); auditorium = DP-Auditorium's "
+                        "MeanMechanism code, which the seed says it follows (scale floor, "
+                        "Laplace(2/eps) count noise for every variant, classical sigma "
+                        "sqrt(2 log(1.25/delta)) 2/eps, NonDP1 with the whole budget): the "
+                        "reading under which the NonDPGaussian2 rows of Table 1 reproduce; zoo "
+                        "mechanisms only")
     p.add_argument("--conventions", default=None,
                    help="'paper' (Alg. 1/3/4 and Thm 3.1 as printed, default), 'notebook' (the "
                         "authors' public notebook: its threshold, ONS constants, OGA step and "
@@ -222,7 +226,8 @@ def _check(args):
 
 def _zoo(name: str, eps: float, delta: float, flag: str, floor: str = "count"):
     """A zoo mechanism at design epsilon ``eps`` (from ``flag``); nothing substituted."""
-    from semi_core.mechanisms.zoo import ZOO_EPSILON_RANGE, make_zoo_mechanism
+    from semi_core.audit.sequential.conventions import make_reading_mechanism
+    from semi_core.mechanisms.zoo import ZOO_EPSILON_RANGE
 
     lo, hi = ZOO_EPSILON_RANGE
     if not lo <= eps <= hi:
@@ -231,7 +236,7 @@ def _zoo(name: str, eps: float, delta: float, flag: str, floor: str = "count"):
     if "gaussian" in name and delta <= 0:
         raise ValueError(f"--delta 0: --mechanism {name} is calibrated to (epsilon, delta)-DP "
                          "with delta > 0; give --delta > 0 or a Laplace mechanism")
-    return make_zoo_mechanism(name, eps, delta, floor=floor)
+    return make_reading_mechanism(name, eps, delta, reading=floor)
 
 
 def _power(args, mech_eps: float, light, power_runs: int) -> dict:
@@ -280,6 +285,9 @@ def _semi(args, eps) -> Result:
         mech = RandomizedResponse(args.mech_epsilon if args.mech_epsilon is not None
                                   else max(eps), args.delta)
     elif args.mechanism in _SEMI_MECHS:
+        if args.noise_floor == "auditorium":
+            raise ValueError("--noise-floor auditorium applies to --stream mmd only (the SeMI "
+                             "stream needs exact densities: use count)")
         flag = "--mech-epsilon" if args.mech_epsilon is not None else "the largest --claimed-epsilon"
         mech = _zoo(args.mechanism, args.mech_epsilon if args.mech_epsilon is not None
                     else max(eps), args.delta, flag, args.noise_floor)

@@ -42,7 +42,8 @@ import math
 import numpy as np
 
 __all__ = ["COMPONENTS", "parse_conventions", "tau_notebook", "NotebookONS",
-           "new_notebook_witness", "notebook_witness_block"]
+           "new_notebook_witness", "notebook_witness_block", "READINGS", "AuditoriumMean",
+           "make_reading_mechanism"]
 
 #: The notebook components that can replace the paper's.
 COMPONENTS = ("tau", "ons", "oga")
@@ -182,3 +183,162 @@ def notebook_witness_block(X, Y, t0: int, t1: int, bandwidth: float, st: dict) -
         c[t] = 1.0 / (2.0 * math.sqrt(M))
         c[:t + 1] *= gam
         st["norm2"] = gam * gam * g2
+
+
+# ----------------------------------------------------------------------------- mechanism readings
+#: Readings of the seed's mean mechanisms (eq. 5-7): the two floors of
+#: :class:`semi_core.mechanisms.zoo.NoisyCountMean` (``count``: eq. 5 as printed; ``scale``: the
+#: floor on the noise scale, Gaussian count noise and the analytic sigma) and ``auditorium``:
+#: DP-Auditorium's ``MeanMechanism`` as its code runs (:class:`AuditoriumMean`).
+READINGS = ("count", "scale", "auditorium")
+
+
+class AuditoriumMean:
+    r"""The mean mechanisms as DP-Auditorium's ``MeanMechanism`` computes them (the library
+    whose setup the seed's §4.1 says it follows), for records in :math:`[0,1]`.
+
+    With :math:`n=|S|`, :math:`s=\sum_i x_i`, a budget share :math:`b=\tfrac12` when the noisy
+    count is used anywhere (DP, NonDP2) and :math:`b=1` otherwise (NonDP1):
+
+    * the count noise is **Laplace** for every variant, :math:`W\sim\mathrm{Laplace}(0,
+      1/(b\varepsilon))` (:math:`2/\varepsilon`), also for the Gaussian mechanisms;
+    * the value noise has scale :math:`\max\{10^{-12},\,c/(b\varepsilon\,m)\}` where
+      :math:`m` is :math:`n+W` (DP, NonDP2) or :math:`n` (NonDP1) and :math:`c=1` (Laplace) or
+      the **classical** :math:`c=\sqrt{2\log(1.25/\delta)}` (Gaussian, the whole
+      :math:`\delta`);
+    * the output is :math:`s/(n+W)` (DP) or :math:`s/n` (NonDP1, NonDP2) plus that noise.
+
+    So a negative noisy count floors the noise scale (as ``floor="scale"``), but unlike the
+    zoo's Gaussian variants the count noise is Laplace and :math:`\sigma` is the classical
+    one; and NonDP1's noise is :math:`c/(\varepsilon n)` (the seed's eq. 6 prints
+    :math:`2/(n\varepsilon)`).
+
+    Parameters
+    ----------
+    epsilon : float
+        Design :math:`\varepsilon`, in the zoo's range.
+    noise : {"laplace", "gaussian"}
+        Value noise.
+    variant : {"dp", "nondp1", "nondp2"}
+        The seed's DP, NonDP1 or NonDP2 mechanism.
+    delta : float
+        Design :math:`\delta` of the Gaussian variants, in (0, 1).
+    """
+
+    def __init__(self, epsilon: float, *, noise: str = "laplace", variant: str = "dp",
+                 delta: float = 1e-5):
+        from semi_core._validation import check_delta, check_positive
+        from semi_core.mechanisms.zoo import ZOO_EPSILON_RANGE
+
+        self.epsilon_design = check_positive(epsilon, "epsilon")
+        lo, hi = ZOO_EPSILON_RANGE
+        if not lo <= self.epsilon_design <= hi:
+            raise ValueError(f"epsilon must be in [{lo:g}, {hi:g}], got {self.epsilon_design:g}")
+        if noise not in ("laplace", "gaussian"):
+            raise ValueError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
+        if variant not in ("dp", "nondp1", "nondp2"):
+            raise ValueError(f"variant must be 'dp', 'nondp1' or 'nondp2', got {variant!r}")
+        self.noise, self.variant = noise, variant
+        self.delta_design = 0.0
+        self.factor = 1.0
+        if noise == "gaussian":
+            self.delta_design = check_delta(delta)
+            if not 0 < self.delta_design < 1:
+                raise ValueError(f"delta must be in (0, 1) for a Gaussian mechanism, got {delta}")
+            self.factor = math.sqrt(2.0 * math.log(1.25 / self.delta_design))
+        self.share = 1.0 if variant == "nondp1" else 0.5
+        self.count_scale = 1.0 / (self.share * self.epsilon_design)
+        self.scale = self.factor / (self.share * self.epsilon_design)
+
+    @property
+    def name(self) -> str:
+        kind = "DP" if self.variant == "dp" else "NonDP"
+        num = {"dp": "", "nondp1": "1", "nondp2": "2"}[self.variant]
+        return f"{kind}{self.noise.capitalize()}{num}"
+
+    @property
+    def is_dp(self) -> bool:
+        return self.variant == "dp"
+
+    def sample(self, dataset, size: int, rng: np.random.Generator) -> np.ndarray:
+        """``size`` independent outputs on ``dataset``, shape ``(size, 1)``.
+
+        Parameters
+        ----------
+        dataset : array_like
+            Records in [0, 1].
+        size : int
+            Number of outputs, >= 0.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        ndarray, shape (size, 1)
+            The outputs.
+        """
+        x = np.asarray(dataset, dtype=float).reshape(-1)
+        if x.size == 0 or not np.all(np.isfinite(x)) or x.min() < 0 or x.max() > 1:
+            raise ValueError("dataset must hold at least one finite record in [0, 1]")
+        n, s = float(x.size), float(x.sum())
+        w = rng.laplace(0.0, self.count_scale, size)
+        noisy = self.variant != "nondp1"
+        m_scale = n + w if noisy else np.full(size, n)
+        m_mean = n + w if self.variant == "dp" else np.full(size, n)
+        sd = np.maximum(1e-12, self.scale / m_scale)
+        z = rng.laplace(0.0, 1.0, size) if self.noise == "laplace" else rng.normal(0, 1, size)
+        return (s / m_mean + sd * z)[:, None]
+
+    def __call__(self, dataset, rng: np.random.Generator) -> float:
+        """One output (the ``mechanism(dataset, rng)`` form)."""
+        return float(self.sample(dataset, 1, rng)[0, 0])
+
+    def params(self) -> dict:
+        """The mechanism's settings (JSON-safe).
+
+        Returns
+        -------
+        dict
+            Name, design epsilon/delta, scales and the reading.
+        """
+        return {"mechanism": self.name, "T": 1, "epsilon": self.epsilon_design,
+                "delta": self.delta_design, "noise_scale": self.scale,
+                "count_noise": f"laplace({self.count_scale:.6g})", "floor": "auditorium"}
+
+    def __repr__(self) -> str:
+        return f"{self.name}(epsilon={self.epsilon_design}, reading='auditorium')"
+
+
+def make_reading_mechanism(name: str, epsilon: float, delta: float = 1e-5, *,
+                           reading: str = "count"):
+    """A seed mean mechanism by CLI name (``dp-laplace``, ``nondp-gaussian-2``, ...) under a
+    reading of :data:`READINGS`.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`semi_core.mechanisms.zoo.ZOO`.
+    epsilon : float
+        Design :math:`\\varepsilon`.
+    delta : float
+        Design :math:`\\delta` (Gaussian variants).
+    reading : {"count", "scale", "auditorium"}
+        ``count``/``scale``: :class:`semi_core.mechanisms.zoo.NoisyCountMean` with that floor;
+        ``auditorium``: :class:`AuditoriumMean`.
+
+    Returns
+    -------
+    NoisyCountMean or AuditoriumMean
+        The mechanism.
+    """
+    from semi_core.mechanisms.zoo import ZOO, make_zoo_mechanism
+
+    if reading not in READINGS:
+        raise ValueError(f"reading (noise floor) must be one of {READINGS}, got {reading!r}")
+    if name not in ZOO:
+        raise ValueError(f"mechanism must be one of {sorted(ZOO)}, got {name!r}")
+    if reading != "auditorium":
+        return make_zoo_mechanism(name, epsilon, delta, floor=reading)
+    noise = "gaussian" if "gaussian" in name else "laplace"
+    variant = "dp" if name.startswith("dp-") else "nondp" + name[-1]
+    return AuditoriumMean(epsilon, noise=noise, variant=variant, delta=delta)

@@ -21,7 +21,8 @@ from .tester import mechanism_source, rejection_summary, run_audits, sampler_sou
 __all__ = ["SEED_TABLE1", "SEED_TABLE2", "SEED_TABLE3", "MECH_ORDER", "mechanism_table",
            "ablation_table", "power_at_alternative", "ALTERNATIVE",
            "gaussian_shift_grid", "boundary_type1", "perturbed_uniform", "type1_rates",
-           "semi_rounds_comparison", "perturbed_uniform_sampler"]
+           "semi_rounds_comparison", "perturbed_uniform_sampler", "censored_mean_stop",
+           "seed_mean_over_rejecting", "readings_table"]
 
 MECH_ORDER = ("dp-gaussian", "nondp-gaussian-1", "nondp-gaussian-2", "dp-laplace",
               "nondp-laplace-1", "nondp-laplace-2")
@@ -60,9 +61,9 @@ SEED_NMAX = {0.01: 2000, 0.1: 5000}
 
 
 def _zoo(name, eps, delta, floor="count"):
-    from semi_core.mechanisms.zoo import make_zoo_mechanism
+    from .conventions import make_reading_mechanism
 
-    return make_zoo_mechanism(name, eps, delta, floor=floor)
+    return make_reading_mechanism(name, eps, delta, reading=floor)
 
 
 #: The known alternative beside each Type-I row: the same noise family's NonDP2 (mean with the
@@ -70,6 +71,128 @@ def _zoo(name, eps, delta, floor="count"):
 #: used. Its outputs live on the DP mechanism's scale (NonDP1's noise 2/(n eps) is ~100 times
 #: wider, so the DP runs' bandwidth cannot see it and it would test the wrong thing).
 ALTERNATIVE = {"dp-laplace": "nondp-laplace-2", "dp-gaussian": "nondp-gaussian-2"}
+
+
+def censored_mean_stop(stops, runs: int, max_obs: int) -> tuple[float, float]:
+    r"""The authors' notebook's "average number of observations to reject": every run counts,
+    a run that never rejected at :math:`N_{\max}+1` (``get_first_crossing_index`` returns the
+    length of the wealth history), with the SE :math:`\mathrm{sd}_0/\sqrt R` (NumPy's
+    ``std``, ddof 0).
+
+    .. math:: \bar N_c=\frac1R\Big(\sum_{i\ \mathrm{rejects}}T_i+(R-k)(N_{\max}+1)\Big)
+
+    Parameters
+    ----------
+    stops : sequence of int
+        Stopping times of the ``k`` rejecting runs.
+    runs : int
+        All runs ``R`` (>= ``k``, >= 1).
+    max_obs : int
+        :math:`N_{\max}`.
+
+    Returns
+    -------
+    tuple of float
+        The censored mean and its SE.
+    """
+    st = np.asarray(list(stops), dtype=float)
+    if runs < max(1, st.size):
+        raise ValueError(f"runs must be >= 1 and >= the {st.size} rejecting runs, got {runs}")
+    full = np.concatenate([st, np.full(runs - st.size, max_obs + 1.0)])
+    return float(full.mean()), float(full.std() / np.sqrt(runs))
+
+
+def seed_mean_over_rejecting(rate: float, nbar: float, runs: int, max_obs: int) -> float:
+    r"""The seed's mean stopping time over its rejecting runs, decoded from a Table 1/2 cell
+    read as the notebook's censored mean (:func:`censored_mean_stop`):
+    :math:`k=\mathrm{rate}\,R`, :math:`\bar N_{\mathrm{rej}}=(R\bar N_c-(R-k)(N_{\max}+1))/k`.
+
+    Parameters
+    ----------
+    rate : float
+        Printed rejection rate, in (0, 1].
+    nbar : float
+        Printed :math:`\bar N`.
+    runs : int
+        Runs per cell (20).
+    max_obs : int
+        :math:`N_{\max}` of the cell.
+
+    Returns
+    -------
+    float
+        The implied mean over the rejecting runs.
+    """
+    k = round(rate * runs)
+    if not 0 < k <= runs:
+        raise ValueError(f"rate must give between 1 and {runs} rejecting runs, got {rate}")
+    return (runs * nbar - (runs - k) * (max_obs + 1.0)) / k
+
+
+def readings_table(mechanism: str = "nondp-gaussian-2", *, readings=("scale", "auditorium"),
+                   conventions=("paper", "ons,oga"), epsilons=(0.01, 0.1), runs: int = 20,
+                   delta: float = 1e-5, failure_prob: float = 0.05, max_obs: dict | None = None,
+                   seed=0, progress=None) -> dict:
+    r"""One Table 1 row under several readings of the mechanism (:data:`.conventions.READINGS`)
+    and tester conventions: rejection rate, mean stop over the rejecting runs and the notebook's
+    censored mean (:func:`censored_mean_stop`), beside the seed's cell and the mean over its
+    rejecting runs decoded from it (:func:`seed_mean_over_rejecting`).
+
+    Parameters
+    ----------
+    mechanism : str
+        Zoo name of the row.
+    readings : sequence of str
+        Readings of the mechanism.
+    conventions : sequence of str
+        Tester conventions (:func:`.conventions.parse_conventions`).
+    epsilons : sequence of float
+        Tested (and design) epsilons.
+    runs : int
+        Runs per cell.
+    delta : float
+        Tested and design delta.
+    failure_prob : float
+        Level of each test.
+    max_obs : dict, optional
+        :math:`N_{\max}` by epsilon; None = the seed's.
+    seed : int or numpy.random.SeedSequence
+        Root seed (each cell spawns its own child).
+    progress : callable, optional
+        Progress reporter.
+
+    Returns
+    -------
+    dict
+        The settings and one row per reading, convention and epsilon.
+    """
+    from semi_core.mechanisms.zoo import SEED_PAIR
+
+    max_obs = max_obs or SEED_NMAX
+    rows = []
+    for ri, reading in enumerate(readings):
+        for ci, conv in enumerate(conventions):
+            for ei, eps in enumerate(epsilons):
+                mech = _zoo(mechanism, eps, delta, reading)
+                n_max = max_obs.get(eps, 5000)
+                res = run_audits(lambda m=mech: mechanism_source(m, *SEED_PAIR), runs=runs,
+                                 seed=as_seed_sequence(seed).spawn(
+                                     100 * (ri + 1) + 10 * (ci + 1) + ei + 1)[-1],
+                                 epsilon=eps, delta=delta, failure_prob=failure_prob,
+                                 max_obs=n_max, conventions=conv)
+                stops = [r.stopped_at for r in res.runs if r.rejected]
+                cm, cse = censored_mean_stop(stops, runs, n_max)
+                sv = SEED_TABLE1.get(mechanism, {}).get(eps)
+                dec = (seed_mean_over_rejecting(sv[0], sv[2], 20, n_max)
+                       if sv and sv[2] is not None else None)
+                rows.append({"reading": reading, "conventions": conv, "epsilon": eps,
+                             "max_obs": n_max, **res.summary, "censored_mean": cm,
+                             "censored_mean_se": cse, "seed_value": sv,
+                             "seed_mean_over_rejecting": dec})
+                if progress:
+                    progress(f"{mechanism} {reading} {conv} eps={eps}")
+    return {"mechanism": mechanism, "runs": runs, "delta": delta,
+            "failure_prob": failure_prob, "rows": rows}
 
 
 def power_at_alternative(name: str, eps: float, *, bandwidth: float, runs: int, delta: float,
