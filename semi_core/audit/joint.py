@@ -282,8 +282,9 @@ def joint_epsilon(counts: np.ndarray, grid: np.ndarray, direction: np.ndarray, *
     rows = np.arange(B)
     # 1. proxy: the best rectangle per row, solved exactly
     c0 = np.argmax(_proxy(cnt, grid, direction, n1, n0, delta, level), axis=1)
+    guess = _plug_in(cnt, grid, direction, n1, n0, delta) + 0.25
     best = _solve_exact(direction[c0], grid[c0], cnt[rows, c0], n1, n0, delta, level,
-                        np.zeros(B))
+                        np.zeros(B), guess[rows, c0])
     col = c0.copy()
     # 2. prune the other counts by a lower bound of their p-values at max(L, 0)
     floor = np.maximum(best, 0.0)
@@ -294,7 +295,7 @@ def joint_epsilon(counts: np.ndarray, grid: np.ndarray, direction: np.ndarray, *
     if r_idx.size:
         # 3. solve the survivors exactly from the floor up (passing at the floor first)
         e = _solve_exact(direction[k_idx], grid[k_idx], cnt[r_idx, k_idx], n1, n0, delta, level,
-                         floor[r_idx])
+                         floor[r_idx], guess[r_idx, k_idx])
         order = np.lexsort((k_idx, -e, r_idx))  # per row: largest eps, then smallest column
         first = np.ones(order.size, dtype=bool)
         first[1:] = r_idx[order][1:] != r_idx[order][:-1]
@@ -390,6 +391,17 @@ def _proxy(cnt, grid, direction, n1, n0, delta, level) -> np.ndarray:
     return np.where(np.isfinite(out), out, -1e300)
 
 
+def _plug_in(cnt, grid, direction, n1, n0, delta) -> np.ndarray:
+    """The empirical (no-margin) eps of each (row, count): a first upper end for the root
+    search, above the bound in all but rare cases (a starting point only)."""
+    a_hat = (grid + 1.0) / n0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e0 = np.log(np.maximum(cnt / n1 - delta, 1e-300)) - np.log(a_hat)
+        e1 = np.log(np.maximum(1.0 - grid / n0 - delta, 1e-300)) - np.log((cnt + 1.0) / n1)
+    out = np.where(direction[None, :] == 0, e0, e1)
+    return np.where(np.isfinite(out), out, 0.0)
+
+
 def _upper_p(direction, eps, ends, c, n1, delta) -> np.ndarray:
     """The upper-Riemann p-value of mixed-direction problems (P,), ends (P, L)."""
     out = np.empty(c.shape)
@@ -400,9 +412,10 @@ def _upper_p(direction, eps, ends, c, n1, delta) -> np.ndarray:
     return out
 
 
-def _solve_exact(direction, gs, c, n1, n0, delta, level, lo0) -> np.ndarray:
+def _solve_exact(direction, gs, c, n1, n0, delta, level, lo0, guess=None) -> np.ndarray:
     r"""Largest certified eps per problem in ``[lo0, _EPS_MAX]``: ``-inf`` where the test does
-    not reject at ``lo0``. Safeguarded regula falsi (Illinois) on
+    not reject at ``lo0``; ``guess``: a first upper end to try (any value is safe: one that
+    passes becomes the lower end). Safeguarded regula falsi (Illinois) on
     :math:`\log\pi(\varepsilon)-\log\ell`, which grows with :math:`\varepsilon`; the value
     returned is always a point whose upper-Riemann p-value was computed and is
     :math:`\le\ell`."""
@@ -420,7 +433,16 @@ def _solve_exact(direction, gs, c, n1, n0, delta, level, lo0) -> np.ndarray:
 
     flo = F(np.arange(P), lo)
     ok = flo <= 0
-    fhi = F(np.arange(P), hi)
+    fhi = np.full(P, np.inf)
+    if guess is not None:  # a first upper end near the root saves the steps down from 40
+        i = np.nonzero(ok)[0]
+        x = np.clip(guess[i], lo[i] + 0.01, _EPS_MAX)
+        fx = F(i, x)
+        rej = fx <= 0
+        lo[i[rej]], flo[i[rej]] = x[rej], fx[rej]
+        hi[i[~rej]], fhi[i[~rej]] = x[~rej], fx[~rej]
+    i = np.nonzero(ok & ~np.isfinite(fhi))[0]
+    fhi[i] = F(i, hi[i])
     top = ok & (fhi <= 0)
     out[top] = hi[top]
     act = np.nonzero(ok & ~top)[0]
