@@ -257,6 +257,50 @@ def _power(args, mech_eps: float, light, power_runs: int) -> dict:
         mech_epsilon=mech_eps, witness=args.witness, features=args.features)
 
 
+def _seed_cell(args, light) -> dict:
+    """The notebook's censored mean stop (non-rejecting runs at N_max + 1) and, when the audit
+    is one of the seed's Table 1/2 cells (same mechanism, epsilon, delta 1e-5, alpha 0.05),
+    the seed's cell and the mean over its rejecting runs decoded from it."""
+    from semi_core.audit.sequential.experiments import (
+        SEED_TABLE1,
+        SEED_TABLE2,
+        censored_mean_stop,
+        seed_mean_over_rejecting,
+    )
+
+    stops = [r.stopped_at for r in light if r.rejected]
+    cm, cse = censored_mean_stop(stops, len(light), args.max_obs)
+    out = {"censored_mean_stop": cm, "censored_mean_stop_se": cse}
+    table = SEED_TABLE1 if args.algorithm == 1 else SEED_TABLE2
+    cell = table.get(args.mechanism, {}).get(args.epsilon)
+    if (cell is not None and args.mech_epsilon in (None, args.epsilon) and args.delta == 1e-5
+            and args.failure_prob == 0.05):
+        rate, rse, nbar, nse = cell
+        out["seed_value"] = {
+            "table": args.algorithm, "rejection_rate": rate, "rejection_rate_se": rse,
+            "mean_stop_censored": nbar, "mean_stop_censored_se": nse, "runs": 20,
+            "max_obs": {0.01: 2000, 0.1: 5000}[args.epsilon],
+            "mean_stop_over_rejecting": (seed_mean_over_rejecting(
+                rate, nbar, 20, {0.01: 2000, 0.1: 5000}[args.epsilon]) if nbar else None),
+            "reading": "the seed's N-bar is the notebook's censored mean (runs that never "
+                       "reject count at N_max + 1; claim table1.nbar_reading)"}
+    return out
+
+
+def _seed_text(summary: dict) -> str:
+    text = (f"\n  censored mean stop (non-rejecting runs at N_max + 1, the seed's N-bar): "
+            f"{summary['censored_mean_stop']:.1f} +- {summary['censored_mean_stop_se']:.1f}")
+    sv = summary.get("seed_value")
+    if sv:
+        text += (f"\n  seed Table {sv['table']}: rejection rate {sv['rejection_rate']:g} +- "
+                 f"{sv['rejection_rate_se']:g}, N-bar "
+                 + (f"{sv['mean_stop_censored']:g} +- {sv['mean_stop_censored_se']:g} (over "
+                    f"its rejecting runs: {sv['mean_stop_over_rejecting']:.0f})"
+                    if sv["mean_stop_censored"] else "-")
+                 + f" ({sv['runs']} runs, N_max {sv['max_obs']})")
+    return text
+
+
 def _power_text(pw: dict | None) -> str:
     if pw is None:
         return ""
@@ -416,6 +460,7 @@ def handler(args) -> Result:
     light = lbs = [x for _, x in kept]        # the light results, or the lower bounds
     if args.epsilon is not None:
         summary = summarize(light)
+        summary.update(_seed_cell(args, light))
         if args.mechanism in ALTERNATIVE:
             summary["power_at_alternative"] = _power(args, mech_eps, light, power_runs)
         payload = {"stream": "mmd", "mechanism": mech.params(), "runs": runs,
@@ -428,7 +473,8 @@ def handler(args) -> Result:
                 f"rate {summary['rejection_rate']:.3f} +- {summary['rejection_rate_se']:.3f}; "
                 + (f"mean stop {ms:.1f} +- {summary['mean_stop_se']:.1f} pairs" if ms is not None
                    else "no rejection") + f"; verdict: {summary['verdict']} (noise floor: "
-                f"{args.noise_floor})" + _power_text(summary.get("power_at_alternative")))
+                f"{args.noise_floor})" + _seed_text(summary)
+                + _power_text(summary.get("power_at_alternative")))
         return Result(payload=payload, text=text)
     degen = sum(bool(r["tests"][0]["degenerate_witness"]) for r in runs)
     payload = {"stream": "mmd", "mechanism": mech.params(), "runs": runs,
