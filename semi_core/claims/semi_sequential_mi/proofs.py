@@ -4,9 +4,9 @@ E) and on the correspondences the text draws between its results (§4.1).
 The lemmas themselves are checked in :mod:`semi_core.claims.semi_sequential_mi.formulas`; here
 each intermediate equation a reader would reuse is checked on its own: the coefficients, the
 discriminants and the roots of the quadratic acceptance regions (App. A.2-A.5), the
-independence of the batch means (App. D), the threshold of SeMI-max for a target level
-(App. E.2) and "Theorem 4.1 has the structure of Theorem 3.1 with the batch mean replaced by
-:math:`N/\eta_\tau`" (§4.1).
+independence of the batch means (App. D), the metric of Lemma B.5's ellipsoid, the threshold
+of SeMI-max for a target level (App. E.2) and "Theorem 4.1 has the structure of Theorem 3.1
+with the batch mean replaced by :math:`N/\eta_\tau`" (§4.1).
 
 Derived sides come from the symbolic layer (the conditional laws of Lemma B.1,
 ``em_cond_*``) or from the Gaussian densities themselves; Monte Carlo checks state their
@@ -19,6 +19,9 @@ Findings (``semi-core verify``):
   :math:`\mathrm{Cov}(\bar X_s,\bar X_t)=-(z^*-\mu)^2/(n^2T^2)` for :math:`s\ne t` (fails;
   harmless for Theorem 3.10, which only needs independence under each
   :math:`\mathbf H_1^t`).
+* ``lemB.5.metric`` -- Lemma B.5's ellipsoid :math:`\|\mathbf U\|^2_{\Sigma^{-1}}` read with
+  App. B's notation :math:`\|x\|_\Sigma=\sqrt{x^\top\Sigma^{-1}x}` is :math:`U^\top\Sigma U`; the
+  proof uses :math:`U^\top\Sigma^{-1}U` (fails as written; notation slip).
 * ``sec4.1.structure`` -- Theorem 4.1 is Theorem 3.1 with :math:`\mathbf N_\tau` replaced by
   :math:`-N/\eta_\tau` (the text says :math:`N/\eta_\tau`: the linear term changes sign; fails).
 """
@@ -267,6 +270,38 @@ def _check_structure(forms, ctx):
                            rtol=1e-9, atol=1e-9, ref_name="the exact log LR of the SGD update")
 
 
+# ----------------------------------------------------------------------------- App. B.3 notation
+
+def _check_B5_metric(forms, ctx):
+    """Lemma B.5's event {||U||^2_{Sigma^-1} <= R^2} read with App. B's notation
+    ||x||_A = sqrt(x^T A^-1 x), i.e. U^T M U <= R^2 with M = Sigma^(metric_exponent); compared
+    round by round with the event {log LR >= gamma} (Theorem B.2) on the same draws of N under
+    H0 (d = 2, diagonal Sigma, R^2 with the corrected constant of claim lemB.5). Paired
+    Monte Carlo: SE of the difference of the two frequencies from the disagreement rate."""
+    rng = ctx.rng("lemB.5.metric")
+    R = 100_000 if ctx.quick else 400_000
+    p_ = float(forms["metric_exponent"])
+    cases = []
+    for n_, sig in ((10, (0.5, 3.0)), (4, (0.2, 1.5))):
+        sig = np.asarray(sig)
+        u = rng.normal(0, 1.5, 2) * np.sqrt(sig)            # z* - mu
+        m_ = float(np.sum(u**2 / sig))
+        gmax = 0.5 * (m_ - 2 * np.log((n_ - 1) / n_))
+        gam = gmax - 1.0
+        N = rng.standard_normal((R, 2)) * np.sqrt(sig / n_)
+        llr = (-np.log((n_ - 1) / n_) - n_ / (2 * (n_ - 1)) * np.sum(N**2 / sig, 1)
+               + n_ / (n_ - 1) * np.sum(N * u / sig, 1) - m_ / (2 * (n_ - 1)))
+        r2 = 2 * (n_ - 1) / n_ * (m_ / 2 - gam - np.log((n_ - 1) / n_))
+        U = N - u
+        stated = np.sum(U**2 * sig**p_, 1) <= r2
+        ref = llr >= gam
+        dis = float(np.mean(stated != ref))
+        se = max(np.sqrt(dis * (1 - dis) / R), 1.0 / R)
+        cases.append(({"n": n_, "sigma2": ",".join(f"{v:g}" for v in sig), "m": m_,
+                       "gamma": gam}, float(stated.mean()), float(ref.mean()), float(se)))
+    return mc_outcome(cases, what="P0(U^T Sigma^p U <= R^2) vs P0(log LR >= gamma)")
+
+
 # ----------------------------------------------------------------------------- registry
 
 def _claims() -> list[Claim]:
@@ -303,6 +338,15 @@ def _claims() -> list[Claim]:
           _check_A5, "symbolic", perturb_key="c1",
           notes="The coefficients and the discriminant are right; the roots W_1,2 printed "
                 "next to them are not (claim appA.5.roots)."),
+        C("lemB.5.metric", "App. B.3, Lemma B.5 with App. B's notation ||x||_Sigma = "
+          "sqrt(x^T Sigma^-1 x)", "the ellipsoid ||U||^2_{Sigma^-1} <= R^2 of Lemma B.5",
+          {"metric_exponent": sp.Integer(1)},
+          ("Sigma diagonal", "||x||_A = sqrt(x^T A^-1 x) (App. B, Notation)"),
+          _check_B5_metric, "monte-carlo", corrected={"metric_exponent": sp.Integer(-1)},
+          notes="With App. B's own notation, ||U||^2_{Sigma^-1} = U^T Sigma U; the proof (and "
+                "Corollary B.6) use U^T Sigma^-1 U, i.e. ||U||^2_Sigma in that notation. The "
+                "literal reading changes alpha unless Sigma = I (d = 2, Sigma = diag(0.5, 3): "
+                "see the counterexample)."),
         C("appD.indep", "App. D, Notation ('independent under both hypotheses')",
           "batch means independent under H0 and under H1~ (tau uniform)",
           {"cov": sp.Integer(0)}, ("tau ~ U{1..T} under H1~", "d = 1"), _check_D_indep,
@@ -332,5 +376,6 @@ def _claims() -> list[Claim]:
 CLAIMS = _claims()
 
 #: Our conclusions, pinned for the registry tests (each still decided by its check).
-EXPECTED_FAILS = {f"{SEED}:appD.indep", f"{SEED}:sec4.1.structure"}
+EXPECTED_FAILS = {f"{SEED}:appD.indep", f"{SEED}:sec4.1.structure",
+                  f"{SEED}:lemB.5.metric"}
 EXPECTED_CONDITIONAL: set[str] = set()
