@@ -13,6 +13,8 @@ Verdicts:
 * ``lemB.2.chi2`` -- the norm events of Lemmas B.2/B.3 taken from [24]:
   :math:`P(\|v-\mu\|^2 \ge 5d\sigma^2) \le e^{-d}` and :math:`P(\|v-\mu\|^2 \le d\sigma^2/2)
   \le e^{-d/16}`: hold (exact chi-square tails, d = 1..4000).
+* ``thmB.1.combine`` -- condition (1)'s left side dominates Lemma B.2's bound, as combining the
+  lemmas needs: holds only for :math:`n \ge 4` (at :math:`n = 3` both exceed 1: vacuous).
 """
 
 from __future__ import annotations
@@ -102,6 +104,34 @@ def _check_chi2(forms, ctx):
                          f"log ratios {up.max():.3g} and {dn.max():.3g})")
 
 
+# ----------------------------------------------------------------------------- Thm B.1 proof
+
+def _lem_b2_bound(n_, d_):
+    return 0.5 + 0.5 * (np.sqrt(5 * d_ / (n_ - 1)) + np.sqrt(d_) / (n_ - 1))
+
+
+def _check_b1_combine(forms, ctx):
+    """Condition (1)'s left side must dominate Lemma B.2's bound for 'combining these lemmas'
+    to prove Theorem B.1: exact comparison on n = 3..10^6 (n >= 4 when restricted), d up to
+    10^4."""
+    f = lambdify(forms["lhs"], [n, d])
+    ns = np.unique(np.r_[np.arange(4 if ctx.restricted else 3, 2001),
+                         np.logspace(np.log10(2000), 6, 200).round()])
+    ds = np.unique(np.r_[np.arange(1, 201), np.logspace(np.log10(200), 4, 60).round()])
+    N_, D_ = np.meshgrid(ns, ds, indexing="ij")
+    gap = f(N_, D_) - _lem_b2_bound(N_, D_)
+    i = np.unravel_index(int(np.argmin(gap)), gap.shape)
+    where = {"n": float(N_[i]), "d": float(D_[i]), "lhs": float(f(N_[i], D_[i])),
+             "lemma_B2": float(_lem_b2_bound(N_[i], D_[i]))}
+    if gap[i] >= 0:
+        return Outcome(True, f"condition (1)'s left side >= Lemma B.2's bound on n in "
+                             f"[{int(ns[0])}, 1e6], d in [1, 1e4] (closest at n = "
+                             f"{where['n']:g}, d = {where['d']:g})")
+    return Outcome(False, f"condition (1)'s left side {where['lhs']:.6g} is below Lemma B.2's "
+                          f"bound {where['lemma_B2']:.6g} at n = {where['n']:g}, "
+                          f"d = {where['d']:g}", where)
+
+
 # ----------------------------------------------------------------------------- registry
 
 def _claims() -> list[Claim]:
@@ -133,6 +163,15 @@ def _claims() -> list[Claim]:
                 "in fact condition (1) covers none of the experiment (the no-update term "
                 "sqrt(2d/(n-1)) is about 30 times the update advantage Phi(.) - 1/2 for large "
                 "n1, and above 1/2 for n1 < 1801)."),
+        C("thmB.1.combine", "App. B.2, Thm B.1 ('combining these lemmas proves Theorem B.1')",
+          "condition (1)'s no-update term bounds Lemma B.2's: 1/2 + sqrt(2d/(n-1)) >= "
+          "1/2 + (sqrt(5d/(n-1)) + sqrt(d)/(n-1))/2",
+          {"lhs": sp.Rational(1, 2) + sp.sqrt(2 * d / (n - 1))}, ("n = n0 + n1 >= 3",),
+          _check_b1_combine, "numeric", condition="n >= 4",
+          perturb=lambda f: {"lhs": sp.Rational(1, 2) + (f["lhs"] - sp.Rational(1, 2)) / 1.1},
+          notes="sqrt(2) >= sqrt(5)/2 + 1/(2 sqrt(n-1)) needs n >= 4 (n - 1 >= 2.85); at "
+                "n = 3 both sides exceed 1, so Theorem B.1 is vacuous there and nothing is "
+                "lost. At n = 4 the margin is 0.5 % of sqrt(d)."),
         C("lemB.2.chi2", "App. B.2, proofs of Lemmas B.2 and B.3 (norm of v - mu, from [24])",
           "||v-mu||^2 < 5 d sigma^2 except w.p. e^-d; > d sigma^2/2 except w.p. e^-d/16",
           {"upper_factor": sp.Integer(5), "lower_factor": sp.Rational(1, 2)},
@@ -148,4 +187,4 @@ CLAIMS = _claims()
 
 #: Our conclusions, pinned for the registry tests (each still decided by its check).
 EXPECTED_FAILS = {f"{SEED}:{x}" for x in ("alg3.p_in", "thmB.1.appC")}
-EXPECTED_CONDITIONAL: set[str] = set()
+EXPECTED_CONDITIONAL = {f"{SEED}:thmB.1.combine"}
