@@ -287,6 +287,28 @@ def _seed_cell(args, light) -> dict:
     return out
 
 
+def _ceiling(args, mech, bandwidths, comps) -> dict:
+    """The ceiling of this test for this mechanism (:mod:`semi_core.audit.sequential.ceiling`)
+    at the runs' median bandwidth, from 20,000 fresh pairs (seed child ``runs + 2``)."""
+    from semi_core.audit.sequential import mechanism_source
+    from semi_core.audit.sequential.ceiling import mechanism_ceiling
+    from semi_core.audit.sequential.conventions import tau_notebook
+    from semi_core.mechanisms.zoo import SEED_PAIR
+
+    return mechanism_ceiling(
+        mechanism_source(mech, *SEED_PAIR), float(np.median(bandwidths)), args.delta,
+        n_pairs=20_000, seed=np.random.SeedSequence(args.seed).spawn(args.runs + 2)[-1],
+        radius=0.5 if "oga" in comps else 1.0, bound=args.bound,
+        tau=tau_notebook if "tau" in comps else None)
+
+
+def _ceiling_text(c: dict) -> str:
+    lo, hi = c["epsilon_ceiling_range"]
+    return (f"\n  ceiling: no epsilon above {c['epsilon_ceiling']:.3g} (range {lo:.3g}-{hi:.3g}) "
+            f"can be rejected by this test at bandwidth {c['bandwidth']:.3g}, whatever the "
+            f"number of observations (MMD {c['mmd']:.3g})")
+
+
 def _seed_text(summary: dict) -> str:
     text = (f"\n  censored mean stop (non-rejecting runs at N_max + 1, the seed's N-bar): "
             f"{summary['censored_mean_stop']:.1f} +- {summary['censored_mean_stop_se']:.1f}")
@@ -461,6 +483,7 @@ def handler(args) -> Result:
     if args.epsilon is not None:
         summary = summarize(light)
         summary.update(_seed_cell(args, light))
+        summary["epsilon_ceiling"] = _ceiling(args, mech, [r.bandwidth for r in light], comps)
         if args.mechanism in ALTERNATIVE:
             summary["power_at_alternative"] = _power(args, mech_eps, light, power_runs)
         payload = {"stream": "mmd", "mechanism": mech.params(), "runs": runs,
@@ -474,6 +497,7 @@ def handler(args) -> Result:
                 + (f"mean stop {ms:.1f} +- {summary['mean_stop_se']:.1f} pairs" if ms is not None
                    else "no rejection") + f"; verdict: {summary['verdict']} (noise floor: "
                 f"{args.noise_floor})" + _seed_text(summary)
+                + _ceiling_text(summary["epsilon_ceiling"])
                 + _power_text(summary.get("power_at_alternative")))
         return Result(payload=payload, text=text)
     degen = sum(bool(r["tests"][0]["degenerate_witness"]) for r in runs)
@@ -481,11 +505,13 @@ def handler(args) -> Result:
                "noise_floor": args.noise_floor, "conventions": args.conventions,
                "degenerate_runs": degen,
                "epsilon_lower_bound": lbs[0] if len(lbs) == 1 else lbs,
+               "epsilon_ceiling": _ceiling(args, mech, [r["bandwidth"] for r in runs], comps),
                "reading": "largest grid epsilon with every smaller grid epsilon rejected "
                           "(fixed-sequence; valid at level alpha at every time)",
                "path_stride": s}
     text = (f"{mech.name}: anytime-valid epsilon lower bound(s) {lbs} over grid {sorted(eps)} "
             f"(alpha={args.failure_prob:g})"
             + (f"; the witness was degenerate in {degen}/{len(runs)} run(s): a bound of 0 there "
-               "is no evidence" if degen else ""))
+               "is no evidence" if degen else "")
+            + _ceiling_text(payload["epsilon_ceiling"]))
     return Result(payload=payload, text=text)

@@ -106,3 +106,23 @@ def test_lower_bound_stays_below_the_ceiling():
         below += g.results[0].rejected
     assert hits / R <= 0.05 + 4 * math.sqrt(0.05 * 0.95 / R)
     assert below / R > 0.5
+
+
+def test_seq_audit_json_carries_the_ceiling(capsys):
+    import json
+
+    from semi_core.cli import main
+
+    rc = main(["seq-audit", "--mechanism", "nondp-gaussian-1", "--epsilon-grid", "0,0.2,0.6",
+               "--mech-epsilon", "0.1", "--max-obs", "300", "--runs", "2", "--json",
+               "--no-progress"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    c = d["epsilon_ceiling"]
+    assert 0.3 < c["epsilon_ceiling"] < 0.5 and c["radius"] == 1.0
+    assert all(lb <= c["epsilon_ceiling_range"][1] for lb in d["epsilon_lower_bound"])
+    rc = main(["seq-audit", "--mechanism", "nondp-gaussian-1", "--claimed-epsilon", "0.1",
+               "--max-obs", "300", "--runs", "1", "--conventions", "ons,oga", "--json",
+               "--no-progress"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == 0 and d["summary"]["epsilon_ceiling"]["radius"] == 0.5
