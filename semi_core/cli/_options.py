@@ -354,8 +354,8 @@ def command_progress(args, command: str, started: float | None = None):
 
 
 def add_executor_args(parser) -> None:
-    """``--threads``, ``--workers``, ``--scheduler``, ``--connect-timeout``, ``--worker-timeout``:
-    where the games run (:func:`executor_from_args`)."""
+    """``--threads``, ``--workers``, ``--scheduler``, ``--connect-timeout``, ``--worker-timeout``,
+    ``--small-jobs``: where the games run (:func:`executor_from_args`)."""
     parser.add_argument("--threads", type=positive_int, default=1,
                         help="local threads running chunks (result unchanged; default 1)")
     parser.add_argument("--workers", type=positive_int, default=None,
@@ -371,6 +371,10 @@ def add_executor_args(parser) -> None:
     parser.add_argument("--worker-timeout", type=float, default=60.0, metavar="SECONDS",
                         help="give up when --scheduler has no worker after this many seconds "
                              "(default 60)")
+    parser.add_argument("--small-jobs", choices=("in-process", "cluster"), default="in-process",
+                        help="with --workers/--scheduler: run a job too small to pay for the "
+                             "cluster's start in-process (default; the output says so), or "
+                             "'cluster' to use it anyway (result unchanged)")
 
 
 def executor_from_args(args):
@@ -380,7 +384,8 @@ def executor_from_args(args):
 
     try:
         return Executor(threads=args.threads, workers=args.workers, scheduler=args.scheduler,
-                        connect_timeout=args.connect_timeout, worker_timeout=args.worker_timeout)
+                        connect_timeout=args.connect_timeout, worker_timeout=args.worker_timeout,
+                        small_jobs=getattr(args, "small_jobs", None))
     except (TypeError, ValueError) as exc:  # the library's message, under the flag's name
         msg = str(exc)
         for name in ("threads", "workers", "scheduler", "connect_timeout", "worker_timeout"):

@@ -118,7 +118,8 @@ def handler(args) -> Result:
                "n_members": int(r.member.sum()),
                "n_nonmembers": int((~r.member).sum()), "mode": r.mode, "data": r.data,
                "chunk_size": r.chunk_size, "backend": r.backend, "kernel": r.kernel,
-               "seconds": r.seconds, "summary": {"method": "in-memory"}}
+               "seconds": r.seconds, "summary": {"method": "in-memory"},
+               "executor_note": r.info.get("executor_note")}
     tests = res["tests"]
     for t in tests.values():  # the streaming summary too: levels below 1/N0 are flagged
         t["fpr_resolution"] = 1.0 / res["n_nonmembers"]
@@ -133,6 +134,7 @@ def handler(args) -> Result:
         "n_members": res["n_members"],
         "n_nonmembers": res["n_nonmembers"],
         "backend": res["backend"],
+        "executor_note": res.get("executor_note"),
         "kernel": res["kernel"],
         "seconds": res["seconds"],
         "summary": res["summary"],
@@ -148,6 +150,8 @@ def handler(args) -> Result:
         lines.append(f"{name:<10} " + " ".join(f"{c:>18}" for c in cells)
                      + f" {t['auc']:.4f} ± {t['auc_se']:.4f}".rjust(19))
     lines.append("(± = Monte Carlo standard error; TPR s.e. includes threshold noise)")
+    if res.get("executor_note"):
+        lines.append(f"note: {res['executor_note']}")
     if any(not v["resolvable"] for t in tests.values()
            for v in t["tpr_at_fpr"].values()):
         lines.append(f"* FPR below the resolution 1/{res['n_nonmembers']} (non-members): the "

@@ -24,6 +24,7 @@ An :class:`Executor` names where tasks run; it is the one option every game take
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import socket
@@ -38,7 +39,9 @@ from urllib.parse import urlsplit
 from semi_core._progress import as_reporter
 from semi_core._validation import check_int, check_positive
 
-__all__ = ["Executor", "Interrupted", "run_tasks", "run_local", "run_dask",
+__all__ = ["Executor", "Interrupted", "run_tasks", "run_local", "run_dask", "cluster_start_cpu",
+           "plan_batch", "CLUSTER_START_CPU_S", "WORKER_START_CPU_S", "CLUSTER_CPU_OVERHEAD",
+           "DASK_TASK_CPU_S", "SMALL_JOBS",
            "DEFAULT_CONNECT_TIMEOUT", "DEFAULT_WORKER_TIMEOUT"]
 
 #: Dashboard address of a local Dask cluster: a free port chosen by the system. (``None`` still
@@ -49,6 +52,22 @@ LOCAL_DASHBOARD = ":0"
 DEFAULT_CONNECT_TIMEOUT = 10.0
 #: Seconds to wait for a connected Dask scheduler to have at least one worker.
 DEFAULT_WORKER_TIMEOUT = 60.0
+
+#: CPU seconds a Dask ``LocalCluster`` costs before its first task (scheduler, client, the
+#: ``distributed`` import), and each worker process on top (start, imports of NumPy, Dask and
+#: semi_core, loading the compiled kernels). Measured with ``simulate`` on 1, 2 and 4 workers
+#: (all processes' CPU, ``benchmarks/bench_engine.py``): about 1.3 + 1.9 w s.
+CLUSTER_START_CPU_S = 1.3
+WORKER_START_CPU_S = 1.9
+#: Most CPU a cluster may add to a job, as a fraction of the job's in-process CPU: a job whose
+#: pilot estimate is below ``start cost / CLUSTER_CPU_OVERHEAD`` runs in-process.
+CLUSTER_CPU_OVERHEAD = 0.2
+#: CPU seconds of work one Dask task carries at least: consecutive chunks are sent together
+#: (each keeps its own seed stream, so the results do not change), so the per-task cost of
+#: scheduling and transfer (milliseconds) stays small against the work.
+DASK_TASK_CPU_S = 1.0
+#: What a Dask executor does with a job too small to pay for its cluster.
+SMALL_JOBS = ("in-process", "cluster")
 
 
 class Interrupted(KeyboardInterrupt):
@@ -97,6 +116,14 @@ class Executor:
         Seconds to wait for ``scheduler`` to answer.
     worker_timeout : float
         Seconds to wait for a connected scheduler to have a worker.
+    small_jobs : {"in-process", "cluster"}, optional
+        ``"in-process"`` (the default with ``workers`` or ``scheduler``, whose start or
+        connection this run would pay): with Dask, the first chunks run in-process as a pilot; when
+        the rest would take less CPU than ``start cost / CLUSTER_CPU_OVERHEAD`` (the cost of
+        starting and loading the workers, :data:`CLUSTER_START_CPU_S` and
+        :data:`WORKER_START_CPU_S`) the whole job runs in-process, and the run's report says
+        why. ``"cluster"`` (the default with ``client``: a cluster already running, chosen by
+        the caller): always send the chunks to Dask.
     """
 
     threads: int = 1
@@ -105,8 +132,11 @@ class Executor:
     client: Any = field(default=None, compare=False, repr=False)
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
     worker_timeout: float = DEFAULT_WORKER_TIMEOUT
+    small_jobs: str | None = None
 
     def __post_init__(self):
+        if self.small_jobs is not None and self.small_jobs not in SMALL_JOBS:
+            raise ValueError(f"small_jobs must be one of {SMALL_JOBS}, got {self.small_jobs!r}")
         check_int(self.threads, "threads", minimum=1, maximum=MAX_LOCAL_PARALLELISM)
         if self.workers is not None:
             check_int(self.workers, "workers", minimum=1)
@@ -170,7 +200,7 @@ class Executor:
 
     def run(self, fn: Callable, tasks: Sequence, *, progress: bool = False,
             sizes: Sequence[int] | None = None, reduce: Callable | None = None, init=None,
-            desc: str = "play"):
+            desc: str = "play", report: dict | None = None):
         """``fn(task)`` for every task, results in task order (or folded by ``reduce``).
 
         Parameters
@@ -189,6 +219,9 @@ class Executor:
             Initial accumulator of ``reduce``.
         desc : str
             Label of the progress line.
+        report : dict, optional
+            Filled with how the tasks ran (:func:`run_tasks`): ``backend`` (what ran them),
+            ``note`` (why a Dask job ran in-process, else ``None``), ``tasks_per_dask_task``.
 
         Returns
         -------
@@ -199,7 +232,8 @@ class Executor:
                            scheduler=self.scheduler, client=self.client, progress=progress,
                            sizes=sizes, reduce=reduce, init=init,
                            connect_timeout=self.connect_timeout,
-                           worker_timeout=self.worker_timeout, desc=desc)
+                           worker_timeout=self.worker_timeout, desc=desc,
+                           small_jobs=self.small_jobs, report=report)
         return out
 
 
@@ -577,14 +611,121 @@ def run_dask(fn: Callable, tasks: Sequence, *, workers: int | None = None,
                 cluster.close()
 
 
+class _Slice:
+    """Tasks ``start..start + n`` of a task sequence (lazy: a task list may be a view)."""
+
+    def __init__(self, tasks: Sequence, start: int, stop: int):
+        self.tasks, self.start, self.stop = tasks, start, stop
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    def __getitem__(self, i: int):
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self.tasks[self.start + i]
+
+
+class _Batches:
+    """Consecutive tasks grouped ``batch`` at a time: one Dask task runs a group in order."""
+
+    def __init__(self, tasks: Sequence, batch: int):
+        self.tasks, self.batch = tasks, batch
+
+    def __len__(self) -> int:
+        return -(-len(self.tasks) // self.batch)
+
+    def bounds(self, j: int) -> tuple[int, int]:
+        return j * self.batch, min((j + 1) * self.batch, len(self.tasks))
+
+    def __getitem__(self, j: int):
+        if not 0 <= j < len(self):
+            raise IndexError(j)
+        lo, hi = self.bounds(j)
+        return [self.tasks[i] for i in range(lo, hi)]
+
+
+def _run_batch(fn: Callable, tasks: list) -> list:
+    """Run a group of tasks in order on one worker (top level: picklable)."""
+    return [fn(t) for t in tasks]
+
+
+def cluster_start_cpu(workers: int | None) -> float:
+    r"""CPU seconds a Dask executor costs before its work: a local cluster's start plus each
+    worker's start (``workers`` given), or loading the code on one worker of an existing
+    cluster (``workers=None``: the least it can cost).
+
+    .. math::
+
+        O = [\text{local}]\,C_s + W\,C_w
+
+    with :data:`CLUSTER_START_CPU_S` :math:`C_s` and :data:`WORKER_START_CPU_S` :math:`C_w`.
+
+    Parameters
+    ----------
+    workers : int or None
+        Local worker processes to start, or ``None`` for a cluster that is already running.
+
+    Returns
+    -------
+    float
+        Estimated CPU seconds.
+    """
+    if workers is None:
+        return WORKER_START_CPU_S
+    return CLUSTER_START_CPU_S + WORKER_START_CPU_S * int(workers)
+
+
+def plan_batch(cpu_per_task: float, n_tasks: int, n_workers: int) -> int:
+    r"""Tasks per Dask task: enough that each carries :data:`DASK_TASK_CPU_S` of CPU, while
+    leaving at least 4 Dask tasks per worker (load balance) where the job has that many.
+
+    .. math::
+
+        b = \min\bigl(\lceil t_{\min} / t \rceil,\ \max(1, \lfloor N / 4W \rfloor)\bigr)
+
+    Parameters
+    ----------
+    cpu_per_task : float
+        Pilot CPU seconds of one task t.
+    n_tasks : int
+        Tasks N left.
+    n_workers : int
+        Workers W.
+
+    Returns
+    -------
+    int
+        The batch size b >= 1.
+    """
+    want = math.ceil(DASK_TASK_CPU_S / cpu_per_task) if cpu_per_task > 0 else n_tasks
+    return int(max(1, min(want, max(1, n_tasks // (4 * max(1, n_workers))))))
+
+
 def run_tasks(fn: Callable, tasks: Sequence, *, threads: int = 1, workers: int | None = None,
               scheduler: str | None = None, client=None, progress: bool = False,
               sizes: Sequence[int] | None = None, reduce: Callable | None = None, init=None,
               connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-              worker_timeout: float = DEFAULT_WORKER_TIMEOUT, desc: str = "simulate"):
-    """Dispatch to :func:`run_dask` (if ``workers``/``scheduler``/``client``) or :func:`run_local`.
+              worker_timeout: float = DEFAULT_WORKER_TIMEOUT, desc: str = "simulate",
+              small_jobs: str | None = None, report: dict | None = None):
+    r"""Dispatch to :func:`run_dask` (if ``workers``/``scheduler``/``client``) or :func:`run_local`.
 
     Returns ``(results, backend_name)`` (``results`` is the accumulator when ``reduce`` is given).
+
+    With Dask and ``small_jobs="in-process"`` the first task (two where three or more are left:
+    the first call may include loading compiled code) runs in-process as a pilot, timed
+    in CPU seconds; with :math:`t` the pilot's CPU per unit of ``sizes`` and :math:`S` the size
+    left, the rest runs on Dask only when
+
+    .. math::
+
+        O \le \rho\, t\, S
+
+    (:math:`O` from :func:`cluster_start_cpu`, :math:`\rho` = :data:`CLUSTER_CPU_OVERHEAD`),
+    so a cluster never adds more than that fraction to a job's CPU; otherwise it runs
+    in-process and ``report["note"]`` says why. On Dask, consecutive tasks go together
+    (:func:`plan_batch`). Every task is the same call whatever runs it: the results do not
+    change.
 
     Parameters
     ----------
@@ -599,13 +740,19 @@ def run_tasks(fn: Callable, tasks: Sequence, *, threads: int = 1, workers: int |
     progress : bool
         Report progress.
     sizes : sequence of int, optional
-        Weight of each task in the progress.
+        Weight of each task in the progress (and in the pilot's estimate).
     reduce : callable, optional
         ``reduce(acc, index, result) -> acc``.
     init : object
         Initial accumulator.
     desc : str
         Label of the progress line.
+    small_jobs : {"in-process", "cluster"}, optional
+        Run a job too small for the cluster in-process, or always on Dask (default: in-process
+        with ``workers``/``scheduler``, on Dask with a given ``client``).
+    report : dict, optional
+        Filled with ``backend`` (what ran the tasks), ``requested`` (the executor asked for),
+        ``note`` (why it differs, else ``None``), ``pilot_tasks`` and ``tasks_per_dask_task``.
 
     Returns
     -------
@@ -615,11 +762,122 @@ def run_tasks(fn: Callable, tasks: Sequence, *, threads: int = 1, workers: int |
         Name of the backend that ran them.
     """
     ex = Executor(threads=threads, workers=workers, scheduler=scheduler, client=client,
-                  connect_timeout=connect_timeout, worker_timeout=worker_timeout)
-    if client is not None or scheduler is not None or workers is not None:
-        return run_dask(fn, tasks, workers=workers, scheduler=scheduler, client=client,
-                        progress=progress, sizes=sizes, reduce=reduce, init=init,
-                        connect_timeout=connect_timeout, worker_timeout=worker_timeout,
-                        desc=desc), ex.name
-    return run_local(fn, tasks, threads=threads, progress=progress, sizes=sizes, reduce=reduce,
-                     init=init, desc=desc), ex.name
+                  connect_timeout=connect_timeout, worker_timeout=worker_timeout,
+                  small_jobs=small_jobs)
+    info = report if report is not None else {}
+    info.update(backend=ex.name, requested=ex.name, note=None, pilot_tasks=0,
+                tasks_per_dask_task=None)
+    dask = client is not None or scheduler is not None or workers is not None
+    if not dask:
+        return run_local(fn, tasks, threads=threads, progress=progress, sizes=sizes,
+                         reduce=reduce, init=init, desc=desc), ex.name
+    dask_kw = dict(workers=workers, scheduler=scheduler, client=client,
+                   connect_timeout=connect_timeout, worker_timeout=worker_timeout)
+    if (small_jobs or ("cluster" if client is not None else "in-process")) == "cluster":
+        info["tasks_per_dask_task"] = 1
+        return run_dask(fn, tasks, progress=progress, sizes=sizes, reduce=reduce, init=init,
+                        desc=desc, **dask_kw), ex.name
+    return _run_piloted(fn, tasks, ex, sizes, reduce, init, progress, desc, info, dask_kw)
+
+
+def _run_piloted(fn, tasks, ex: Executor, sizes, reduce, init, progress, desc, info: dict,
+                 dask_kw: dict):
+    """The pilot, then the rest in-process or on Dask (see :func:`run_tasks`)."""
+    n = len(tasks)
+    sizes = list(sizes) if sizes is not None else [1] * n
+    overhead = cluster_start_cpu(ex.workers if ex.scheduler is None and ex.client is None
+                                 else None)
+    done: dict = {}
+    acc = init
+
+    def fold(i, res):
+        nonlocal acc
+        if reduce is None:
+            done[i] = res
+        else:
+            acc = reduce(acc, i, res)
+            done[i] = None
+
+    rate = math.inf  # pilot CPU per unit of size
+    k = 0
+    left_cpu = 0.0
+    with _bar(sum(sizes[:2]), progress, desc) as bar:
+        try:
+            while k < n:
+                t0 = time.process_time()
+                res = fn(tasks[k])
+                cpu = time.process_time() - t0
+                fold(k, res)
+                del res
+                bar.update(sizes[k])
+                rate = min(rate, cpu / max(sizes[k], 1))
+                k += 1
+                left_cpu = rate * sum(sizes[k:])
+                # a second pilot task times a warm call (the first may load compiled code)
+                if k >= 2 or n - k < 2:
+                    break
+        except KeyboardInterrupt:
+            raise Interrupted(done, acc, n, sizes) from None
+    info["pilot_tasks"] = k
+    rest = _Slice(tasks, k, n)
+
+    def shifted(a, i, res):
+        return reduce(a, k + i, res)
+
+    if k < n and overhead <= CLUSTER_CPU_OVERHEAD * left_cpu:
+        n_workers = max(1, ex.workers or 2)
+        batch = plan_batch(left_cpu / max(len(rest), 1), len(rest), n_workers)
+        info["tasks_per_dask_task"] = batch
+        return _run_batched(fn, rest, k, batch, sizes, reduce, acc, done, progress, desc,
+                            dask_kw), ex.name
+    if k < n or n:
+        why = ("one task: nothing to spread over workers" if n == 1 else
+               f"the pilot ({k} of {n} tasks, {rate * sum(sizes):.3g} s CPU estimated for the "
+               f"job) is below {overhead / CLUSTER_CPU_OVERHEAD:.3g} s, where starting "
+               f"{ex.name} (about {overhead:.2g} s CPU) would add more than "
+               f"{CLUSTER_CPU_OVERHEAD:.0%} to its CPU")
+        info.update(backend=f"threads:{ex.threads}", note=f"ran in-process instead of {ex.name}: {why}; "
+                    "small_jobs='cluster' (CLI: --small-jobs cluster) uses the cluster anyway")
+    try:
+        out = run_local(fn, rest, threads=ex.threads, progress=progress, sizes=sizes[k:],
+                        reduce=None if reduce is None else shifted, init=acc, desc=desc)
+    except Interrupted as exc:
+        raise _merge_interrupt(exc, k, done, n, sizes, reduce) from None
+    if reduce is None:
+        return [done[i] for i in range(k)] + list(out), info["backend"]
+    return out, info["backend"]
+
+
+def _merge_interrupt(exc: Interrupted, k: int, done: dict, n: int, sizes, reduce):
+    """An interrupt of the tasks after the pilot, as one of the whole job."""
+    merged = dict(done)
+    merged.update({k + i: v for i, v in exc.done.items()})
+    return Interrupted(merged if reduce is None else {i: None for i in merged}, exc.acc, n,
+                       sizes)
+
+
+def _run_batched(fn, rest: _Slice, k: int, batch: int, sizes, reduce, acc, done: dict,
+                 progress, desc, dask_kw: dict):
+    """The tasks after the pilot on Dask, ``batch`` consecutive ones per Dask task."""
+    groups = _Batches(rest, batch)
+    n = k + len(rest)
+
+    def fold_group(a, j, results):
+        lo, _ = groups.bounds(j)
+        for off, res in enumerate(results):
+            i = k + lo + off
+            if reduce is None:
+                done[i] = res
+            else:
+                a = reduce(a, i, res)
+                done[i] = None
+        return a
+
+    gsizes = [sum(sizes[k + lo:k + hi]) for lo, hi in map(groups.bounds, range(len(groups)))]
+    try:
+        acc = run_dask(functools.partial(_run_batch, fn), groups, progress=progress,
+                       sizes=gsizes, reduce=fold_group, init=acc, desc=desc, **dask_kw)
+    except Interrupted as exc:
+        raise Interrupted(done if reduce is None else {i: None for i in done}, exc.acc, n,
+                          sizes) from None
+    return [done[i] for i in range(n)] if reduce is None else acc

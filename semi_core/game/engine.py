@@ -490,9 +490,10 @@ def simulate(mech, rounds: int, seed=0, *, data="gaussian", mode: str = "exact",
         return acc
 
     t0 = time.perf_counter()
+    ran: dict = {}
     ex.run(_chunk_task, tasks, progress=progress, sizes=tasks.sizes(), reduce=place, init=None,
-           desc="simulate")
-    backend = ex.name
+           desc="simulate", report=ran)
+    backend = ran["backend"]
     seconds = time.perf_counter() - t0
     if bad[0]:
         raise ValueError(f"{bad[0]} statistics are not finite "
@@ -504,7 +505,8 @@ def simulate(mech, rounds: int, seed=0, *, data="gaussian", mode: str = "exact",
                         seconds=seconds, backend=backend,
                         kernel="numpy-twin" if use_twins() else "numba",
                         info={"variates_per_round": params.variates_per_round(),
-                              "chunks": len(tasks)})
+                              "chunks": len(tasks), "executor_note": ran["note"],
+                              "tasks_per_dask_task": ran["tasks_per_dask_task"]})
 
 
 # -- bounded memory: per-class score histograms, exact thresholds by further passes ----------
@@ -658,12 +660,12 @@ def simulate_streaming(mech, rounds: int, seed=0, *, fprs=(0.1, 0.01, 0.001), bi
     root = as_seed_sequence(seed)
     n_stats = len(STAT_NAMES)
     t0 = time.perf_counter()
-    backend = ex.name
+    ran: dict = {}
 
     def run(queries, fold):
         tasks = _Tasks(params, root, rounds, chunk_size, extra=(queries,))
         return ex.run(_hist_task, tasks, progress=progress, sizes=tasks.sizes(), reduce=fold,
-                      init=None, desc="simulate")
+                      init=None, desc="simulate", report=ran)
 
     # pilot (chunk 0, replayed in pass 1): the histogram range of every statistic
     _m0, _t0, pilot = play_chunk(params, child_seed(root, 0), min(chunk_size, rounds))
@@ -771,7 +773,8 @@ def simulate_streaming(mech, rounds: int, seed=0, *, fprs=(0.1, 0.01, 0.001), bi
     return {"tests": tests, "n_members": n1, "n_nonmembers": n0, "passes": passes,
             "seed": root.entropy if isinstance(root.entropy, int) else None, "bins": bins,
             "mode": params.mode, "data": params.data_spec,
-            "chunk_size": chunk_size, "backend": backend,
+            "chunk_size": chunk_size, "backend": ran.get("backend", ex.name),
+            "executor_note": ran.get("note"),
             "kernel": "numpy-twin" if use_twins() else "numba",
             "seconds": time.perf_counter() - t0}
 

@@ -403,10 +403,11 @@ def _validate_common(mech, rounds, chunk_size, p_member, on_interrupt):
     return T, rounds, chunk_size, p_member
 
 
-def _run(executor: Executor, fn, tasks, sizes, progress, on_interrupt, desc):
+def _run(executor: Executor, fn, tasks, sizes, progress, on_interrupt, desc, report=None):
     """Run the tasks; on an interrupt return the finished ones (``partial``) or re-raise."""
     try:
-        return executor.run(fn, tasks, progress=progress, sizes=sizes, desc=desc), False
+        return executor.run(fn, tasks, progress=progress, sizes=sizes, desc=desc,
+                            report=report), False
     except Interrupted as exc:
         if on_interrupt != "partial":
             raise
@@ -497,12 +498,14 @@ def play(mech, rounds: int, seed=0, *, p_member: float = 0.5, tau=None, unif_pmf
     tasks = [(spec, k) for k in range(n_chunks)]
     sizes = [min(chunk_size, rounds - k * chunk_size) for k in range(n_chunks)]
     t0 = time.perf_counter()
-    parts, partial = _run(ex, _play_chunk, tasks, sizes, progress, on_interrupt, "play")
+    ran: dict = {}
+    parts, partial = _run(ex, _play_chunk, tasks, sizes, progress, on_interrupt, "play", ran)
     out = _assemble(parts, what="play")
     out.seed = root.entropy if isinstance(root.entropy, int) else None
     out.partial = partial
     out.metadata = {"game": "semi", "chunk_size": chunk_size, "p_member": p_member,
-                    "mechanism": mech.params(), "executor": ex.name,
+                    "mechanism": mech.params(), "executor": ran.get("backend", ex.name),
+                    "executor_note": ran.get("note"),
                     "seconds": time.perf_counter() - t0, "estimate": est.to_dict(),
                     "rounds_requested": rounds, "partial": partial}
     return out

@@ -20,7 +20,8 @@ def test_dask_localcluster_identical_to_local():
         with distributed.Client(cluster) as client:
             remote = simulate(mech, 6000, 31, executor=Executor(client=client), **kw)
             # the scheduler-address path of the same backend
-            via_addr = simulate(mech, 3000, 32, executor=Executor(scheduler=cluster.scheduler_address), **kw)
+            via_addr = simulate(mech, 3000, 32, executor=Executor(scheduler=cluster.scheduler_address,
+                                                         small_jobs="cluster"), **kw)
     finally:
         cluster.close()
     assert remote.backend == "dask-client" and via_addr.backend.startswith("dask:")
@@ -38,7 +39,7 @@ def test_dask_workers_flag_identical_to_local():
     mech = EmpiricalMean(5, 4, mu=0.0, cov=2.0, target=-3.0)
     kw = dict(tau=2, chunk_size=1000, mode="sufficient")
     a = simulate(mech, 4000, 8, **kw)
-    b = simulate(mech, 4000, 8, executor=Executor(workers=2), **kw)
+    b = simulate(mech, 4000, 8, executor=Executor(workers=2, small_jobs="cluster"), **kw)
     assert b.backend == "dask-local:2"
     for k in a.stats:
         np.testing.assert_array_equal(a.stats[k], b.stats[k])
@@ -61,7 +62,7 @@ def test_local_cluster_leaves_port_8787_alone():
     try:
         with warnings.catch_warnings(record=True) as got:
             warnings.simplefilter("always")
-            out, _ = run_tasks(abs, [-1, -2], workers=1)
+            out, _ = run_tasks(abs, [-1, -2], workers=1, small_jobs="cluster")
     finally:
         holder.close()
     assert out == [1, 2]

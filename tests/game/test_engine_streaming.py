@@ -70,7 +70,7 @@ def test_streaming_on_dask_equals_local():
     a = simulate_streaming(mech, 20_000, 5, mode="sufficient", chunk_size=4096, tau=2,
                            bins=64)
     b = simulate_streaming(mech, 20_000, 5, mode="sufficient", chunk_size=4096, tau=2,
-                           bins=64, executor=Executor(workers=2))
+                           bins=64, executor=Executor(workers=2, small_jobs="cluster"))
     assert a["tests"] == b["tests"] and b["backend"].startswith("dask")
 
 

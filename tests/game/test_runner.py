@@ -257,7 +257,8 @@ def test_scheduler_without_workers_times_out():
         t0 = time.perf_counter()
         with pytest.raises(TimeoutError, match="no worker"):
             play(Shift(), 100, 0, executor=Executor(scheduler=cluster.scheduler_address,
-                                                    worker_timeout=1.0))
+                                                    worker_timeout=1.0,
+                                                    small_jobs="cluster"))
         assert time.perf_counter() - t0 < 30
     finally:
         cluster.close()
