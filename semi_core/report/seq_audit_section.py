@@ -202,6 +202,23 @@ def render_markdown(results: dict) -> str:
         out += [f"**Type I at the boundary of the null** (a mechanism that is exactly "
                 f"ε = {t['epsilon']}-DP with MMD = τ; α = {t['failure_prob']}, {t['runs']} runs): "
                 + "; ".join(cells) + ".", ""]
+    if "canary_ceiling" in results:
+        t = results["canary_ceiling"]
+        lbs = ", ".join(f"{r['lb_end']:.2f}" for r in t["runs"])
+        out += [f"**App. G, Fig. 8: the lower bound has a ceiling** (white-box canary stream "
+                f"N(0, σ²) vs N(1, σ²), ε_canary = {t['eps_canary']:g}, δ = {t['delta']:g}, "
+                f"σ = {t['sigma']:.3f}, Alg. 1, {len(t['runs'])} runs of {t['max_obs']} pairs; "
+                "`seq_audit_ceiling.png`). Lower bound after 250 pairs: "
+                + ", ".join(f"{r['lb_250']:.2f}" for r in t["runs"])
+                + f"; at the end: {lbs}. No grid ε above the ceiling τ⁻¹(MMD_h) can be rejected "
+                "(except with probability α) whatever the number of observations: "
+                + ", ".join(f"{r['ceiling']:.3f}" for r in t["runs"])
+                + f" at the runs' median-heuristic bandwidths, {t['best_kernel_ceiling']:.3f} "
+                f"at the best bandwidth ({t['best_bandwidth']:.2f}), "
+                f"{t['any_kernel_ceiling']:.3f} for any kernel in [0, 1] (√2·TV, TV = "
+                f"{t['tv']:.3f}), against the true {t['eps_canary']:g}. The seed's \"grows "
+                "slowly\" is a ceiling (claim `appG.fig8_ceiling`; `seq-audit --epsilon-grid` "
+                "reports `epsilon_ceiling`).", ""]
     if "table3" in results:
         t = results["table3"]
         out += [f"**Table 3 (ablation, {t['runs']} runs, ε = {t['epsilon']}, batch n = "
@@ -260,6 +277,29 @@ def _paths_figure(path, paths_by_label: dict, alpha: float) -> None:
         P.save(fig, path)
 
 
+def _ceiling_figure(path, t: dict) -> None:
+    """Fig. 8 analogue: the lower-bound paths with the test's ceilings and the true epsilon."""
+    from semi_core.report import _plots as P
+
+    with P.style() as plt:
+        fig, ax = plt.subplots(figsize=(6.0, 3.6))
+        for r in t["runs"]:
+            x = np.arange(len(r["lb_path"])) * t["path_stride"] + 1
+            ax.plot(x, r["lb_path"], lw=0.9, alpha=0.8)
+        ceil = float(np.median([r["ceiling"] for r in t["runs"]]))
+        ax.axhline(ceil, color="k", ls="--", lw=0.9,
+                   label=f"ceiling at the median bandwidth: {ceil:.3f}")
+        ax.axhline(t["any_kernel_ceiling"], color="0.5", ls=":", lw=0.9,
+                   label=f"ceiling, any kernel (sqrt2 TV): {t['any_kernel_ceiling']:.3f}")
+        ax.set_xscale("log")
+        ax.set_xlabel("canary observation pairs")
+        ax.set_ylabel("anytime-valid epsilon lower bound")
+        ax.set_title(f"eps_canary = {t['eps_canary']:g} (true), delta = {t['delta']:g}")
+        fig.tight_layout()
+        P.figure_legend(fig, ax, ncol=1)
+        P.save(fig, path)
+
+
 def build(ctx: ReportContext) -> Section:
     """Quick: Tables 1-2 with 3 runs on a subset, Table 3 with 2 runs, small App. F, Type I.
 
@@ -291,6 +331,9 @@ def build(ctx: ReportContext) -> Section:
     ctx.progress("NonDPGaussian2 readings")
     res["nondp2_readings"] = ex.readings_table(runs=3 if q else 20, max_obs=nmax,
                                                seed=ctx.seed)
+    ctx.progress("Fig. 8 ceiling")
+    res["canary_ceiling"] = ex.canary_ceiling(runs=2 if q else 5, max_obs=800 if q else 2500,
+                                              seed=ctx.seed)
     ctx.progress("table3")
     res["table3"] = ex.ablation_table(runs=2 if q else 10, max_obs=600 if q else 2000,
                                       batch_n=600 if q else 2000, seed=ctx.seed, floor="scale")
@@ -322,6 +365,9 @@ def build(ctx: ReportContext) -> Section:
     _paths_figure(ctx.out_dir / name, {"U vs U (null)": uni["null"]["paths"],
                                        "U vs perturbed U": uni["alternative"]["paths"]}, 0.05)
     figs.append(name)
+    name = "seq_audit_ceiling.png"
+    _ceiling_figure(ctx.out_dir / name, res["canary_ceiling"])
+    figs.append(name)
     md = (("Quick mode: few runs and short streams; full numbers: "
            "`python analysis/seq_audit_tables.py`.\n\n" if q else "")
           + render_markdown(res)
@@ -331,6 +377,8 @@ def build(ctx: ReportContext) -> Section:
     for part in ("table1", "table1_count", "table2"):
         for r in res[part]["rows"]:
             r.pop("paths", None)
+    for r in res["canary_ceiling"]["runs"]:
+        r.pop("lb_path", None)
     for k in ("null", "alternative"):
         res["appF_uniform"][k].pop("paths", None)
     return Section(title="Sequential DP auditing (anytime-valid MMD tests)", markdown=md,

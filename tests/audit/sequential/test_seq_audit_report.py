@@ -18,3 +18,21 @@ def test_quick_section_builds(tmp_path):
     for f in sec.figures:
         assert (tmp_path / f).stat().st_size > 1000
     assert sec.data["table1"]["rows"] and "paths" not in sec.data["table1"]["rows"][0]
+
+
+def test_readings_and_ceiling_parts_render(tmp_path):
+    """The NonDPGaussian2-by-reading table and the Fig. 8 ceiling figure, on tiny runs."""
+    from semi_core.audit.sequential import experiments as ex
+    from semi_core.report.seq_audit_section import _ceiling_figure, render_markdown
+
+    rt = ex.readings_table(runs=2, max_obs={0.01: 200, 0.1: 200}, readings=("auditorium",),
+                           conventions=("paper",), seed=1)
+    assert {r["reading"] for r in rt["rows"]} == {"auditorium"}
+    assert rt["rows"][0]["seed_mean_over_rejecting"] == pytest.approx(986.88, abs=0.01)
+    cc = ex.canary_ceiling(runs=1, max_obs=300, seed=1)
+    assert cc["runs"][0]["lb_end"] <= cc["any_kernel_ceiling"]
+    md = render_markdown({"nondp2_readings": rt, "canary_ceiling": cc})
+    assert "by reading of the mechanism" in md and "has a ceiling" in md
+    assert "| auditorium | paper | 0.01 |" in md
+    _ceiling_figure(tmp_path / "c.png", cc)
+    assert (tmp_path / "c.png").stat().st_size > 1000
