@@ -19,6 +19,11 @@ Then ``semi-core simulate`` end to end in process (engine, threshold sort and AU
 (everything but the chunk tasks and the per-test summaries, which both run on the threads; CPU
 time of a 1-thread run) and the speed-up it allows (Amdahl): on a loaded machine the
 wall-clock speed-up is noise, the Amdahl bound is not.
+
+Last, ``simulate`` on a 2-worker Dask ``LocalCluster`` against in-process, at a small and a
+large size, each in a fresh process, CPU of all processes (workers included): the default (a
+pilot of the first chunks decides whether the cluster pays for its start) and the cluster
+forced (``small_jobs="cluster"``, what every Dask run did before).
 """
 
 from __future__ import annotations
@@ -184,8 +189,82 @@ def _cli_threads(quick: bool) -> list[dict]:
              "cpu_1_thread": total}]
 
 
+_CLUSTER_JOB = r"""
+import sys
+from semi_core.game.backends import Executor
+from semi_core.game.engine import simulate
+from semi_core.mechanisms.empirical_mean import EmpiricalMean
+
+if __name__ == "__main__":
+    mode, rounds, d, chunk = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    ex = {"in-process": None, "workers=2": Executor(workers=2),
+          "workers=2 always": Executor(workers=2, small_jobs="cluster")}[mode]
+    mech = EmpiricalMean.isotropic(10, 10, distance=3.0, d=d)
+    r = simulate(mech, rounds, 1, chunk_size=chunk, tau="uniform", executor=ex)
+    print(r.backend, r.info.get("tasks_per_dask_task"))
+"""
+
+
+def _all_cpu(argv: list[str]) -> tuple[float, float, str]:
+    """(CPU seconds of the process and every process it started and reaped -- Dask's nannies
+    and workers --, wall seconds, stdout) of one fresh ``python`` run."""
+    import os
+    import subprocess
+    import sys
+
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    out = proc.stdout.read()
+    _, status, ru = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{argv} failed")
+    return ru.ru_utime + ru.ru_stime, time.perf_counter() - t0, out.strip()
+
+
+def _cluster(quick: bool) -> list[dict]:
+    """``simulate`` in-process vs a 2-worker Dask LocalCluster (fresh process each; CPU of all
+    processes, workers included): the default (a pilot decides) and the cluster forced (what
+    every Dask run did before), at a small and a large size."""
+    import tempfile
+
+    path = tempfile.mkdtemp(prefix="bench_cluster_") + "/job.py"
+    with open(path, "w") as fh:
+        fh.write(_CLUSTER_JOB)
+    sizes = [("small", 10_000, 1, 2000, 5), ("large", 200_000 if quick else 1_200_000, 50,
+                                             16384, 1)]
+    rows = []
+    print("\n## simulate on a 2-worker Dask LocalCluster vs in-process (fresh process each; "
+          "CPU of all processes)")
+    print(f"{'size':<6} {'rounds':>9} {'executor':<18} {'CPU s':>8} {'wall s':>8} "
+          f"{'CPU x in-proc':>13} {'wall x in-proc':>14}  ran on")
+    modes = ("in-process", "workers=2", "workers=2 always")
+    for label, rounds, d, chunk, rep in sizes:
+        base = None
+        # the modes interleaved, median of rep: load on the machine hits each alike
+        got: dict = {m: [] for m in modes}
+        for _ in range(rep):
+            for mode in modes:
+                got[mode].append(_all_cpu([path, mode, str(rounds), str(d), str(chunk)]))
+        for mode in modes:
+            runs = got[mode]
+            cpu = sorted(r[0] for r in runs)[len(runs) // 2]
+            wall = sorted(r[1] for r in runs)[len(runs) // 2]
+            base = base or (cpu, wall)
+            row = {"size": label, "rounds": rounds, "d": d, "executor": mode, "cpu_s": cpu,
+                   "wall_s": wall, "cpu_x_in_process": cpu / base[0],
+                   "wall_x_in_process": wall / base[1], "ran_on": runs[-1][2]}
+            rows.append(row)
+            print(f"{label:<6} {rounds:>9} {mode:<18} {cpu:>8.2f} {wall:>8.2f} "
+                  f"{row['cpu_x_in_process']:>13.2f} {row['wall_x_in_process']:>14.2f}  "
+                  f"{row['ran_on']}")
+    print("goal: the default never above 1.2x the in-process CPU when small; below 1x wall "
+          "when large")
+    return rows
+
+
 def main(quick: bool = False) -> list[dict]:
-    return _kernels(quick) + _cli_threads(quick)
+    return _kernels(quick) + _cli_threads(quick) + _cluster(quick)
 
 
 if __name__ == "__main__":
