@@ -22,7 +22,8 @@ __all__ = ["SEED_TABLE1", "SEED_TABLE2", "SEED_TABLE3", "MECH_ORDER", "mechanism
            "ablation_table", "power_at_alternative", "ALTERNATIVE",
            "gaussian_shift_grid", "boundary_type1", "perturbed_uniform", "type1_rates",
            "semi_rounds_comparison", "perturbed_uniform_sampler", "censored_mean_stop",
-           "seed_mean_over_rejecting", "readings_table", "canary_ceiling"]
+           "seed_mean_over_rejecting", "readings_table", "canary_ceiling",
+           "perturbed_uniform_mmd", "wald_stop_lower_bound", "median_bandwidth_draws"]
 
 MECH_ORDER = ("dp-gaussian", "nondp-gaussian-1", "nondp-gaussian-2", "dp-laplace",
               "nondp-laplace-1", "nondp-laplace-2")
@@ -507,9 +508,123 @@ def perturbed_uniform_sampler(d: int = 2, amplitude: float = 1.0) -> Callable:
     return sample
 
 
+def perturbed_uniform_mmd(bandwidth, *, d: int = 2, amplitude: float = 1.0,
+                          nodes: int = 256) -> np.ndarray:
+    r"""Exact RBF MMD between :math:`U[0,1]^d` and the one-bump perturbed uniform
+    :func:`perturbed_uniform_sampler` (density :math:`1+g`, :math:`g(x)=a\,e^d\prod_iG(x_i)`).
+    The kernel and :math:`g` factor over coordinates, so
+
+    .. math:: \mathrm{MMD}_h^2=\iint g(x)g(y)k_h(x,y)\,dx\,dy=(a e^d)^2J(h)^d,\qquad
+              J(h)=\int_0^1\!\!\int_0^1G(s)G(u)e^{-(s-u)^2/(2h^2)}\,ds\,du,
+
+    :math:`J` by Gauss--Legendre quadrature on the two halves of the bump (``nodes`` each;
+    :math:`G` is smooth, the rule converges fast).
+
+    Parameters
+    ----------
+    bandwidth : float or array_like
+        RBF bandwidth(s) h, > 0.
+    d : int
+        Dimension.
+    amplitude : float
+        Amplitude a, in [0, 1].
+    nodes : int
+        Quadrature nodes per half.
+
+    Returns
+    -------
+    ndarray
+        :math:`\mathrm{MMD}_h` per bandwidth.
+    """
+    h = np.atleast_1d(np.asarray(bandwidth, dtype=float))
+    if not np.all(np.isfinite(h) & (h > 0)):
+        raise ValueError("bandwidth must be finite and > 0")
+    if not 0 <= amplitude <= 1:
+        raise ValueError(f"amplitude must be in [0, 1], got {amplitude}")
+    x, w = np.polynomial.legendre.leggauss(int(nodes))
+    s = np.concatenate([0.25 * (x + 1), 0.5 + 0.25 * (x + 1)])
+    ws = np.concatenate([0.25 * w, 0.25 * w])
+    gw = _bump(s) * ws
+    diff2 = (s[:, None] - s[None, :]) ** 2
+    J = np.array([gw @ np.exp(-diff2 / (2 * hh * hh)) @ gw for hh in h])
+    return amplitude * np.exp(d) * np.maximum(J, 0.0) ** (d / 2)
+
+
+def wald_stop_lower_bound(mmd, *, failure_prob: float = 0.05, tau: float = 0.0,
+                          lam_max: float | None = None, radius: float = 1.0) -> np.ndarray:
+    r"""Lower bound on the mean stopping time of Alg. 1 when every run rejects.
+
+    With bets :math:`0\le\lambda_t\le\lambda_{\max}` (:math:`1/(4+2\tau)` in Alg. 1 as
+    printed, :math:`1/(8+4\tau)` in the notebook) and payoffs :math:`a_t=v_t-\tau` with
+    :math:`\mathbb E[a_t\mid\mathcal F_{t-1}]\le\Delta=r\,\mathrm{MMD}_h-\tau`, the bound
+    :math:`\log(1+x)\le x` makes :math:`\log\mathcal K_t-\sum_{s\le t}\lambda_s
+    \mathbb E[a_s\mid\mathcal F_{s-1}]` a supermartingale with increments bounded below while
+    :math:`t` is finite, so by optional stopping (:math:`\mathbb E T<\infty`, every run stops)
+    :math:`\log(1/\alpha)\le\mathbb E\log\mathcal K_T\le\lambda_{\max}\Delta\,\mathbb E T`:
+
+    .. math:: \mathbb E[T]\ge\frac{\log(1/\alpha)}{\lambda_{\max}(r\,\mathrm{MMD}_h-\tau)}.
+
+    Parameters
+    ----------
+    mmd : float or array_like
+        :math:`\mathrm{MMD}_h`, > tau / radius.
+    failure_prob : float
+        :math:`\alpha`.
+    tau : float
+        Threshold of the test.
+    lam_max : float, optional
+        Largest bet; default :math:`1/(4+2\tau)`.
+    radius : float
+        Witness norm bound.
+
+    Returns
+    -------
+    ndarray
+        The bound per MMD value.
+    """
+    m = np.asarray(mmd, dtype=float)
+    lam = 1.0 / (4.0 + 2.0 * tau) if lam_max is None else float(lam_max)
+    gap = radius * m - tau
+    if np.any(gap <= 0):
+        raise ValueError("mmd must exceed tau / radius (otherwise the test never stops)")
+    return np.log(1.0 / failure_prob) / (lam * gap)
+
+
+def median_bandwidth_draws(sample_x: Callable, sample_y: Callable, *, warmup: int = 20,
+                           draws: int = 1000, seed=0) -> np.ndarray:
+    """Bandwidths the median heuristic picks on ``warmup`` pairs, over ``draws`` warm-ups.
+
+    Parameters
+    ----------
+    sample_x, sample_y : callable
+        ``sample(n, rng) -> (n, d)``.
+    warmup : int
+        Pairs per warm-up (20, as the seed).
+    draws : int
+        Number of warm-ups.
+    seed : int or numpy.random.SeedSequence
+        Root seed.
+
+    Returns
+    -------
+    ndarray
+        One bandwidth per warm-up.
+    """
+    from .rbf import median_bandwidth
+
+    rng = np.random.Generator(np.random.PCG64(as_seed_sequence(seed)))
+    return np.array([median_bandwidth(sample_x(warmup, rng), sample_y(warmup, rng))[0]
+                     for _ in range(int(draws))])
+
+
 def perturbed_uniform(*, runs: int = 100, max_obs: int = 3000, failure_prob: float = 0.05,
-                      amplitude: float = 1.0, seed=0, keep_paths: int = 100) -> dict:
-    """App. F.1: U[0,1]^2 vs itself (null) and vs the perturbed uniform (alternative), Alg. 1.
+                      amplitude: float = 1.0, seed=0, keep_paths: int = 100, d: int = 2,
+                      conventions: str = "paper") -> dict:
+    """App. F.1: U[0,1]^d vs itself (null) and vs the perturbed uniform (alternative), Alg. 1
+    with the median heuristic. The seed states d = 2; its 108 observations are those of d = 1
+    (claim ``appF.1.dimension``), so both are offered. ``wald_bound``: the mean stopping time
+    no run of Alg. 1 can beat on average (:func:`wald_stop_lower_bound`, averaged over the
+    median-heuristic bandwidth of 1,000 warm-ups).
 
     Parameters
     ----------
@@ -525,25 +640,36 @@ def perturbed_uniform(*, runs: int = 100, max_obs: int = 3000, failure_prob: flo
         Root seed.
     keep_paths : int
         Number of runs whose paths are kept.
+    d : int
+        Dimension of the uniform (the seed states 2).
+    conventions : str
+        Tester conventions (:mod:`.conventions`).
 
     Returns
     -------
     dict
         The null and the alternative case, each with its rejection rate.
     """
-    unif = lambda n, r: r.random((n, 2))  # noqa: E731
-    pert = perturbed_uniform_sampler(2, amplitude)
+    unif = lambda n, r: r.random((n, d))  # noqa: E731
+    pert = perturbed_uniform_sampler(d, amplitude)
     out = {}
     for label, sy in (("null", unif), ("alternative", pert)):
         res = run_audits(lambda sy=sy: sampler_source(unif, sy), runs=runs,
                          seed=as_seed_sequence(seed).spawn(3 if label == "null" else 4)[-1],
                          epsilon=0.0, delta=0.0, failure_prob=failure_prob, max_obs=max_obs,
-                         algorithm=1)
+                         algorithm=1, conventions=conventions)
         out[label] = {**res.summary,
                       "paths": [r.log_wealth.tolist() for r in res.runs[:keep_paths]]}
     out["seed_value"] = {"null": "no path crosses 1/alpha (100 runs)",
                          "alternative": "rejects after 108 observations on average"}
-    out.update(runs=runs, max_obs=max_obs, amplitude=amplitude)
+    nb = "ons" in conventions or conventions == "notebook"
+    bws = median_bandwidth_draws(unif, pert, draws=1000, seed=as_seed_sequence(seed).spawn(5)[-1])
+    out["wald_bound"] = float(np.mean(wald_stop_lower_bound(
+        perturbed_uniform_mmd(bws, d=d, amplitude=amplitude), failure_prob=failure_prob,
+        lam_max=1 / 8 if nb else None,
+        radius=0.5 if ("oga" in conventions or conventions == "notebook") else 1.0)))
+    out["median_bandwidth"] = float(np.median(bws))
+    out.update(runs=runs, max_obs=max_obs, amplitude=amplitude, d=d, conventions=conventions)
     return out
 
 
