@@ -160,11 +160,12 @@ BAND_REPS = 20_000
 _N_LEVELS = 64
 
 
-def count_grid(n: int, *, dense: int = BAND_DENSE, ratio: float = BAND_RATIO) -> np.ndarray:
+def count_grid(n: int, *, dense: int = BAND_DENSE, ratio: float = BAND_RATIO,
+               max_step: int | None = None) -> np.ndarray:
     r"""Pre-registered grid of counts :math:`\mathcal G(N)\subset\{0..N-1\}` (both tails).
 
-    All counts :math:`\le` ``dense``, then :math:`g\mapsto\lceil g\cdot\text{ratio}\rceil` up to
-    :math:`(N-1)/2`, and the mirror images :math:`N-1-g`.
+    All counts :math:`\le` ``dense``, then :math:`g\mapsto\lceil g\cdot\text{ratio}\rceil` (but
+    at most ``max_step`` further) up to :math:`(N-1)/2`, and the mirror images :math:`N-1-g`.
 
     Parameters
     ----------
@@ -174,6 +175,8 @@ def count_grid(n: int, *, dense: int = BAND_DENSE, ratio: float = BAND_RATIO) ->
         ``>= 0``.
     ratio : float
         ``> 1``.
+    max_step : int, optional
+        ``>= 1``: the largest step between consecutive counts (None: no cap).
 
     Returns
     -------
@@ -183,11 +186,12 @@ def count_grid(n: int, *, dense: int = BAND_DENSE, ratio: float = BAND_RATIO) ->
     dense = check_int(dense, "dense", minimum=0)
     if not (isinstance(ratio, int | float) and math.isfinite(ratio) and ratio > 1.0):
         raise ValueError(f"ratio must be a finite number > 1, got {ratio!r}")
+    cap = n if max_step is None else check_int(max_step, "max_step", minimum=1)
     half = (n - 1) // 2
     lo = list(range(min(dense, half) + 1))
     g = lo[-1]
     while g < half:
-        g = min(half, max(g + 1, int(math.ceil(g * ratio))))
+        g = min(half, max(g + 1, min(int(math.ceil(g * ratio)), g + cap)))
         lo.append(g)
     lo = np.asarray(lo, dtype=np.int64)
     hi = n - 1 - lo[::-1]  # ascending, >= half: shares at most the middle count with lo

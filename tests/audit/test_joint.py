@@ -253,3 +253,47 @@ def test_pruning_bound_is_below_the_integral():
             up = mixture_p_value("tpr/fpr" if d == 0 else "tnr/fnr", eps, c, g, n_member=n1,
                                  n_nonmember=n0, delta=delta)
             assert lb[k] <= exact + 1e-9 and exact <= up + 1e-12, (g, c, lb[k], exact, up)
+
+
+def test_family_is_fine_at_mid_range_counts_where_tied_scores_decide():
+    # randomised response (eps0 = 1): two score values, the best threshold at FPR ~ 0.27. A
+    # family growing by 50 % there charges the FPR bound up to 1.5x the count's own; the step
+    # cap (N0/32) bounds that. Medians of 9 audits of 2,000 per side: the capped family above
+    # the uncapped one (JOINT_STEPS = 1: a step of N0, no cap) and above band.
+    from semi_core.audit import joint
+
+    for n0 in (100, 2000, 12345):
+        g = joint_grid(n0)[0]
+        assert np.diff(g).max() <= -(-n0 // joint.JOINT_STEPS)
+    p = math.e / (1 + math.e)
+    rng = np.random.default_rng(12)
+    m = (rng.random((9, 2000)) < p).astype(float)
+    x = (rng.random((9, 2000)) >= p).astype(float)
+    med = {k: float(np.median(audit_batch(m, x, delta=1e-5, method=k))) for k in ("joint", "band")}
+    steps = joint.JOINT_STEPS
+    try:
+        joint.JOINT_STEPS = 1
+        uncapped = float(np.median(audit_batch(m, x, delta=1e-5, method="joint")))
+    finally:
+        joint.JOINT_STEPS = steps
+    assert med["joint"] > uncapped + 0.1 and med["joint"] >= med["band"], (med, uncapped)
+
+
+def test_cached_quantiles_survive_a_full_cache():
+    # the per-(N0, g) caches are bounded; clearing a full cache mid-call must not drop the
+    # entries the call still needs (a KeyError before): a second family at the same N0 shares
+    # counts with the first
+    from semi_core.audit import joint
+
+    rng = np.random.default_rng(14)
+    m, x = rng.normal(1, 1, 300), rng.normal(0, 1, 300)
+    old, steps = joint._CACHE_MAX, joint.JOINT_STEPS
+    joint._LADDER_CACHE.clear()
+    joint._ENDS_CACHE.clear()
+    try:
+        joint._CACHE_MAX = 30
+        for s in (32, 10 ** 9, 32):
+            joint.JOINT_STEPS = s
+            assert epsilon_lower_bound(m, x, delta=1e-5, method="joint").epsilon_lower_bound > 0
+    finally:
+        joint._CACHE_MAX, joint.JOINT_STEPS = old, steps
