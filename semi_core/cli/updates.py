@@ -31,6 +31,20 @@ canary per run (``semi_core.audit.bounds.epsilon_lower_bound``), whose games the
 plays on the executor of ``--threads`` / ``--workers`` / ``--scheduler`` (the result does not
 depend on it). ``--sigma-dp`` is refused when the update would be mu-GDP with mu > 1e6 (no
 privacy left to audit) or when ``sigma_dp * clip > 1e6``. Needs the torch extra.
+
+``--study`` runs one of the seed's single-update studies instead (same data, ``--update``,
+``--n-up``, ``--n0``, ``--trials``, ``--seed`` and executor flags; options the study would ignore
+are refused): ``shift`` -- Tables 4 / 5 / 10, ScoreDiff and ScoreRatio (loss, Batch) after the
+Hard / Easy subpopulation and covariate shifts at each of ``--alphas`` (``--n0`` default 60);
+``chen`` -- Q7, Chen et al.'s SortedDiff with ``--n-shadow`` shadow runs (best of logistic
+regression / decision tree / random forest), its improved form on SortedDiff + ScoreDiff +
+ScoreRatio with the weight ratio (the seed's 7.5x is its FMNIST figure), and ScoreDiff /
+ScoreRatio with one shadow run; ``dp-protocol`` -- §5.7 with the seed's protocol, precision at
+the 10 % rule pooled over the models -> Clopper-Pearson epsilon lower bound (98 %) for each of
+``--sigmas`` (clip ``--clip``, default 0.5), beside the update's epsilon from the seed's RDP
+accounting and from our exact GDP. Example::
+
+    semi-core updates --study chen --n-up 10 --trials 30 --n-shadow 30 --json
 """
 
 from __future__ import annotations
@@ -74,6 +88,104 @@ def _column(text: str) -> int | str:
         return text
 
 
+#: ``--study`` choices: the seed's single-update studies run by this command.
+STUDIES = ("shift", "chen", "dp-protocol")
+
+
+def _check_study_args(args) -> None:
+    """--study runs single-update studies with their own grid: refuse the options that would be
+    ignored, and the study options without --study."""
+    own = {"--alphas": (args.alphas, "shift"), "--n-shadow": (args.n_shadow, "chen"),
+           "--sigmas": (args.sigmas, "dp-protocol")}
+    for flag, (value, study) in own.items():
+        if value is not None and args.study != study:
+            raise ValueError(f"{flag} applies only to --study {study}")
+    if args.study is None:
+        return
+    ignored = {"--k": args.k != 1, "--score": args.score != "loss",
+               "--combiner": args.combiner != "diff", "--threshold-rule": args.threshold != "batch",
+               "--delta-collisions": args.delta_collisions != "exclusive",
+               "--shift-alpha": args.shift_alpha != 0.0, "--sigma-dp": args.sigma_dp != 0.0,
+               "--shift-kind": args.shift != "subpopulation"}
+    bad = [f for f, given in ignored.items() if given]
+    if bad:
+        raise ValueError(f"--study {args.study} runs one update with its own attacks and grid; "
+                         f"{', '.join(bad)} would be ignored: leave "
+                         f"{'it' if len(bad) == 1 else 'them'} out")
+    if args.clip is not None and args.study != "dp-protocol":
+        raise ValueError("--clip applies to --sigma-dp or --study dp-protocol")
+    if args.n_shadow is not None and not (2 <= args.n_shadow <= 1000):
+        raise ValueError(f"--n-shadow must be in 2..1000, got {args.n_shadow}")
+    if args.alphas is not None and any(a == 0.0 for a in args.alphas):
+        raise ValueError(f"--alphas must be in (0, 1], got {args.alphas}")
+    if args.sigmas is not None and any(not (math.isfinite(x) and x > 0) for x in args.sigmas):
+        raise ValueError(f"--sigmas must be finite and > 0, got {args.sigmas}")
+
+
+def _run_study(args, executor) -> Result:
+    """``--study``: the seed's shift tables, Chen et al.'s comparison or the DP protocol."""
+    import warnings
+
+    with extra_needed_updates():
+        from semi_core.attacks.updates import UpdateConfig
+        from semi_core.attacks.updates.chen import chen_comparison
+        from semi_core.attacks.updates.dp import dp_protocol_sweep
+        from semi_core.attacks.updates.experiment import shared_executor
+        from semi_core.attacks.updates.studies import shift_tables
+
+    data = {"dataset": "file" if args.data is not None else args.dataset, "data": args.data,
+            "label_column": 0 if args.label_column is None else args.label_column}
+    n0 = args.n0 if args.n0 is not None else (60 if args.study == "shift" else 300)
+    lines = []
+    with shared_executor(executor) as ex:
+        if args.study == "shift":
+            out = shift_tables(updates=(args.update,), alphas=tuple(args.alphas or
+                                                                     (0.2, 0.6, 1.0)),
+                               trials=args.trials, seed=args.seed, n0=n0, n_up=args.n_up,
+                               data=args.data, label_column=data["label_column"], executor=ex,
+                               progress=reporter_from_args(args))
+            for r in out["rows"]:
+                lines.append(f"{r['update']} {r['shift']} alpha={r['alpha']:g}: accuracy diff "
+                             f"{r['diff']['mi_accuracy']['mean']:.3f}, ratio "
+                             f"{r['ratio']['mi_accuracy']['mean']:.3f}")
+        elif args.study == "chen":
+            cfg = UpdateConfig(update=args.update, n_up=args.n_up, n0=n0, trials=args.trials,
+                               seed=args.seed, **data)
+            out = chen_comparison(cfg, n_shadow=args.n_shadow or 30, executor=ex)
+            for name, v in out["attacks"].items():
+                if "accuracy" in v:
+                    lines.append(f"{name}: accuracy {v['accuracy']['mean']:.3f} +- "
+                                 f"{v['accuracy']['se']:.3f}")
+            w = out["attacks"]["improved_weights"]
+            lines.append("improved Chen: our features weigh "
+                         + ("-" if w["ratio"] is None else f"{w['ratio']:.2f}x")
+                         + " one SortedDiff feature (the seed's 7.5x is its FMNIST figure)")
+        else:
+            cfg = UpdateConfig(update=args.update, n_up=args.n_up, n0=n0, trials=args.trials,
+                               seed=args.seed, clip=0.5 if args.clip is None else args.clip,
+                               **data)
+            with warnings.catch_warnings():  # the RDP optimum at the largest order is handled
+                warnings.filterwarnings("ignore", message="Optimal order is the largest alpha")
+                out = dp_protocol_sweep(cfg, tuple(args.sigmas or (2, 4, 8, 16, 32, 64, 128)),
+                                        delta=args.delta, executor=ex)
+            for r in out["rows"]:
+                lb = ", ".join(f"{k} {v['epsilon_lower_bound']:.3f}"
+                               for k, v in r["attacks"].items())
+                lines.append(f"sigma={r['sigma_dp']:g}: eps RDP (seed) "
+                             f"{r['epsilon_paper_rdp']:.3f}, eps GDP (ours) "
+                             f"{r['epsilon_ours_gdp']:.3f}; eps lower bounds: {lb}")
+    out = {"study": args.study, **out}
+    return Result(payload=out, text="\n".join([f"--study {args.study} ({args.update}, "
+                                               f"{args.trials} trials)", *lines]))
+
+
+def extra_needed_updates():
+    """The torch extra's guard for this command."""
+    from semi_core._extras import extra_needed
+
+    return extra_needed("updates")
+
+
 def register(subparsers) -> None:
     """Add the ``updates`` subcommand."""
     p = subparsers.add_parser(
@@ -95,7 +207,8 @@ def register(subparsers) -> None:
     p.add_argument("--update", default="sgd-new", choices=["sgd-new", "sgd-full"])
     p.add_argument("--k", type=positive_int, default=1, help="number of updates (1..50)")
     p.add_argument("--n-up", type=positive_int, default=10, help="records per update (>= 2)")
-    p.add_argument("--n0", type=positive_int, default=300, help="base training set size")
+    p.add_argument("--n0", type=positive_int, default=None,
+                   help="base training set size (default 300; 60 with --study shift)")
     p.add_argument("--score", default="loss", choices=["loss", "lira"])
     p.add_argument("--combiner", default="diff", choices=["diff", "ratio"])
     p.add_argument("--threshold-rule", dest="threshold", default="batch",
@@ -130,6 +243,21 @@ def register(subparsers) -> None:
                    help="DP-SGD noise multiplier of the update (0 = plain SGD)")
     p.add_argument("--clip", type=float, default=None, help="DP-SGD clipping norm (only with "
                    "--sigma-dp > 0; default 1)")
+    p.add_argument("--study", default=None, choices=list(STUDIES),
+                   help="instead of one experiment, one of the seed's single-update studies: "
+                        "shift (Tables 4/5/10: Hard/Easy subpopulation and covariate shift over "
+                        "--alphas), chen (Q7: Chen et al.'s SortedDiff with --n-shadow shadow "
+                        "runs, its improved form, ScoreDiff/ScoreRatio with one) or dp-protocol "
+                        "(§5.7: precision -> Clopper-Pearson epsilon lower bound over --sigmas, "
+                        "beside the seed's RDP and our GDP epsilon)")
+    p.add_argument("--alphas", type=_unit, nargs="+", default=None,
+                   help="--study shift: shift strengths in (0, 1] (default 0.2 0.6 1.0)")
+    p.add_argument("--n-shadow", type=positive_int, default=None,
+                   help="--study chen: shadow runs for Chen et al.'s attack model (2..1000, "
+                        "default 30)")
+    p.add_argument("--sigmas", type=float, nargs="+", default=None,
+                   help="--study dp-protocol: DP-SGD noise multipliers of the update (default "
+                        "2 4 8 16 32 64 128; clip --clip, default 0.5)")
     add_delta(p, default=1e-4, note=" (the DP audit of the update)")
     add_executor_args(p)
     add_seed(p)
@@ -153,10 +281,11 @@ def handler(args) -> Result:
     check_delta(args.delta, "--delta")  # validated even when no DP audit runs
     if not (math.isfinite(args.sigma_dp) and args.sigma_dp >= 0):
         raise ValueError(f"--sigma-dp must be finite and >= 0, got {args.sigma_dp}")
-    if args.clip is not None and args.sigma_dp == 0:
+    _check_study_args(args)
+    if args.clip is not None and args.sigma_dp == 0 and args.study != "dp-protocol":
         raise ValueError("--clip applies only to a DP update: give --sigma-dp > 0 with it")
     clip = 1.0 if args.clip is None else args.clip
-    if args.sigma_dp > 0 and not (math.isfinite(clip) and clip > 0):
+    if (args.sigma_dp > 0 or args.clip is not None) and not (math.isfinite(clip) and clip > 0):
         raise ValueError(f"--clip must be finite and > 0, got {clip}")
     if args.trials < 2:
         raise ValueError(f"--trials must be >= 2 (standard errors over trials), got {args.trials}")
@@ -176,12 +305,15 @@ def handler(args) -> Result:
             raise FileNotFoundError(f"--data-file: no such file or directory: {args.data}")
     executor = executor_from_args(args)
     torch.set_num_threads(1)
+    if args.study is not None:
+        return _run_study(args, executor)
     cfg = UpdateConfig(dataset="file" if args.data is not None else args.dataset,
                        data=args.data,
                        label_column=0 if args.label_column is None else args.label_column,
                        model=args.model,
                        update=args.update, k=args.k,
-                       n_up=args.n_up, n0=args.n0, trials=args.trials, n_ref=args.n_ref,
+                       n_up=args.n_up, n0=300 if args.n0 is None else args.n0,
+                       trials=args.trials, n_ref=args.n_ref,
                        shift_alpha=args.shift_alpha, shift=args.shift,
                        clip=clip if args.sigma_dp > 0 else None, sigma_dp=args.sigma_dp,
                        seed=args.seed)

@@ -12,10 +12,19 @@ import time
 import numpy as np
 from scipy import stats
 
-from .experiment import UpdateConfig, run_experiment, summarize
+from .experiment import (
+    UpdateConfig,
+    load_update_data,
+    run_experiment,
+    subpop_targets,
+    summarize,
+)
 
 __all__ = ["SEED_NUMBERS", "table2", "q1_curve", "q2_curve", "precision_tables",
-           "improvement_test"]
+           "improvement_test", "shift_tables", "SHIFT_KINDS"]
+
+#: The shifts of Tables 4 / 5 (and 10): subpopulation Hard / Easy pairs, covariate Hard / Easy.
+SHIFT_KINDS = ("subpop-hard", "subpop-easy", "covariate-hard", "covariate-easy")
 
 #: Numbers printed by the seed (``combining_mi_updates``), for side-by-side display.
 SEED_NUMBERS = {
@@ -30,6 +39,21 @@ SEED_NUMBERS = {
                   "gap_update_vs_no_update": {"n_up=10": 0.27, "n_up=320": 0.18}},
     "q2_cifar10_sgd_new": {"k=2": {"entry": 0.508, "random": 0.25, "x_random": 2.03},
                            "k=8": {"entry": 0.381, "random": 0.0625, "x_random": 6.10}},
+    # Tables 4 (subpopulation, CIFAR-2) and 5 (covariate, CINIC-10), SGD-New, accuracy
+    # (diff, ratio) at alpha = 0.2, 0.6, 1.0
+    "table4_sgd_new": {"subpop-hard": {"0.2": (0.551, 0.559), "0.6": (0.602, 0.634),
+                                       "1": (0.600, 0.687)},
+                       "subpop-easy": {"0.2": (0.685, 0.685), "0.6": (0.574, 0.581),
+                                       "1": (0.560, 0.562)}},
+    "table5_sgd_new": {"covariate-hard": {"0.2": (0.628, 0.718), "0.6": (0.615, 0.694),
+                                          "1": (0.596, 0.673)},
+                       "covariate-easy": {"0.2": (0.595, 0.614), "0.6": (0.588, 0.616),
+                                          "1": (0.589, 0.652)}},
+    # Table 10, SGD-Full, subpopulation shift, accuracy (diff, ratio)
+    "table10_sgd_full": {"subpop-hard": {"0.2": (0.574, 0.597), "0.6": (0.578, 0.585),
+                                         "1": (0.595, 0.666)},
+                         "subpop-easy": {"0.2": (0.597, 0.606), "0.6": (0.570, 0.570),
+                                         "1": (0.598, 0.598)}},
     "table3_fmnist_sgd_full_n10_prec_recall": {"loss": (0.53, 0.11), "batch": (0.78, 0.16),
                                               "transfer": (0.86, 0.24), "rank": (0.82, 0.28)},
     # Tables 3 (SGD-Full) and 7 (SGD-New), FMNIST rows: n_up = 1 % and 8 % of n0 (10, 80),
@@ -134,7 +158,9 @@ def table2(*, trials: int = 20, seed: int = 0, n_up: int = 10, model: str = "log
            progress=None) -> dict:
     """Single-update accuracy: no-update Gap / Loss vs ScoreDiff / ScoreRatio (loss score) with
     Batch and Transfer thresholds, for SGD-New and SGD-Full (mean +- SE over trials); also
-    precision/recall at the 10 % rules (Table 3 / 7 analogue) and pooled AUC.
+    precision/recall at the 10 % rules (Table 3 / 7 analogue), pooled AUC and Table 2's
+    significance mark of each update attack against the best no-update attack of its trials
+    (``vs_no_update``, :func:`improvement_test`).
 
     Parameters
     ----------
@@ -165,13 +191,17 @@ def table2(*, trials: int = 20, seed: int = 0, n_up: int = 10, model: str = "log
         row["loss"] = base["no_update"]["loss"]
         row["loss_prec_rec_10"] = {"precision_10": base["no_update"]["loss_precision_at_10pct"],
                                    "recall_10": base["no_update"]["loss_recall_at_10pct"]}
+        nb = base["per_trial"]
+        best_nb = max((nb["no_update_loss"], nb["no_update_gap"]), key=np.mean)
         for comb in ("diff", "ratio"):
             for thr in ("batch", "transfer", "rank"):
                 s = summarize(run, combiner=comb, threshold=thr)
                 row[f"{comb}_{thr}"] = {"accuracy": s["mi_accuracy"],
                                         "precision_10": s["precision_at_10pct"],
                                         "recall_10": s["recall_at_10pct"],
-                                        "auc_pooled": s["auc"]["pooled"]}
+                                        "auc_pooled": s["auc"]["pooled"],
+                                        "vs_no_update": improvement_test(
+                                            s["per_trial"]["mi_accuracy"], best_nb)}
         row["seconds"] = time.perf_counter() - t0
         out[upd] = row
     return {"n_up": n_up, "n0": UpdateConfig().n0, "trials": trials, "model": model,
@@ -263,3 +293,79 @@ def q2_curve(ks=(1, 2, 4, 8), *, n_up: int = 10, trials: int = 20, seed: int = 0
                         run, combiner=comb, collisions=rule)["entry_accuracy"]
             rows[upd].append({"k": k, **per, "seconds": run.seconds})
     return {"n_up": n_up, "trials": trials, "rows": rows}
+
+
+def shift_tables(*, updates=("sgd-new", "sgd-full"), shifts=SHIFT_KINDS, alphas=(0.2, 0.6, 1.0),
+                 trials: int = 20, seed: int = 0, n0: int = 60, n_up: int = 10,
+                 data=None, label_column: int | str = 0, executor=None,
+                 progress=None) -> dict:
+    """Tables 4 / 5 / 10 (§5.6): single-update ScoreRatio and ScoreDiff (loss score, Batch
+    threshold) after a Hard / Easy subpopulation or covariate shift of strength ``alpha``:
+    accuracy and precision / recall at the 10 % rule (mean +- SE over trials), with the
+    Hard / Easy subpopulation pairs used (:func:`~.experiment.subpop_targets`).
+
+    Parameters
+    ----------
+    updates : sequence of {"sgd-new", "sgd-full"}
+        Update rules.
+    shifts : sequence of str
+        Shift kinds (:data:`SHIFT_KINDS`).
+    alphas : sequence of float
+        Shift strengths in (0, 1].
+    trials : int
+        Trials per cell.
+    seed : int
+        Root seed.
+    n0 : int
+        Base training set size (the seed's 1 % update: small ``n0`` beside ``n_up``).
+    n_up : int
+        Update size.
+    data : str or None
+        The user's data file (10 classes) instead of digits.
+    label_column : int or str
+        Label column of a ``.csv`` / ``.txt`` data file (index or header name).
+    executor : None, int or Executor
+        Where the runs train.
+    progress : callable, optional
+        ``progress(message)``.
+
+    Returns
+    -------
+    dict
+        ``rows`` (one per update, shift, alpha) and ``pairs`` (the subpopulation pairs).
+    """
+    from .experiment.data import _PAIR_SOURCES
+
+    bad = [sh for sh in shifts if sh not in SHIFT_KINDS]
+    if bad:
+        raise ValueError(f"shifts must be among {SHIFT_KINDS}, got {bad}")
+    if not alphas or any(not (0.0 < float(a) <= 1.0) for a in alphas):
+        raise ValueError(f"alphas must be in (0, 1], got {list(alphas)}")
+    if data is None:
+        from semi_core.sgd.data import load_digits
+
+        x, y = load_digits()
+    else:
+        x, y = load_update_data(data, label_column=label_column)
+    rows, pairs = [], {}
+    for upd in updates:
+        for sh in shifts:
+            for al in alphas:
+                cfg = UpdateConfig(update=upd, shift=sh, shift_alpha=float(al), trials=trials,
+                                   n0=n0, n_up=n_up, seed=seed,
+                                   dataset="file" if data else "digits", data=data,
+                                   label_column=label_column)
+                run = run_experiment(cfg, executor=executor, progress=progress)
+                row = {"update": upd, "shift": sh, "alpha": float(al)}
+                for comb in ("ratio", "diff"):
+                    sm = summarize(run, combiner=comb)
+                    row[comb] = {k: sm[k] for k in ("mi_accuracy", "precision_at_10pct",
+                                                     "recall_at_10pct")}
+                row["final_model_accuracy"] = run.test_accuracy[
+                    "final_model_accuracy_on_test_points"]
+                rows.append(row)
+    for sh in shifts:
+        if sh.startswith("subpop"):
+            pairs[sh] = {"sources": list(_PAIR_SOURCES),
+                         "targets": [int(t) for t in subpop_targets(x, y, sh)]}
+    return {"trials": trials, "n0": n0, "n_up": n_up, "rows": rows, "pairs": pairs}
