@@ -10,6 +10,8 @@ Modules, by what they check:
   App. D: the noisy-mean reading of one step, Alg. 7's covariance);
 * :mod:`~semi_core.claims.per_datum_leakage.experiments` -- the set-up of the experiments
   (§5 / App. E.1);
+* :mod:`~semi_core.claims.per_datum_leakage.games` -- the games of §2 and App. B (Theorem 2.2's
+  optimal adversaries, the average-datum advantage as the mean per-datum advantage);
 * :mod:`~semi_core.claims.per_datum_leakage.remarks` -- the prose around the theorems (Table 1's
   noise row, Remark 3.3's average-datum law, §4.3's geometry, §5's monotonicity sentences);
 * :mod:`~semi_core.claims.per_datum_leakage.system` -- the statements decided by what the
