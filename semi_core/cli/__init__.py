@@ -27,7 +27,7 @@ from collections.abc import Iterable
 
 from semi_core import __version__
 
-from ._commands import COMMANDS
+from ._commands import COMMANDS, EXIT_TERMINATED
 
 _PACKAGE = __name__
 
@@ -100,8 +100,6 @@ def _command_name(argv) -> str:
     return next((t for t in argv if isinstance(t, str) and not t.startswith("-")), "")
 
 
-#: Exit code after SIGTERM (128 + 15); also in :mod:`semi_core.cli._common`, which is heavier.
-EXIT_TERMINATED = 143
 #: Environment variable: seconds a command may take to stop after SIGTERM (default 10).
 TERM_GRACE_ENV = "SEMI_CORE_TERM_GRACE"
 

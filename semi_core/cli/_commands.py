@@ -15,6 +15,11 @@ module's ``register`` gives its parser.
 
 from __future__ import annotations
 
+#: Exit code after SIGTERM (128 + 15: what ``timeout`` and batch schedulers send). Here, in the
+#: light table module, because the SIGTERM watchdog of :mod:`semi_core.cli` runs without
+#: importing :mod:`semi_core.cli._common`.
+EXIT_TERMINATED = 143
+
 __all__ = ["COMMANDS"]
 
 #: ``command (spelled with "-") -> (module path, one-line help)``, in ``--help`` order.

@@ -16,9 +16,8 @@ __all__ = ["Result", "UsageError", "Terminated", "emit", "to_jsonable", "add_jso
 
 #: Exit code after SIGINT / Ctrl-C (128 + 2, the shell convention).
 EXIT_INTERRUPTED = 130
-#: Exit code after SIGTERM (128 + 15: what ``timeout`` and batch schedulers send); defined in the
-#: light package module, which the SIGTERM watchdog runs from.
-from semi_core.cli import EXIT_TERMINATED  # noqa: E402
+#: Exit code after SIGTERM (:data:`semi_core.cli._commands.EXIT_TERMINATED`).
+from ._commands import EXIT_TERMINATED  # noqa: E402
 
 
 @dataclass
