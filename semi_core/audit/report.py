@@ -34,7 +34,8 @@ from semi_core._table import ResultDisplay, Table, _fmt
 from semi_core.audit.bounds import DEFAULT_METHOD, AuditResult, epsilon_lower_bound
 from semi_core.game.result import GameResult
 
-__all__ = ["AuditReport", "DISTRIBUTION_FREE", "certify_game", "method_specs"]
+__all__ = ["AuditReport", "DISTRIBUTION_FREE", "certify_game", "method_specs",
+           "refutation_bounds"]
 
 #: Assumptions that hold for every mechanism and every score law (the keys of
 #: :data:`~semi_core.audit.bounds.ASSUMPTIONS` without a parametric model): a bound resting on
@@ -137,6 +138,64 @@ def certify_game(result: GameResult, methods=None, *, delta: float, failure_prob
     return bounds, tops
 
 
+def refutation_bounds(source, methods=None, *, delta: float, failure_prob: float = 0.05,
+                      tests=None, **audit_kwargs) -> dict[str, dict[str, AuditResult]]:
+    r"""The bounds that may refute a claim: every (test, method) pair at ``failure_prob / K``.
+
+    A claim :math:`\varepsilon` is refuted when some pair's bound exceeds it. Each pair's
+    bound at level :math:`\beta` alone would make "some pair exceeds a true claim" an event of
+    probability up to :math:`K\beta` over the :math:`K` pairs; certified at :math:`\beta/K`
+    (Bonferroni), a union bound keeps the whole refutation at :math:`\beta` whatever the
+    dependence between the pairs (they are computed on the same games):
+
+    .. math::
+
+        \Pr\Big(\exists (t,m):\ \underline\varepsilon_{t,m} > \varepsilon\Big)
+            \le \sum_{(t,m)} \Pr\big(\underline\varepsilon_{t,m} > \varepsilon\big)
+            \le K\cdot\frac{\beta}{K} = \beta
+        \qquad\text{when the mechanism is } (\varepsilon,\delta)\text{-DP}.
+
+    (SeMI* §4, the :math:`\varepsilon` lower bound of one audit, applied to every pair.)
+
+    Parameters
+    ----------
+    source : GameResult or mapping
+        The game (its tests' scores) or ``{test: (member_scores, nonmember_scores)}``.
+    methods : str, sequence of str or mapping, optional
+        As in :func:`method_specs` (default: the default method).
+    delta : float
+        As in :func:`~semi_core.audit.bounds.epsilon_lower_bound`.
+    failure_prob : float
+        Failure probability :math:`\beta` of the whole refutation, in (0, 1).
+    tests : sequence of str, optional
+        Default: every test of ``source``.
+    **audit_kwargs
+        To every method, after the method's own keywords.
+
+    Returns
+    -------
+    dict
+        ``{test: {method: AuditResult}}``, each at ``failure_prob / K``.
+    """
+    specs = method_specs(methods)
+    if isinstance(source, GameResult):
+        names = list(source.stats) if tests is None else list(tests)
+        K = len(names) * len(specs)
+        bounds, _ = certify_game(source, specs, delta=delta, failure_prob=failure_prob / K,
+                                 tests=names, ceilings=False, **audit_kwargs)
+        return bounds
+    if not isinstance(source, Mapping):
+        raise TypeError(f"source must be a GameResult or a mapping test -> (member, nonmember) "
+                        f"scores, got {type(source).__name__}")
+    names = list(source) if tests is None else list(tests)
+    K = len(names) * len(specs)
+    return {t: {label: epsilon_lower_bound(*source[t], delta=delta,
+                                           failure_prob=failure_prob / K,
+                                           **{**kw, **audit_kwargs})
+                for label, kw in specs.items()}
+            for t in names}
+
+
 @dataclass(frozen=True, repr=False)
 class AuditReport(ResultDisplay):
     r"""Certified :math:`\underline\varepsilon` per test and method, and what they refute.
@@ -164,6 +223,11 @@ class AuditReport(ResultDisplay):
     against : float or None
         The :math:`\varepsilon` the bounds are checked against (a claim, or the accountant's
         :math:`\varepsilon` of the audited relation); ``None``: nothing to refute.
+    refuting : dict
+        ``{test: {method: AuditResult}}`` at ``failure_prob / K`` over the ``K`` pairs
+        (:func:`refutation_bounds`): what :attr:`refuted` reads, so that a refutation holds at
+        ``failure_prob`` over every pair together. Required with ``against`` when the report
+        holds more than one pair (with one pair the bounds themselves are read).
     header, trailer : dict
         The entry point's other entries, before and after the bounds in ``to_dict()``.
     bounds_key : str or None
@@ -183,6 +247,7 @@ class AuditReport(ResultDisplay):
     bounds_key: str | None = "epsilon_lower_bound"
     per_method: bool = True
     game: GameResult | None = None
+    refuting: dict = field(default_factory=dict)
 
     def __post_init__(self):
         for t, per in self.bounds.items():
@@ -192,6 +257,17 @@ class AuditReport(ResultDisplay):
         if self.against is not None and not (isinstance(self.against, Real)
                                              and self.against >= 0):  # NaN too
             raise ValueError(f"against must be an epsilon >= 0 or None, got {self.against!r}")
+        pairs = {(t, m) for t, m, _ in self.items()}
+        if self.refuting:
+            got = {(t, m) for t, per in self.refuting.items() for m in per}
+            if got != pairs or not all(isinstance(r, AuditResult)
+                                       for per in self.refuting.values() for r in per.values()):
+                raise ValueError("refuting must hold an AuditResult for every (test, method) "
+                                 "pair of bounds, and no other")
+        elif self.against is not None and len(pairs) > 1:
+            raise ValueError(f"against with {len(pairs)} (test, method) pairs needs refuting: the "
+                             "bounds at failure_prob / K (refutation_bounds), or one pair's "
+                             "bound alone would refute a true claim up to K times too often")
         if not self.per_method and any(len(per) > 1 for per in self.bounds.values()):
             raise ValueError("per_method=False lays out one method per test; got several")
 
@@ -318,19 +394,27 @@ class AuditReport(ResultDisplay):
     def _above(self, free: bool) -> list[str]:
         if self.against is None:
             return []
-        return sorted(f"{t}/{m}" for t, m, r in self.items()
+        src = self.refuting or self.bounds
+        return sorted(f"{t}/{m}" for t, per in src.items() for m, r in per.items()
                       if r.epsilon_lower_bound > self.against
                       and (r.assumption in DISTRIBUTION_FREE) == free)
 
     @property
     def refuted(self) -> list[str]:
-        """``test/method`` whose distribution-free bound exceeds ``against``."""
+        """``test/method`` whose distribution-free bound at ``failure_prob / K`` exceeds
+        ``against`` (:attr:`refuting`): non-empty refutes the claim at ``failure_prob``."""
         return self._above(True)
 
     @property
     def refuted_under_assumption(self) -> list[str]:
-        """``test/method`` above ``against`` only under a parametric assumption."""
+        """``test/method`` above ``against`` (at ``failure_prob / K``) only under a parametric
+        assumption."""
         return self._above(False)
+
+    @property
+    def refutation_k(self) -> int:
+        """``K``, the (test, method) pairs a refutation is corrected over (Bonferroni)."""
+        return sum(len(per) for per in self.bounds.values())
 
     # ------------------------------------------------------------------ display and JSON
     def __repr__(self) -> str:
@@ -347,7 +431,8 @@ class AuditReport(ResultDisplay):
         -------
         Table
             ``test, method, eps_LB, largest_certifiable, n_member, n_nonmember, assumption``
-            and, with ``against``, ``refutes``.
+            and, with ``against``, ``eps_LB_refutation`` (the bound at ``failure_prob / K``) and
+            ``refutes``.
         """
         rows = []
         for t, m, r in self.items():
@@ -356,7 +441,10 @@ class AuditReport(ResultDisplay):
                    "n_member": r.n_member, "n_nonmember": r.n_nonmember,
                    "assumption": r.assumption}
             if self.against is not None:
-                row["refutes"] = bool(r.epsilon_lower_bound > self.against)
+                # at failure_prob / K (the refutation's own bound), so rows agree with refuted
+                rr = (self.refuting or self.bounds)[t][m]
+                row["eps_LB_refutation"] = rr.epsilon_lower_bound
+                row["refutes"] = bool(rr.epsilon_lower_bound > self.against)
             rows.append(row)
         return Table(rows, title=repr(self))
 
@@ -391,6 +479,11 @@ class AuditReport(ResultDisplay):
         if self.against is not None:
             out["refuted"] = self.refuted
             out["refuted_under_assumption"] = self.refuted_under_assumption
+            out["refutation"] = {"bonferroni_k": self.refutation_k,
+                                 "epsilon_lower_bound": {f"{t}/{m}": r.epsilon_lower_bound
+                                                         for t, per in (self.refuting
+                                                                        or self.bounds).items()
+                                                         for m, r in per.items()}}
         out.update(self._trailer())
         return out
 

@@ -103,7 +103,7 @@ from semi_core._validation import (
     check_probability,
 )
 from semi_core.audit.bounds import ASSUMPTIONS, epsilon_lower_bound
-from semi_core.audit.report import AuditReport
+from semi_core.audit.report import AuditReport, refutation_bounds
 from semi_core.sgd.accounting import dpsgd_epsilon
 from semi_core.sgd.batched import batched_dpsgd_log_lr
 from semi_core.sgd.device import STATS_DTYPE, resolve_device
@@ -584,7 +584,8 @@ class OneRunTrainingResult(AuditReport):
         with the assumption it rests on.
     against : float
         The claimed :math:`\varepsilon`, else the accountant's: ``refuted`` lists the
-        ``score/method`` whose bound exceeds it under the distribution-free assumption
+        ``score/method`` whose bound at ``failure_prob / K`` (Bonferroni over the ``K`` pairs)
+        exceeds it under the distribution-free assumption
         ``one-run-bernoulli-half``, ``refuted_under_assumption`` those adding an assumption
         (``tradeoff="gdp"``).
     epsilon : float
@@ -646,14 +647,16 @@ class OneRunTrainingResult(AuditReport):
         -------
         Table
             The bound, its ratio to the accountant's :math:`\varepsilon`, the guesses, the
-            assumption and whether it refutes the claim.
+            assumption and whether it refutes the claim (at ``failure_prob / K``,
+            :attr:`~semi_core.audit.report.AuditReport.refuting`).
         """
+        refutes = set(self.refuted) | set(self.refuted_under_assumption)
         rows = [{"score": score, "method": method,
                  "eps_lb": r.epsilon_lower_bound,
                  "eps_lb/eps": r.epsilon_lower_bound / self.epsilon,
                  "guesses": r.n_guesses, "correct": r.n_correct,
                  "assumption": r.assumption,
-                 "refutes": bool(r.epsilon_lower_bound > self.against)}
+                 "refutes": f"{score}/{method}" in refutes}
                 for score, method, r in self.items()]
         claim = "" if self.claimed_epsilon is None else f", claimed {self.claimed_epsilon:.4g}"
         return Table(rows, title=f"{self!r}\none run, m = {self.m} canaries ({self.members} "
@@ -835,9 +838,15 @@ def audit_one_run(loop: OneRunLoop, seed=0, *, claimed_epsilon: float | None = N
                                                else {}))
                      for m in methods}
               for name, s in scores.items()}
+    # a refutation over every (score, method) pair holds at failure_prob (Bonferroni)
+    refuting = refutation_bounds(
+        {name: (s[member], s[~member]) for name, s in scores.items()},
+        {m: ({"tradeoff": tradeoff} if m == "one-run-fdp" else {}) for m in methods},
+        delta=delta, failure_prob=failure_prob)
     t3 = time.perf_counter()
     return OneRunTrainingResult(
-        bounds=bounds, against=claimed_epsilon if claimed_epsilon is not None else float(eps),
+        bounds=bounds, refuting=refuting,
+        against=claimed_epsilon if claimed_epsilon is not None else float(eps),
         epsilon=float(eps), claimed_epsilon=claimed_epsilon, relation=loop.relation, m=loop.m,
         members=int(member.sum()), member=member, taus=taus, scores=scores, delta=delta,
         failure_prob=failure_prob,

@@ -117,7 +117,7 @@ from torch import nn
 
 from semi_core._table import Table
 from semi_core._validation import check_batch_size, check_int, check_positive, check_probability
-from semi_core.audit.report import AuditReport, certify_game, method_specs
+from semi_core.audit.report import AuditReport, certify_game, method_specs, refutation_bounds
 from semi_core.game.play import play
 from semi_core.mechanisms.base import GroundTruthUnknown, MechanismBase
 from semi_core.sgd.accounting import dpsgd_epsilon, relation_epsilon
@@ -1351,7 +1351,8 @@ def audit_training(loop: TrainingLoop, rounds: int, seed=0, *, tau: int | None =
         The bounds per test and method (``report.epsilon_lower_bound(test, method)``, each
         with the assumption it rests on and the largest certifiable bound), checked against the
         relation's :math:`\varepsilon`: ``report.refuted`` (the ``test/method`` pairs whose
-        distribution-free bound exceeds it), ``report.refuted_under_assumption`` (the same for
+        distribution-free bound at ``failure_prob / K``, Bonferroni over the ``K`` pairs,
+        exceeds it), ``report.refuted_under_assumption`` (the same for
         bounds resting on a parametric assumption, e.g. ``gdp``: not evidence alone), the game
         (``report.game``, a :class:`~semi_core.game.result.GameResult`); and the entries
         ``claimed_epsilon``, ``accountant`` (:func:`accountant_epsilon`, the audited relation),
@@ -1377,6 +1378,8 @@ def audit_training(loop: TrainingLoop, rounds: int, seed=0, *, tau: int | None =
     res = play(loop, rounds, seed, tau=tau, scorers=loop.scorers(), chunk_size=chunk_size,
                executor=executor, progress=progress)
     bounds, ceilings = certify_game(res, methods, delta=delta, failure_prob=failure_prob)
+    # a refutation over every (test, method) pair holds at failure_prob (Bonferroni)
+    refuting = refutation_bounds(res, methods, delta=delta, failure_prob=failure_prob)
     against = acc["epsilon"]
     head = dict(headline or loop.headline or {})
     if claimed_epsilon is not None:
@@ -1393,7 +1396,7 @@ def audit_training(loop: TrainingLoop, rounds: int, seed=0, *, tau: int | None =
               "delta": delta, "failure_prob": failure_prob, "claimed_epsilon": claimed_epsilon,
               "accountant": acc, "headline": head or None}
     report = AuditReport(bounds=bounds, ceilings=ceilings, against=against, header=header,
-                         game=res)
+                         game=res, refuting=refuting)
     refuted, refuted_assuming = report.refuted, report.refuted_under_assumption
     warns = []
     if refuted:

@@ -42,7 +42,7 @@ import torch
 from semi_core._rng import as_seed_sequence
 from semi_core._validation import check_int, check_probability
 from semi_core.audit import auc, epsilon_lower_bound, tpr_at_fpr
-from semi_core.audit.report import AuditReport
+from semi_core.audit.report import AuditReport, refutation_bounds
 from semi_core.audit.roc import fpr_resolution, resolvable
 from semi_core.audit.selection import certifiable_epsilon_max
 from semi_core.game.play import play_sweep
@@ -248,7 +248,9 @@ class DPSGDAuditReport(AuditReport):
     :meth:`best` over them, holds at ``failure_prob``. ``against`` is the exact
     :math:`\varepsilon` of the audited run's relation (``epsilon_true``; ``None`` without
     noise), so ``refuted`` lists the bounds that would show the run less private than its
-    accounting — a defect of the trainer or of the accounting.
+    accounting — a defect of the trainer or of the accounting — each at ``failure_prob / K``
+    over the ``K`` (attack, insertion time, method) triples (:attr:`refuting`), so that the
+    whole list is empty with probability at least ``1 - failure_prob`` for a correct run.
     """
 
     def _entries(self) -> dict:
@@ -425,5 +427,11 @@ def run_audit(*, dataset: str = "digits", model: str = "logreg", epsilon: float 
         "setup": setup.info, "runs_trained": int(meta["rounds_released"]),
         "seconds_games": float(meta["seconds"]), "attacks": attacks, "per_tau": bounds["per_tau"],
     }
+    against = None if np.isinf(eps_true) else float(eps_true)
+    refuting = {}
+    if against is not None:  # every (attack, tau, method) together at failure_prob
+        refuting = refutation_bounds({key: games[int(key.rsplit("=", 1)[1])].scores(
+            key.rsplit("@", 1)[0]) for key in results}, ("dkw", "cp"), delta=delta,
+            failure_prob=failure_prob, seed=0)
     return DPSGDAuditReport(bounds=results, ceilings=ceilings, header=payload,
-                            against=None if np.isinf(eps_true) else float(eps_true))
+                            against=against, refuting=refuting)

@@ -9,7 +9,13 @@ import pytest
 from semi_core._json import to_jsonable
 from semi_core.audit.bounds import ASSUMPTIONS, epsilon_lower_bound
 from semi_core.audit.games import audit_game_result
-from semi_core.audit.report import DISTRIBUTION_FREE, AuditReport, certify_game, method_specs
+from semi_core.audit.report import (
+    DISTRIBUTION_FREE,
+    AuditReport,
+    certify_game,
+    method_specs,
+    refutation_bounds,
+)
 from semi_core.audit.selection import certifiable_epsilon_max
 from semi_core.game.result import GameResult
 
@@ -57,24 +63,57 @@ def test_several_methods_on_one_game_equal_one_method_at_a_time():
 def test_refutation_is_split_by_assumption():
     res = _game(2, shift=3.0)
     bounds, tops = certify_game(res, ["band", "gdp"], delta=DELTA)
-    lb_band = bounds["s"]["band"].epsilon_lower_bound
-    lb_gdp = bounds["s"]["gdp"].epsilon_lower_bound
+    refuting = refutation_bounds(res, ["band", "gdp"], delta=DELTA)
+    lb_band = refuting["s"]["band"].epsilon_lower_bound
+    lb_gdp = refuting["s"]["gdp"].epsilon_lower_bound
     assert 0 < lb_band < lb_gdp   # the parametric fit certifies more: it assumes more
     against = (lb_band + lb_gdp) / 2
-    rep = AuditReport(bounds=bounds, ceilings=tops, against=against)
+    rep = AuditReport(bounds=bounds, ceilings=tops, against=against, refuting=refuting)
     assert rep.refuted == [] and rep.refuted_under_assumption == ["s/gdp"]
-    rep = AuditReport(bounds=bounds, ceilings=tops, against=lb_band / 2)
+    rep = AuditReport(bounds=bounds, ceilings=tops, against=lb_band / 2, refuting=refuting)
     assert rep.refuted == ["s/band"] and rep.refuted_under_assumption == ["s/gdp"]
-    assert rep.best() == lb_band and rep.argbest() == ("s", "band")
-    assert rep.best(distribution_free=False) == lb_gdp
+    assert rep.best() == bounds["s"]["band"].epsilon_lower_bound
+    assert rep.argbest() == ("s", "band")
+    assert rep.best(distribution_free=False) == bounds["s"]["gdp"].epsilon_lower_bound
     d = rep.to_dict()
-    assert list(d) == ["epsilon_lower_bound", "refuted", "refuted_under_assumption"]
-    assert d["refuted"] == ["s/band"]
+    assert list(d) == ["epsilon_lower_bound", "refuted", "refuted_under_assumption", "refutation"]
+    assert d["refuted"] == ["s/band"] and d["refutation"]["bonferroni_k"] == 4
     row = {(r["test"], r["method"]): r for r in rep.summary()}
     assert row["s", "band"]["refutes"] and row["s", "gdp"]["refutes"]
     assert not row["null", "band"]["refutes"]
     # no epsilon to check against: no refutation entries
     assert "refuted" not in AuditReport(bounds=bounds).to_dict()
+
+
+def test_refutation_is_corrected_over_every_pair():
+    """K pairs on one game: each refuting bound is the pair's bound at failure_prob / K, so
+    "some pair exceeds a true claim" has probability <= failure_prob (union bound)."""
+    res = _game(3, shift=3.0)
+    methods = ["band", "cp", "gdp"]
+    K = len(res.stats) * len(methods)
+    refuting = refutation_bounds(res, methods, delta=DELTA, failure_prob=0.05)
+    for t in res.stats:
+        m, nm = res.scores(t)
+        for meth in methods:
+            direct = epsilon_lower_bound(m, nm, delta=DELTA, failure_prob=0.05 / K, method=meth)
+            assert refuting[t][meth] == direct
+    # from score arrays too (the one-run audits hold scores, not a game)
+    scores = {t: res.scores(t) for t in res.stats}
+    assert refutation_bounds(scores, methods, delta=DELTA, failure_prob=0.05) == refuting
+    bounds, _ = certify_game(res, methods, delta=DELTA, failure_prob=0.05)
+    # a claim between the corrected and the uncorrected bound is not refuted
+    b, r = bounds["s"]["band"].epsilon_lower_bound, refuting["s"]["band"].epsilon_lower_bound
+    assert r < b
+    rep = AuditReport(bounds=bounds, against=(r + b) / 2, refuting=refuting)
+    assert "s/band" not in rep.refuted
+    # several pairs and a claim without the corrected bounds: refused
+    with pytest.raises(ValueError, match="refuting"):
+        AuditReport(bounds=bounds, against=1.0)
+    # one pair: its own bound is the refutation's
+    one = {"s": {"band": bounds["s"]["band"]}}
+    assert AuditReport(bounds=one, against=b / 2).refuted == ["s/band"]
+    with pytest.raises(ValueError, match="every"):
+        AuditReport(bounds=bounds, against=1.0, refuting={"s": refuting["s"]})
 
 
 def test_distribution_free_set_names_known_assumptions():
