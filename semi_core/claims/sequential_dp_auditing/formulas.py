@@ -4,7 +4,7 @@ Checked exactly on discrete mechanisms: hockey-stick divergences and MMDs of fin
 are finite sums, so every check below is an exact computation at random mechanisms and kernels,
 plus the binary mechanism that makes Theorem 3.1's bound tight (so a tightened bound fails).
 
-Claims ``thm3.1``, ``sec3.4.evalue``, ``thm3.2.i`` hold; ``remA.1`` fails (see its notes;
+Claims ``thm3.1``, ``sec3.4.evalue``, ``sec3.2.richter``, ``thm3.2.i`` hold; ``remA.1`` fails (see its notes;
 ``semi-core verify``, ``docs/errata.md``).
 """
 
@@ -131,6 +131,28 @@ def _check_remA1(forms, ctx):
                             ctx.rng("remA1"), what="rewriting of tau(eps, delta)")
 
 
+mmd_ = sp.symbols("MMD", positive=True)
+
+
+def _check_richter(forms, ctx):
+    """§3.2: for 0 < tau < MMD <= sqrt 2 the per-step expected factor of the process built as
+    Richter et al.'s is below Alg. 1's at lambda = 1/(2 + tau) (grid of 200 x 200 points)."""
+    f = lambdify(forms["richter_factor"], [tau, mmd_])
+    t = np.linspace(1e-4, np.sqrt(2) - 1e-4, 200)
+    for t_ in t:
+        m = np.linspace(t_ + 1e-6, np.sqrt(2), 200)
+        lhs = f(t_, m)
+        rhs = 1 + (m - t_) / (2 + t_)
+        i = int(np.argmax(lhs - rhs))
+        if lhs[i] >= rhs[i]:
+            return Outcome(False, f"at tau = {t_:.4g}, MMD = {m[i]:.4g}: Richter-style factor "
+                                  f"{lhs[i]:.6g} >= Alg. 1's {rhs[i]:.6g}",
+                           {"tau": float(t_), "mmd": float(m[i]), "lhs": float(lhs[i]),
+                            "rhs": float(rhs[i])})
+    return Outcome(True, "(1 + tau/2 + (MMD - tau)/2) e^{-tau/2} < 1 + (MMD - tau)/(2 + tau) "
+                         "on 0 < tau < MMD <= sqrt 2 (from 1 + tau/2 < e^{tau/2})")
+
+
 def _claims() -> list[Claim]:
     def C(label, location, title, stated, hyp, check, method, **kw):
         return Claim(id=f"{SEED}:{label}", seed=SEED, location=location, title=title,
@@ -153,6 +175,13 @@ def _claims() -> list[Claim]:
         C("sec3.4.evalue", "§3.4, e-value E_t", "E_t = (2 + f(X) - f(Y))/(2 + tau) is an "
           "e-value under H0", {"E": (2 + fx - fy) / (2 + tau)},
           ("||f_t||_H <= 1, f_t predictable", "H0: MMD <= tau"), _check_evalue, "numeric"),
+        C("sec3.2.richter", "§3.2, the comparison with Richter et al. (display of E_H1[K~_t])",
+          "a one-sided process as Richter et al.'s grows slower than Alg. 1's at "
+          "lambda = 1/(2 + tau)",
+          {"richter_factor": (1 + tau / 2) * sp.exp(-tau / 2)
+           + (mmd_ - tau) / 2 * sp.exp(-tau / 2)},
+          ("0 < tau < MMD <= sqrt 2", "f* the witness"), _check_richter, "numeric",
+          perturb_factor=sp.Rational(11, 10)),
         C("thm3.2.i", "§3.2, Theorem 3.2 (i)", "betting range lambda <= 1/(2+tau) and Ville",
           {"lambda_max": 1 / (2 + tau)}, ("H0: MMD <= tau", "f* the witness"), _check_lambda,
           "numeric"),
