@@ -109,3 +109,21 @@ def test_table2_block_shows_the_marks_and_names_the_test():
            **{f"{c}_{t}": cell for c in ("diff", "ratio") for t in ("batch", "transfer", "rank")}}
     md = _table2_md({"rows": {"sgd-new": row}, "trials": 30}, {"sgd-new": {"gap": 0.51}})
     assert "0.700 ± 0.010**" in md and "paired t-test" in md.replace("paired\n", "paired ")
+
+
+def test_disparate_impact_blocks():
+    from semi_core.attacks.updates.studies import SEED_NUMBERS
+    from semi_core.report.updates_section import _groups_md
+
+    c = _cell(0.6)
+    md = _groups_md({"trials": 4, "n_up": 10, "rows": {"sgd-new": {"per_class": {
+        "0": c, "1": _cell(1.0, 3, 0.0)}}}},
+        {"rows": {"sgd-full": [{"k": 2, "diff": {"per_entry": {"1": c, "2": _cell(0.7)}}}]}})
+    assert "| sgd-new | 0.600 ± 0.010 | 1.000 ± 0.000 [3/4] |" in md
+    assert "| sgd-full | 2 | 0.600 ± 0.010 | 0.700 ± 0.010 |" in md
+    acc = {"mi_accuracy": c, "precision_at_10pct": c, "recall_at_10pct": c,
+           "new_old": {"new": _cell(0.78), "old": _cell(0.42, 3)}}
+    sh = {"n0": 60, "n_up": 10, "trials": 4, "pairs": {},
+          "rows": [{"update": "sgd-new", "shift": "subpop-easy", "alpha": 0.2, "diff": acc,
+                    "ratio": acc, "final_model_accuracy": 0.9}]}
+    assert "0.780 ± 0.010 / 0.420 ± 0.010 [3/4]" in _shift_md(sh, SEED_NUMBERS)

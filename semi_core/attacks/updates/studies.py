@@ -14,6 +14,7 @@ from scipy import stats
 
 from .experiment import (
     UpdateConfig,
+    group_accuracy,
     load_update_data,
     run_experiment,
     subpop_targets,
@@ -160,7 +161,8 @@ def table2(*, trials: int = 20, seed: int = 0, n_up: int = 10, model: str = "log
     Batch and Transfer thresholds, for SGD-New and SGD-Full (mean +- SE over trials); also
     precision/recall at the 10 % rules (Table 3 / 7 analogue), pooled AUC and Table 2's
     significance mark of each update attack against the best no-update attack of its trials
-    (``vs_no_update``, :func:`improvement_test`).
+    (``vs_no_update``, :func:`improvement_test`); ``per_class``: ScoreRatio's accuracy on each
+    class's candidates (Fig. 12, :func:`~.experiment.group_accuracy`).
 
     Parameters
     ----------
@@ -202,6 +204,8 @@ def table2(*, trials: int = 20, seed: int = 0, n_up: int = 10, model: str = "log
                                         "auc_pooled": s["auc"]["pooled"],
                                         "vs_no_update": improvement_test(
                                             s["per_trial"]["mi_accuracy"], best_nb)}
+        # Fig. 12: the accuracy on each class (ScoreRatio, Batch)
+        row["per_class"] = group_accuracy(run, "class", combiner="ratio")
         row["seconds"] = time.perf_counter() - t0
         out[upd] = row
     return {"n_up": n_up, "n0": UpdateConfig().n0, "trials": trials, "model": model,
@@ -256,7 +260,9 @@ def q2_curve(ks=(1, 2, 4, 8), *, n_up: int = 10, trials: int = 20, seed: int = 0
     ``k``, with the Random 1/(2k) and Generic p/k baselines, and Back-Front / Delta MI accuracy;
     ``entry_argmax`` / ``entry_index_order``: the same runs under Delta's other collision rules
     (each update's own top ``n_up``, a colliding point in its best update; updates filled in
-    index order, as the authors' code does: ``assign_top_n(collisions=...)``).
+    index order, as the authors' code does: ``assign_top_n(collisions=...)``);
+    ``diff.per_entry``: Back-Front's accuracy on the members of each update against every test
+    point (Fig. 11, :func:`~.experiment.group_accuracy`).
 
     Parameters
     ----------
@@ -291,6 +297,8 @@ def q2_curve(ks=(1, 2, 4, 8), *, n_up: int = 10, trials: int = 20, seed: int = 0
                 for rule in ("argmax", "index-order"):
                     per[comb][f"entry_{rule.replace('-', '_')}"] = summarize(
                         run, combiner=comb, collisions=rule)["entry_accuracy"]
+            # Fig. 11: Back-Front (diff) on the members of each update against every test point
+            per["diff"]["per_entry"] = group_accuracy(run, "entry", combiner="diff")
             rows[upd].append({"k": k, **per, "seconds": run.seconds})
     return {"n_up": n_up, "trials": trials, "rows": rows}
 
@@ -301,8 +309,10 @@ def shift_tables(*, updates=("sgd-new", "sgd-full"), shifts=SHIFT_KINDS, alphas=
                  progress=None) -> dict:
     """Tables 4 / 5 / 10 (§5.6): single-update ScoreRatio and ScoreDiff (loss score, Batch
     threshold) after a Hard / Easy subpopulation or covariate shift of strength ``alpha``:
-    accuracy and precision / recall at the 10 % rule (mean +- SE over trials), with the
-    Hard / Easy subpopulation pairs used (:func:`~.experiment.subpop_targets`).
+    accuracy and precision / recall at the 10 % rule (mean +- SE over trials), the accuracy on
+    the shifted ("new") and source ("old") candidates apart (§5.6's disparate impact,
+    :func:`~.experiment.group_accuracy`), with the Hard / Easy subpopulation pairs used
+    (:func:`~.experiment.subpop_targets`).
 
     Parameters
     ----------
@@ -361,6 +371,8 @@ def shift_tables(*, updates=("sgd-new", "sgd-full"), shifts=SHIFT_KINDS, alphas=
                     sm = summarize(run, combiner=comb)
                     row[comb] = {k: sm[k] for k in ("mi_accuracy", "precision_at_10pct",
                                                      "recall_at_10pct")}
+                    # §5.6's disparate impact: shifted (new) vs source (old) candidates
+                    row[comb]["new_old"] = group_accuracy(run, "source", combiner=comb)
                 row["final_model_accuracy"] = run.test_accuracy[
                     "final_model_accuracy_on_test_points"]
                 rows.append(row)

@@ -51,9 +51,11 @@ from semi_core.attacks.updates.experiment.config import (
 )
 from semi_core.attacks.updates.experiment.data import load_update_data, subpop_targets
 from semi_core.attacks.updates.experiment.metrics import (
+           GROUPINGS,
            NO_UPDATE_RULES,
            fewer_trials_notes,
            game_result,
+           group_accuracy,
            summarize,
 )
 from semi_core.attacks.updates.experiment.pool import CandidateLossScorer, UpdateRunPool
@@ -66,4 +68,4 @@ __all__ = ["UpdateConfig", "UpdateRun", "UpdateRunPool", "CandidateLossScorer", 
            "check_training_work", "shared_executor", "summarize", "SCORES", "THRESHOLDS",
            "DATASETS", "MODELS", "load_update_data",
            "SHIFTS", "game_result", "lira_offline_loss", "subpop_targets", "fewer_trials_notes",
-           "NO_UPDATE_RULES"]
+           "NO_UPDATE_RULES", "group_accuracy", "GROUPINGS"]

@@ -29,7 +29,12 @@ from semi_core.stats.update_combination import (
     rank_threshold,
 )
 
-__all__ = ["summarize", "game_result", "fewer_trials_notes", "NO_UPDATE_RULES"]
+__all__ = ["summarize", "game_result", "fewer_trials_notes", "NO_UPDATE_RULES", "group_accuracy",
+           "GROUPINGS"]
+
+#: Groupings of :func:`group_accuracy`: the candidate's class (Fig. 12), source vs shifted
+#: record (§5.6's disparate impact, new vs old examples), the update a member entered (Fig. 11).
+GROUPINGS = ("class", "source", "entry")
 
 
 def _mean_se(vals) -> dict[str, float]:
@@ -208,6 +213,77 @@ def summarize(run: UpdateRun, *, score: str = "loss", combiner: str = "diff",
         out["no_update"]["lira"] = _mean_se(
             [decision_metrics(fin[r, m], fin[r, ~m], batch_threshold(fin[r], 0.5))["accuracy"]
              for r in range(R)])
+    return out
+
+
+def group_accuracy(run: UpdateRun, by: str, *, score: str = "loss", combiner: str = "diff"
+                   ) -> dict[str, dict[str, float]]:
+    r"""Disparate impact: Back-Front's accuracy at the trial's Batch (median) threshold within
+    groups of candidates, mean +- SE over the trials in which a group has both members and
+    non-members,
+
+    .. math::
+
+       \mathrm{acc}_g = 	frac12ig(\mathrm{TPR}_g + 1 - \mathrm{FPR}_gig),
+
+    the threshold being the one of the whole trial (the attacker does not know the groups).
+    ``by``: ``"class"`` (the candidate's label: Fig. 12's per-class accuracy), ``"source"``
+    (``"old"`` = drawn from the source distribution, ``"new"`` = a shifted / target record:
+    §5.6's new vs old examples; needs ``shift_alpha > 0``), ``"entry"`` (members grouped by the
+    update they entered, every non-member in each group: Fig. 11's accuracy per update index).
+    With equal shares of a group among members and non-members, the group accuracies average
+    to the overall accuracy with the group's share as weight.
+
+    Parameters
+    ----------
+    run : UpdateRun
+        The experiment's run.
+    by : {"class", "source", "entry"}
+        The grouping.
+    score : str
+        Score type.
+    combiner : {"diff", "ratio"}
+        Combiner of the update attack.
+
+    Returns
+    -------
+    dict
+        Group name -> ``{mean, se, n}`` (``n``: trials in which the group is defined).
+    """
+    if by not in GROUPINGS:
+        raise ValueError(f"by must be one of {GROUPINGS}, got {by!r}")
+    if score not in run.scores:
+        raise ValueError(f"score must be one of {tuple(run.scores)}, got {score!r}")
+    if combiner not in COMBINERS:
+        raise ValueError(f"combiner must be one of {COMBINERS}, got {combiner!r}")
+    if "candidate_label" not in run.extra:
+        raise ValueError("this run does not record its candidates' labels (made before "
+                         "group_accuracy existed): rerun the experiment")
+    if by == "source" and run.cfg.shift_alpha == 0:
+        raise ValueError("by='source' needs a shifted run (shift_alpha > 0)")
+    L = run.scores[score]
+    bf = back_front_scores(np.moveaxis(L, 1, -1), combiner, c=run.cfg.c)            # (R, N)
+    m = run.member
+    R = bf.shape[0]
+    if by == "class":
+        labels = np.asarray(run.extra["candidate_label"])
+        names = {str(int(v)): (labels == v, labels == v) for v in np.unique(labels)}
+    elif by == "source":
+        srcm = np.asarray(run.extra["candidate_source"], dtype=bool)
+        names = {"old": (srcm, srcm), "new": (~srcm, ~srcm)}
+    else:
+        every = np.ones((R, m.size), bool)
+        names = {str(i): (np.broadcast_to(run.entry == i, (R, m.size)), every)
+                 for i in range(1, run.cfg.k + 1)}
+    out = {}
+    for name, (g_in, g_out) in names.items():
+        vals = []
+        for r in range(R):
+            thr = batch_threshold(bf[r], 0.5)
+            sel_in, sel_out = g_in[r] & m, g_out[r] & ~m
+            if sel_in.any() and sel_out.any():
+                vals.append(decision_metrics(bf[r, sel_in], bf[r, sel_out], thr)["accuracy"])
+        out[name] = _mean_se(vals)
     return out
 
 

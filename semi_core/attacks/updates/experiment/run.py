@@ -150,6 +150,7 @@ def _attack_runs(cfg, scores, mech, game, t0, progress):
         out_scores["lira"] = lira_own
         out_rank["lira"] = lira_rank
 
+    cand_t = m_t.candidates(view_t.models)                                # (R, N)
     correct = res_t.stats["gap"].reshape(R, -1) > 0.5
     # accuracy of the final target models on their OUT candidates (utility, for the record)
     test_acc = {"final_model_accuracy_on_test_points": float(correct[:, ~member].mean())}
@@ -160,4 +161,8 @@ def _attack_runs(cfg, scores, mech, game, t0, progress):
                      seconds=time.perf_counter() - t0,
                      extra={"replicas": 2 * R + M, "d": fm.d,
                             "update_mu": update_mu(cfg.update_cfg),
-                            "executor": res_t.metadata["executor"]})
+                            "executor": res_t.metadata["executor"],
+                            # per trial and candidate: its label and whether it comes from
+                            # the source distribution (False: a shifted / target record)
+                            "candidate_label": m_t.y[cand_t],
+                            "candidate_source": m_t.src[cand_t]})
