@@ -295,9 +295,13 @@ def ghost_reference_stats(stack, thetas: torch.Tensor, ref_x: torch.Tensor,
             o, i = lay.module.out_features, lay.module.in_features
             X = torch.cat([xs[:, lay.w_slice].reshape(G, o, i, k),
                            xs[:, lay.b_slice].reshape(G, o, 1, k)], dim=2)
-            if P == G:
-                gx = gx + (torch.einsum("bmo,boik,mi->bmk", b, X, a[0]) if a.stride(0) == 0
-                           else torch.einsum("bmo,boik,bmi->bmk", b, X, a))
+            if P == G and a.stride(0) == 0:
+                # the order opt_einsum picks for "bmo,boik,mi->bmk" (X with the shared inputs
+                # first, one product), spelled out: the path search cost as much as the work
+                u = (X.permute(0, 1, 3, 2).reshape(G, -1, i + 1) @ a[0].T).reshape(G, o, k, m)
+                gx = gx + torch.einsum("bmo,bokm->bmk", b, u)
+            elif P == G:
+                gx = gx + torch.einsum("bmo,boik,bmi->bmk", b, X, a)
             else:  # one point: its (m, o(i+1)) per-sample gradients times all G vectors
                 rows = (b[0].unsqueeze(-1) * a[0].unsqueeze(-2)).reshape(m, -1)
                 prod = rows @ X.permute(1, 2, 0, 3).reshape(-1, G * k)

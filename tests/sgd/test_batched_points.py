@@ -84,3 +84,48 @@ def test_a_capacitance_matrix_that_is_not_positive_definite_is_refused(rng):
     gram = torch.as_tensor(np.einsum("pdi,pdj->pij", w, w))
     with pytest.raises(ValueError, match="not positive definite"):
         woodbury_factors(gram, (-10.0,), torch.ones(1, 2, dtype=torch.float64), 6)
+
+
+@pytest.mark.parametrize("m", [7, 128])
+def test_bordered_factors_equal_the_plain_ones(m, rng, monkeypatch):
+    """At the sizes of ``BORDERED_SIZES`` (m = 128: a 2.2x slower LAPACK Cholesky than at 127 or
+    129) the capacitance matrices are factorised bordered by an identity row and column: the
+    factor is diag(L, 1) exactly (zero border, unit corner) and L, the log-determinants and the
+    quadratic forms equal the plain factorisation's and dense NumPy's to float64 rounding.
+    Tolerance: a backward-stable Cholesky of an m x m matrix with condition number kappa (< 10
+    here) perturbs logdet and x^T K^{-1} x by at most ~ m kappa u relative (u = 1.1e-16:
+    1.4e-13 at m = 128); 1e-10 as for the other Woodbury checks."""
+    from semi_core.sgd import gradstats
+
+    P, d = 3, 2 * m + 5
+    w = rng.normal(size=(P, d, m)) / np.sqrt(d)
+    gram = torch.as_tensor(np.einsum("pdi,pdj->pij", w, w))
+    alphas = (0.4, 0.35)
+    betas = torch.as_tensor(rng.uniform(0.5, 2.0, size=(2, P)))
+    monkeypatch.setattr(gradstats, "BORDERED_SIZES", frozenset({m}))
+    chol_b, logdet_b = woodbury_factors(gram, alphas, betas, d)
+    assert chol_b.shape == (2, P, m + 1, m + 1)
+    assert bool((chol_b[..., m, :m] == 0).all()) and bool((chol_b[..., :m, m] == 0).all())
+    assert bool((chol_b[..., m, m] == 1).all())
+    monkeypatch.setattr(gradstats, "BORDERED_SIZES", frozenset())
+    chol, logdet = woodbury_factors(gram, alphas, betas, d)
+    assert chol.shape == (2, P, m, m)
+    torch.testing.assert_close(chol_b[..., :m, :m], chol, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(logdet_b, logdet, rtol=1e-10, atol=0.0)
+    x = rng.normal(size=(P, d))
+    proj = torch.as_tensor(np.einsum("pdi,pd->pi", w, x))
+    xx = torch.as_tensor((x * x).sum(1))
+    for h in range(2):
+        dense = [betas[h, p].item() * np.eye(d) + alphas[h] * w[p] @ w[p].T for p in range(P)]
+        np.testing.assert_allclose(logdet_b[h].numpy(),
+                                   [np.linalg.slogdet(a)[1] for a in dense], rtol=1e-10)
+        exp = [x[p] @ np.linalg.solve(dense[p], x[p]) for p in range(P)]
+        for c in (chol_b, chol):
+            q = woodbury_quad(c[h], proj, xx, alphas[h], betas[h])
+            np.testing.assert_allclose(q.numpy(), exp, rtol=1e-10)
+            q1 = woodbury_quad(c[h][:1], torch.as_tensor(x @ w[0]), xx, alphas[h],
+                               betas[h][:1])
+            np.testing.assert_allclose(q1.numpy(), [v @ np.linalg.solve(dense[0], v)
+                                                    for v in x], rtol=1e-10)
+    with pytest.raises(ValueError, match="bordered"):
+        woodbury_quad(chol_b[0], proj[:, :-1], xx, alphas[0], betas[0])
