@@ -322,7 +322,10 @@ def mechanism_table(*, algorithm: int, epsilons=(0.01, 0.1), runs: int = 20, del
                              max_obs=max_obs.get(eps, 5000), algorithm=algorithm,
                              bandwidth=bandwidth, witness=witness, features=features,
                              conventions=conventions)
+            cm, cse = censored_mean_stop([r.stopped_at for r in res.runs if r.rejected], runs,
+                                         max_obs.get(eps, 5000))
             row = {"mechanism": name, "epsilon": eps, **res.summary,
+                   "censored_mean": cm, "censored_mean_se": cse,
                    "bandwidth_median": float(np.median([r.bandwidth for r in res.runs])),
                    "seconds": time.perf_counter() - t0,
                    "seed_value": ref.get(name, {}).get(eps)}
