@@ -16,7 +16,7 @@ for test in ("semi-star", "final"):      # knows tau vs sees only the last relea
 game = simulate(mech, 20_000, seed=0, tau=5)          # 20,000 games, canary at step 5
 s = game.stats["semi-star"]
 member, nonmember = s[game.member], s[~game.member]
-bound = epsilon_lower_bound(member, nonmember, delta=1e-5)   # method "band" by default
+bound = epsilon_lower_bound(member, nonmember, delta=1e-5)   # method "joint" by default
 print(f"certified epsilon >= {bound.epsilon_lower_bound:.3f} (delta 1e-5, "
       f"failure probability {bound.failure_prob})")
 print("rests on:", bound.assumption_text)

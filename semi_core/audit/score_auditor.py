@@ -10,7 +10,7 @@ certifying path) and answers with the toolkit's certified bounds and ROC metrics
     from semi_core.audit import ScoreAuditor
 
     auditor = ScoreAuditor(member_scores, nonmember_scores)     # higher = member
-    auditor.epsilon_lower_bound(delta=1e-5, failure_prob=0.05)  # AuditResult (band)
+    auditor.epsilon_lower_bound(delta=1e-5, failure_prob=0.05)  # AuditResult (joint)
     auditor.tpr_at_fpr(0.01)
     auditor.roc()                                               # RocMetrics with intervals
     ScoreAuditor.from_losses(member_losses, nonmember_losses)   # lower = member
@@ -26,7 +26,7 @@ jax_privacy                                            semi_core
 ``epsilon_from_gdp(significance, delta)``              ``epsilon_lower_bound(..., method="gdp")`` (assumes GDP)
 ``epsilon_one_run(significance, delta)``               ``epsilon_lower_bound(..., method="one-run")``
 ``epsilon_one_run_fdp(significance, delta)``           ``epsilon_lower_bound(.., method="one-run-fdp", tradeoff="gdp")``
-(none)                                                 ``epsilon_lower_bound(..., method="band")`` (default)
+(none)                                                 ``epsilon_lower_bound(..., method="joint")`` (default)
 ``tpr_at_given_fpr(fpr)``                              ``tpr_at_fpr(fpr, rule="hull")``
 ``attack_auroc()``                                     ``auc(rule="hull")``
 (none)                                                 ``roc()``, ``max_certifiable_epsilon()``, ``summary()``
@@ -131,9 +131,9 @@ class ScoreAuditor:
         >>> auditor = ScoreAuditor(rng.normal(1.5, 1.0, 2000), rng.normal(0.0, 1.0, 2000))
         >>> r = auditor.epsilon_lower_bound(delta=1e-5)
         >>> print(f"{r.epsilon_lower_bound:.3f}", r.method, r.assumption)
-        2.564 band iid-games
+        2.850 joint iid-games
         >>> print(f"{auditor.max_certifiable_epsilon(delta=1e-5):.2f}")   # perfect separation
-        5.53
+        5.61
         """
         return epsilon_lower_bound(self.member, self.nonmember, delta=delta,
                                    failure_prob=failure_prob, method=method, **kwargs)

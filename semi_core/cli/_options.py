@@ -50,7 +50,7 @@ The vocabulary
 ``--rounds``
     number of games; defaults differ by cost and are stated per command.
 ``--method``
-    certification method ``band | dkw | cp | gdp | one-run`` (default ``band``;
+    certification method ``joint | band | dkw | cp | gdp | one-run | one-run-fdp`` (default ``joint``;
     :func:`semi_core.audit.epsilon_lower_bound`).
 ``--progress/--no-progress``
     progress on stderr: a bar on a terminal, else a plain line at least every 10 s, and the

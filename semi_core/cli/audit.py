@@ -83,7 +83,7 @@ def register(subparsers) -> None:
                     "from scores with membership labels; also TPR at FPR 1% and 0.1% with "
                     "Clopper-Pearson intervals and the largest epsilon the sample could "
                     "certify. By default HIGHER scores mean MEMBER; pass --lower-is-member for "
-                    "losses. Methods valid for any mechanism: band (default), joint, dkw, cp; "
+                    "losses. Methods valid for any mechanism: joint (default), band, dkw, cp; "
                     "for the canaries of one run (each included w.p. 1/2): one-run, "
                     "one-run-fdp (--tradeoff eps-delta by default; --tradeoff gdp assumes a "
                     "mu-GDP mechanism); gdp (mu-GDP fit, converted to epsilon(delta); assumes "
@@ -103,7 +103,7 @@ def register(subparsers) -> None:
     add_method(p)
     add_tradeoff(p)
     p.add_argument("--sides", choices=("two", "one"), default=None,
-                   help="band, dkw, cp: two (default): both inequalities of Lemma 2.1; one: "
+                   help="joint, band, dkw, cp: two (default): both inequalities of Lemma 2.1; one: "
                         "(TPR - delta)/FPR only")
     p.add_argument("--threshold", type=float, action="append", default=None,
                    help="cp only: pre-registered threshold (repeat for a Bonferroni grid); "
