@@ -12,6 +12,7 @@ Summary:
   test cannot reject any epsilon above tau^{-1}(MMD_h) = 0.41, whatever the observations.
 * §3.3: "Item (3) guarantees that E[T] is bounded by 1/Delta^2": Theorem 3.3 has two items and
   its bound is O(log(1/(alpha Delta^2))/Delta^2), not O(1/Delta^2).
+* App. C.2's "[0, 1/2]" for Alg. 1's betting range in the beta parametrisation holds.
 """
 
 from __future__ import annotations
@@ -121,6 +122,23 @@ def _check_order(forms, ctx):
     return Outcome(True, f"bound / stated order -> {ratio} as Delta -> 0")
 
 
+tau_ = sp.symbols("tau", nonnegative=True)
+
+
+def _check_beta_domain(forms, ctx):
+    """App. C.2: ONS's domain lambda in [0, 1/(4 + 2 tau)] of Alg. 1 is beta = (2 + tau) lambda
+    in [0, beta_max]; SymPy: (2 + tau)/(4 + 2 tau) - beta_max simplifies to 0 (and at 20 points
+    of tau in [0, sqrt 2])."""
+    diff = sp.simplify((2 + tau_) / (4 + 2 * tau_) - forms["beta_max"])
+    f = sp.lambdify(tau_, diff, "numpy")
+    pts = np.linspace(0, np.sqrt(2), 20)
+    worst = float(np.max(np.abs(f(pts) + 0 * pts)))
+    if diff != 0 or worst > 1e-12:
+        return Outcome(False, f"(2 + tau)/(4 + 2 tau) - beta_max = {diff} (max {worst:.3g} on "
+                              "[0, sqrt 2])", {"difference": str(diff)})
+    return Outcome(True, "beta_max = (2 + tau)/(4 + 2 tau) = 1/2 for every tau")
+
+
 def _claims() -> list[Claim]:
     def C(label, location, title, stated, hyp, check, method, **kw):
         return Claim(id=f"{SEED}:{label}", seed=SEED, location=location, title=title,
@@ -161,6 +179,10 @@ def _claims() -> list[Claim]:
                 "at h ~ 1.5 (also the best bandwidth): 0.41; sqrt 2 TV = 0.369 caps every kernel "
                 "in [0, 1] at 0.53. Our runs: 0.30-0.35 after 2,500 pairs, 0.35-0.375 after "
                 "20,000. seq-audit --epsilon-grid reports epsilon_ceiling; report Fig. 8 panel."),
+        C("appC.2.beta_domain", "App. C.2 ('UP allows to optimize over the interval [0, 1] "
+          "instead of [0, 1/2]')", "Alg. 1's ONS range in the beta parametrisation",
+          {"beta_max": sp.Rational(1, 2)}, ("beta = (2 + tau) lambda (App. C.2, Part 2)",),
+          _check_beta_domain, "symbolic"),
         C("sec3.3.item3_order", "§3.3, after Theorem 3.3 ('Item (3) guarantees that the expected "
           "time to reject ... is bounded by 1/Delta^2')",
           "E[T] = O(1/Delta^2)", {"ET_order": 1 / D_**2}, ("Theorem 3.3 (ii)", "alpha fixed"),
