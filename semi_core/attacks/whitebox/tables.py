@@ -17,7 +17,8 @@ from .experiment import AttackRun, agreement_matrix, attack_metrics
 from .scores import iha_score
 
 __all__ = ["SEED", "TABLE4_ROWS", "damping_sweep", "term_ablation", "loo_fraction_curve",
-           "agreement_tables", "exact_vs_cg", "markdown_main", "markdown_sweeps"]
+           "agreement_tables", "exact_vs_cg", "markdown_main", "markdown_sweeps",
+           "markdown_resources"]
 
 #: The seed's printed numbers (AUC, %TPR@1%, %TPR@0.1%).
 SEED = {
@@ -42,6 +43,26 @@ SEED = {
                                 "damping": {0.01: .533, 0.1: .582, 0.2: .594}}},
     "table9": {0.2: (.577, .85, .11), 0.4: (.607, 1.79, .28), 0.6: (.638, 3.38, .86),
                0.8: (.692, 6.47, 1.59), 0.9: (.733, 13.53, 4.17), 1.0: (.791, 20.09, 19.09)},
+    # Table 6 (§4.5.1): Purchase-100 MLP-2 (d = 22,532), 100 members; precompute 43 and 192
+    # minutes; memory in MB (precompute, runtime, their max).
+    "table6": {"iha": {"precompute_s": 43 * 60.0, "per_sample_s": 0.16, "precompute_mb": 4228,
+                       "runtime_mb": 1324, "peak_mb": 4228},
+               "iha-cg": {"precompute_s": 0.0, "per_sample_s": 85.0, "precompute_mb": 0,
+                          "runtime_mb": 1638, "peak_mb": 1638},
+               "lira-online": {"precompute_s": 192 * 60.0, "per_sample_s": 0.07,
+                               "precompute_mb": 276, "runtime_mb": 1228, "peak_mb": 1228},
+               "loss": {"precompute_s": 0.0, "per_sample_s": 0.004, "precompute_mb": 0,
+                        "runtime_mb": 906, "peak_mb": 906}},
+    # Table 7 (App. D): (AUC, %TPR@1%, %TPR@0.1%); None where the seed prints a dash.
+    "table7": {"Purchase-100": {"loss": (.529, .97, .00), "lira-online": (.634, 4.70, .98),
+                                "iha": (.703, 13.69, 7.52), "iha-cg": (.701, 13.72, 7.55)},
+               "Purchase-100(S)": {"loss": (.589, 1.04, .00), "lira-online": (.743, 9.56, 2.79),
+                                   "iha": (.791, 19.95, 18.99), "iha-cg": (.791, 20.09, 19.09)},
+               "Purchase-100(S) MLP-4": {"loss": (.666, .00, .00),
+                                         "lira-online": (.843, 25.17, 9.09), "iha": None,
+                                         "iha-cg": (.691, 1.14, .16)}},
+    # App. D.1: IHA (CG) on the MLP-4 with damping 0.5 instead of 0.2.
+    "appD1": {0.2: (.691, 1.14, .16), 0.5: (.768, 13.11, 12.12)},
     "sec4.4_auc": {"iha": .791, "l-attack": .737, "lira-online": .767, "lira-l": .633},
     "table5_fpr0.05": {
         "members": {("lira-online", "l-attack"): .794, ("lira-online", "lira-l"): .826,
@@ -338,4 +359,77 @@ def markdown_sweeps(ev: dict, damp: dict, abl: dict, frac: dict, agree: dict | N
                 out.append(f"| {r} | " + " | ".join(cells) + " |")
             gt = [f"{a['nonmembers']['GT'][n]:.3f}" for n in names]
             out.append("| GT (non-members) | " + " | ".join(gt) + " | |")
+    return "\n".join(out)
+
+
+def markdown_resources(study: dict) -> str:
+    """Table 6 analogue: exact vs CG iHVPs, the fitted scaling in d and the Purchase / MLP-4
+    points beside the seed's Table 6 and App. D.1 (:func:`~semi_core.attacks.whitebox.costs.
+    resource_study`).
+
+    Parameters
+    ----------
+    study : dict
+        :func:`~semi_core.attacks.whitebox.costs.resource_study` result.
+
+    Returns
+    -------
+    str
+        The Markdown tables.
+    """
+    mb = 1e6
+    out = ["| d | path | wall s | CPU s | + peak RSS MB | reference s | wall / reference |",
+           "|---|---|---|---|---|---|---|"]
+    for r in study["rows"]:
+        out.append(f"| {r['d']} | {r['method']} ({r['stage']}) | {r['wall_s']:.2f} | "
+                   f"{r['cpu_s']:.2f} | {r['method_rss_bytes'] / mb:.0f} | "
+                   f"{r['reference_s']:.3g} | {r['ratio_wall_over_reference']:.1f} |")
+    out += ["", "Reference: one dense float64 product of the same d timed in the same process "
+                "((d x d)(d x d) in the sweep, (d x d)(d x 64) at the larger points).", "",
+            "| fitted law (c d^p, least squares in log-log) | p | se(p) | r^2 | points |",
+            "|---|---|---|---|---|"]
+    for name, f in study["fits"].items():
+        if "error" in f:
+            out.append(f"| {name} | {f['error']} | | | |")
+        else:
+            out.append(f"| {name} | {f['p']:.2f} | {f['p_se']:.2f} | {f['r2']:.3f} | "
+                       f"{f['points']} |")
+    t6 = SEED["table6"]
+    if "purchase" in study:
+        p = study["purchase"]
+        pre = p["exact_precompute_s"]
+        memfit = p["exact_rss_fit_bytes"]
+        out += ["", f"**Purchase MLP (d = {p['d']}, {p['n_train']} training records; seed Table "
+                    "6: 100 members, GPU + CPU)**", "",
+                "| | ours | seed Table 6 |", "|---|---|---|",
+                f"| exact: precompute (Hessian + eigh) | {pre:.0f} s (build {p['exact_build_s']:.0f} "
+                f"s, {p['exact_build']}; eigh {p['exact_eigh_s']:.0f} s, {p['exact_eigh']}) | "
+                f"{t6['iha']['precompute_s']:.0f} s |" if pre is not None else
+                "| exact: precompute | eigh fit unavailable | |",
+                f"| exact: memory | Hessian resident {p['exact_hessian_resident_bytes'] / mb:.0f} "
+                f"MB (measured); with eigh {memfit / mb:.0f} MB (fit) | "
+                f"{t6['iha']['peak_mb']} MB |" if memfit else
+                f"| exact: memory | Hessian resident {p['exact_hessian_resident_bytes'] / mb:.0f} "
+                f"MB | {t6['iha']['peak_mb']} MB |",
+                f"| CG: time per target | {p['cg_s_per_target']:.1f} s wall, "
+                f"{p['cg_cpu_s_per_target']:.1f} s CPU ({p['cg_iterations']} iterations, tol "
+                f"1e-5) | {t6['iha-cg']['per_sample_s']:g} s |",
+                f"| CG: memory beyond set-up | {p['cg_rss_bytes'] / mb:.0f} MB | "
+                f"{t6['iha-cg']['peak_mb']} MB (whole process) |",
+                f"| CG per target / reference | {p['ratio_cg_per_target_over_reference']:.0f} | |"]
+        if p["ratio_exact_precompute_over_cg_per_target"] is not None:
+            out.append(f"| exact precompute / CG per target (break-even targets) | "
+                       f"{p['ratio_exact_precompute_over_cg_per_target']:.0f} | "
+                       f"{t6['iha']['precompute_s'] / t6['iha-cg']['per_sample_s']:.0f} |")
+    if "mlp4" in study:
+        d1 = SEED["appD1"]
+        out += ["", "**4-layer MLP (App. D / D.1, CG only; seed: AUC, %TPR@1%, %TPR@0.1% on "
+                    "Purchase-100(S))**", "",
+                "| damping | d | training records | CG s / target | iterations | + peak RSS "
+                "MB | seed IHA (CG) |", "|---|---|---|---|---|---|---|"]
+        for eps, r in study["mlp4"].items():
+            s = d1.get(float(eps))
+            out.append(f"| {eps} | {r['d']} | {r['n_train']} | {r['cg_s_per_target']:.0f} | "
+                       f"{r['cg_iterations']} | {r['method_rss_bytes'] / mb:.0f} | "
+                       + (f"{s[0]:.3f}, {s[1]:.2f}, {s[2]:.2f}" if s else "") + " |")
     return "\n".join(out)
