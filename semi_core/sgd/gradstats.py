@@ -383,11 +383,13 @@ def woodbury_factors(gram, alphas, betas, d: int):
     c = torch.as_tensor(alphas, dtype=gram.dtype, device=gram.device).reshape(-1, 1) / betas      # (H, P)
     H, (P, m) = c.shape[0], gram.shape[-3:-1]
     size = m + 1 if m in BORDERED_SIZES and gram.device.type == "cpu" else m
-    cap = gram.new_zeros(H, P, size, size) if size > m else None
-    core = cap[..., :m, :m] if cap is not None else None
-    core = torch.mul(c.reshape(H, P, 1, 1), gram.unsqueeze(0), out=core)
-    if cap is None:
-        cap = core
+    if size > m:  # the border zero, the corner 1 (added with the identity below)
+        cap = gram.new_empty(H, P, size, size)
+        cap[..., m, :] = 0.0
+        cap[..., :m, m] = 0.0
+        torch.mul(c.reshape(H, P, 1, 1), gram.unsqueeze(0), out=cap[..., :m, :m])
+    else:
+        cap = c.reshape(H, P, 1, 1) * gram.unsqueeze(0)
     cap.diagonal(dim1=-2, dim2=-1).add_(1.0)
     # the upper factor U = L^T, without torch's error check: ~10 % faster on CPU (torch
     # zeroes the other triangle of its column-major result, which is cheaper this way round)
