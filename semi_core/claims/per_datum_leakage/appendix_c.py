@@ -35,6 +35,8 @@ the data of the paper's own experiments (App. E.1: Bernoulli coordinates). Verdi
   :math:`\mathbb E_1[(\delta^{out})^4]` and :math:`\mathbb E_1[(\delta^{out}\delta^{in})^2]` carry
   :math:`+6/n` and :math:`+3/n` for :math:`-6/n` and :math:`-3/n` (**fails**, exact moments of a
   standardised sum); the slips cancel in the variance, so Lemma C.8 holds.
+* ``appC.6.moments`` -- Step 2 of Theorem 4.5's proof (moments of the misspecified
+  statistic, Eqs. (100)-(106)): holds (exact moments, as for Lemma C.8).
 * ``appC.4.threshold`` -- App. C.4 restates Corollary 3.2 with the threshold
   :math:`+m^*/2 + \sqrt{m^*}\Phi^{-1}(1-\alpha)`: **fails** (the level is not :math:`\alpha`);
   §3's :math:`-m^*/2` is right.
@@ -395,6 +397,77 @@ def _check_c8(forms, ctx):
                          "o(1/n) (n times the error -> 0, checked at n = 1e6, 1e10)")
 
 
+_C6_CS, _C6_CT = sp.symbols("c_star c_targ", real=True)   # (z*_j - mu_j)/sigma_j, (z_targ - mu)/sigma
+
+
+def _pmul(p, q):
+    """Product of two polynomials in X given as coefficient lists (mpmath numbers)."""
+    out = [0] * (len(p) + len(q) - 1)
+    for i, a in enumerate(p):
+        for j, b in enumerate(q):
+            out[i + j] += a * b
+    return out
+
+
+def _padd(*ps):
+    out = [0] * max(len(p) for p in ps)
+    for p in ps:
+        for i, a in enumerate(p):
+            out[i] += a
+    return out
+
+
+def _c6_exact(n_, cs, ct, g3, kap) -> dict:
+    """Exact moments behind App. C.6 (misspecified target) at one point, in mpmath: H0:
+    delta_out = Z_n, delta_in^targ = a Z_n - c_targ/sqrt(n-1); H1: with X = Z_{n-1}
+    (delta_in^true), delta_out = sqrt((n-1)/n) X + c*/sqrt(n), delta_in^targ = X + (c* -
+    c_targ)/sqrt(n-1); Y^targ = (delta_out^2 - delta_in^2)/2 + gamma_3 (-c_targ)/n R^targ (any
+    coefficient of R gives the same o(1/n)); E Z^3 = gamma_3/sqrt(k), E Z^4 = 3 + (kappa-3)/k
+    for a standardised sum of k terms."""
+    import mpmath as mpm
+
+    out = {}
+    for h, k, do, di in (("0", n_, [0, 1], [-ct / mpm.sqrt(n_ - 1), mpm.sqrt(n_ / (n_ - 1))]),
+                         ("1", n_ - 1, [cs / mpm.sqrt(n_), mpm.sqrt((n_ - 1) / n_)],
+                          [(cs - ct) / mpm.sqrt(n_ - 1), 1])):
+        mom = [1, 0, 1, g3 / mpm.sqrt(k), 3 + (kap - 3) / k]
+
+        def E(p, mom=mom):
+            return sum(a * mom[i] for i, a in enumerate(p))
+
+        d2o, d2i, doi = _pmul(do, do), _pmul(di, di), _pmul(do, di)
+        R = _padd(d2o, doi, d2i, [-3])
+        Y = _padd([a / 2 for a in d2o], [-a / 2 for a in d2i], [g3 * (-ct) / n_ * a for a in R])
+        ey = E(Y)
+        out |= {f"E{h}_out2": E(d2o), f"E{h}_in": E(di), f"E{h}_in2": E(d2i),
+                f"E{h}_outin": E(doi), f"E{h}_Y": ey, f"V{h}_Y": E(_pmul(Y, Y)) - ey**2}
+    return out
+
+
+def _check_c6(forms, ctx):
+    """As for Lemma C.8: n (stated - exact) -> 0 (mpmath, 50 digits, at n = 1e10 for random c*,
+    c_targ, gamma_3, kappa; an O(1/n) error leaves a non-zero constant)."""
+    import mpmath as mpm
+
+    rng = ctx.rng("pdl.appC.6")
+    syms = [_C8_N, _C6_CS, _C6_CT]
+    mpm.mp.dps = 50
+    fs = {key: sp.lambdify(syms, expr, "mpmath") for key, expr in forms.items()}
+    n_ = mpm.mpf(10) ** 10
+    for _ in range(3):
+        cs_, ct_, g_ = rng.normal(0, 2), rng.normal(0, 2), rng.normal(0, 2)
+        k_ = g_**2 + 1 + rng.exponential(3.0)
+        ex = _c6_exact(n_, mpm.mpf(cs_), mpm.mpf(ct_), mpm.mpf(g_), mpm.mpf(k_))
+        for key, f in fs.items():
+            v10 = float(abs(n_ * (f(n_, cs_, ct_) - ex[key])))
+            if v10 > 1e-3 * (1 + cs_**2 + ct_**2 + abs(g_) + k_):
+                return Outcome(False, f"{key}: n (stated - exact) = {v10:.4g} at n = 1e10 "
+                                      f"(c*={cs_:.3g}, c_targ={ct_:.3g}, gamma_3={g_:.3g})",
+                               {"moment": key, "c_star": cs_, "c_targ": ct_, "gamma_3": g_,
+                                "kappa": k_, "n_times_error_1e10": v10})
+    return Outcome(True, f"all {len(forms)} moments of App. C.6's Step 2 are exact to o(1/n)")
+
+
 # ----------------------------------------------------------------------------- registry
 
 def _claims() -> list[Claim]:
@@ -427,6 +500,14 @@ def _claims() -> list[Claim]:
                  "E1_out4": 3 + (kk - 3) / nn + 6 / nn + 4 * cc * g3 / nn + 6 * cc**2 / nn,
                  "E1_out2in2": 3 + (kk - 3) / nn + 3 / nn + 2 * cc * g3 / (nn - 1) + cc**2 / nn,
                  "E1_sq": 4 * cc**2 / nn}
+    cs6, ct6 = _C6_CS, _C6_CT
+    c6_stated = {"E0_in": -ct6 / sp.sqrt(nn - 1), "E0_in2": 1 + 1 / nn + ct6**2 / nn,
+                 "E0_Y": -1 / (2 * nn) - ct6**2 / (2 * nn), "V0_Y": ct6**2 / nn,
+                 "E1_out2": 1 - 1 / nn + cs6**2 / nn, "E1_in": (cs6 - ct6) / sp.sqrt(nn - 1),
+                 "E1_in2": 1 + (cs6 - ct6) ** 2 / (nn - 1),
+                 "E1_outin": 1 - 1 / (2 * nn) + cs6 * (cs6 - ct6) / nn,
+                 "E1_Y": -1 / (2 * nn) + (cs6**2 - (cs6 - ct6) ** 2) / (2 * nn),
+                 "V1_Y": ct6**2 / nn}
     c8_corrected = {**c8_stated,
                     "E1_out4": c8_stated["E1_out4"] - 12 / nn,
                     "E1_out2in2": c8_stated["E1_out2in2"] - 6 / nn}
@@ -501,6 +582,13 @@ def _claims() -> list[Claim]:
                 "sqrt((n-1)/n) delta_in + c/sqrt(n) gives -6/n and -3/n (the H0 signs copied). "
                 "The two slips cancel in E1[((delta_out)^2 - (delta_in)^2)^2] = 4c^2/n, so "
                 "Lemma C.8 and Theorem 3.1 are unaffected."),
+        C("appC.6.moments", "App. C.6 (proof of Theorem 4.5), Step 2, Eqs. (100)-(106)",
+          "moments of delta_out, delta_in^targ and Y^targ under H0 and H1 to o(1/n)",
+          c6_stated, ("finite 4th moment", "c* = (z*_j - mu_j)/sigma_j, c_targ = (z_targ_j - "
+                      "mu_j)/sigma_j"), _check_c6, "symbolic", perturb_key="V1_Y",
+          notes="Step 2 is right: the misspecified statistic has variance c_targ^2/n per "
+                "coordinate under both hypotheses (m_targ in the limit, as §4.3 says; the "
+                "restatement's m* is claim appC.6.restated)."),
         C("appC.4.threshold", "App. C.4, Corollary 3.2 restated, Eq. (69) threshold",
           "restated threshold of the optimal level-alpha test",
           {"power": Phi(Phinv(al) + sp.sqrt(m)), "threshold": m / 2 + sp.sqrt(m) * Phinv(1 - al)},
