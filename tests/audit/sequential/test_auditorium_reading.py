@@ -93,3 +93,24 @@ def test_cli_refuses_auditorium_for_the_semi_stream(capsys):
     rc = main(["seq-audit", "--stream", "semi", "--mechanism", "nondp-laplace-2",
                "--claimed-epsilon", "1", "--noise-floor", "auditorium", "--json"])
     assert rc != 0 and "--noise-floor auditorium" in capsys.readouterr().out
+
+
+def test_cli_shows_the_seed_cell_and_the_censored_mean(capsys):
+    import json
+
+    from semi_core.cli import main
+
+    rc = main(["seq-audit", "--mechanism", "nondp-gaussian-2", "--claimed-epsilon", "0.01",
+               "--noise-floor", "auditorium", "--max-obs", "200", "--runs", "2", "--json",
+               "--no-progress"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == 0 and d["mechanism"]["floor"] == "auditorium"
+    s = d["summary"]
+    stops = [r["stopped_at"] for r in d["runs"] if r["rejected"]]
+    assert s["censored_mean_stop"] == pytest.approx(censored_mean_stop(stops, 2, 200)[0])
+    sv = s["seed_value"]
+    assert sv["mean_stop_censored"] == 1139 and sv["max_obs"] == 2000
+    assert sv["mean_stop_over_rejecting"] == pytest.approx(986.88, abs=0.01)
+    rc = main(["seq-audit", "--mechanism", "nondp-gaussian-2", "--claimed-epsilon", "0.02",
+               "--max-obs", "100", "--runs", "1", "--json", "--no-progress"])
+    assert "seed_value" not in json.loads(capsys.readouterr().out)["summary"]
