@@ -16,7 +16,7 @@ from semi_core.report import ReportContext, Section
 #: Position of this section in the report (smaller first).
 ORDER = 60
 
-__all__ = ["build", "SETTINGS", "run_setting"]
+__all__ = ["build", "SETTINGS", "run_setting", "resources_block"]
 
 #: (dataset, model, the seed's column it stands in for, targets per target model in quick mode).
 SETTINGS = (("digits-odd", "logreg-mse", "MNIST-Odd", None),
@@ -135,6 +135,55 @@ _TRANSFER = (
     "says the best epsilon depends on the eigenvalue distribution).")
 
 
+_RESOURCES_INTRO = (
+    "Exact against CG inverse-Hessian products (the seed's Table 6 and App. D.1) on records of "
+    "Purchase-100's shape (600 binary features, 100 classes; a stand-in: time and memory "
+    "depend on the shapes, not on the values). Each measurement runs in a fresh process "
+    "(wall and CPU time, the peak resident memory of the method alone) beside one dense "
+    "float64 product of the same d timed in the same process; the scaling law c d^p is fitted "
+    "from the measured sizes of the sweep. At the seed's Purchase MLP (d = 22,532) CG is "
+    "measured and the exact path's Hessian build is measured on part of its columns (each "
+    "column is one HVP of the same cost) into the full, resident d x d matrix; its eigh comes "
+    "from the sweep's fit (measuring it takes hours on two cores: `python -m "
+    "benchmarks.bench_hessian --full`). The seed's times are from a GPU with the Hessian on "
+    "the CPU, for 100 members; ours are single-machine CPU times, so compare the ratios and "
+    "the exponents, not the seconds.")
+
+
+def resources_block(*, quick: bool, progress=None) -> tuple[str, dict]:
+    """The Table 6 / App. D.1 subsection: :func:`~semi_core.attacks.whitebox.costs.
+    resource_study` (quick: small shapes in this process; full: the seed's shapes, the
+    Purchase MLP point and the 4-layer MLP at damping 0.2 and 0.5, one process per
+    measurement) as Markdown beside the seed's numbers.
+
+    Parameters
+    ----------
+    quick : bool
+        Small shapes (seconds) instead of the seed's (tens of minutes on two cores).
+    progress : callable, optional
+        ``progress(message)``.
+
+    Returns
+    -------
+    markdown : str
+    data : dict
+        The study.
+    """
+    # lazy: torch is a heavy import, loaded only when this runs
+    from semi_core.attacks.whitebox.costs import resource_study
+    from semi_core.attacks.whitebox.tables import markdown_resources
+
+    # quick: damping 1 (the briefly trained small MLPs have eigenvalues below -0.2)
+    study = resource_study(quick=quick, isolate=not quick, purchase=not quick, mlp4=not quick,
+                           damping=1.0 if quick else 0.2, progress=progress)
+    mode = ("Quick mode: MLPs 60-h-10 for h = 1..5 on 200 records, damping 1, measured in "
+            "this process (run without --quick for the seed's 600-h-100 sweep at damping 0.2, "
+            "the Purchase MLP and the 4-layer MLP)." if quick else "")
+    md = ["### Time and memory: exact vs CG iHVPs (seed Table 6, App. D.1)", "",
+          _RESOURCES_INTRO, "", mode, "", markdown_resources(study), ""]
+    return "\n".join(md), study
+
+
 #: Attacks drawn on the leave-one-out subset panel (the reference-model attacks that need it,
 #: with IHA and LiRA for comparison).
 _LOO_SHOWN = ("iha", "lira-online", "l-attack", "lira-l")
@@ -221,7 +270,8 @@ def build(ctx: ReportContext) -> Section:
     Section
         The section's Markdown, figure names and JSON data.
     """
-    title = "White-box vs reference-model attacks: IHA and the LiRA family (iha seed Tables 2-5, 8, 9)"
+    title = ("White-box vs reference-model attacks: IHA and the LiRA family (iha seed Tables 2-6, "
+             "8, 9, App. D.1)")
     try:
         # lazy: torch is a heavy import, loaded only when this runs
         import torch
@@ -251,5 +301,7 @@ def build(ctx: ReportContext) -> Section:
                f"trained on {res['setup']['n_train_target']} records; training took "
                f"{res['seconds']['train_models']:.1f} s.", "", res.pop("markdown"), ""]
         data[f"{dataset}/{model}"] = res
-    md += [_TRANSFER]
+    ctx.progress("exact vs CG resources")
+    block, data["resources"] = resources_block(quick=ctx.quick, progress=ctx.progress)
+    md += [block, _TRANSFER]
     return Section(title=title, markdown="\n".join(md), figures=figs, data=data)

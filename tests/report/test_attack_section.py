@@ -27,3 +27,16 @@ def test_attack_section_quick(tmp_path):
     data = sec.data["digits-odd/logreg-mse"]
     assert data["exact_vs_cg"]["max_relative_score_difference"] < 1e-5
     json.dumps(to_jsonable(sec.data))
+
+
+def test_resources_block_quick():
+    """The Table 6 / App. D.1 subsection in quick mode (small shapes, in this process): the
+    sweep's ten measurements, the fitted laws from five sizes, the seed's numbers named."""
+    from semi_core.report.attack_section import resources_block
+
+    md, study = resources_block(quick=True)
+    assert "seed Table 6" in md and "fitted law" in md and "Quick mode" in md
+    assert len(study["rows"]) == 10
+    assert {r["method"] for r in study["rows"]} == {"exact", "cg"}
+    fit = study["fits"]["exact_wall_s"]
+    assert "error" in fit or fit["points"] == 5
