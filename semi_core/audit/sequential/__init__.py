@@ -8,11 +8,16 @@
 * :mod:`.ons` -- 1-D Online Newton Step (Alg. 3);
 * :mod:`.tester` -- Alg. 1 (ONS test supermartingale), Alg. 2 (e-process), epsilon grids with
   an anytime-valid lower bound, runs and summaries;
+* :mod:`.ceiling` -- the largest epsilon an MMD audit can ever certify (tau^{-1} of the MMD its
+  witness statistic converges to);
+* :mod:`.conventions` -- the authors' notebook's threshold/ONS/OGA and the readings of the mean
+  mechanisms (DP-Auditorium's MeanMechanism code);
 * :mod:`.batch` -- the fixed-sample MMD tester (DP-Auditorium style) for the Table 3 ablation;
 * :mod:`.semi_stream` -- anytime-valid audits of SeMI games fed as a stream of guesses.
 """
 
 from .batch import batch_mmd_test
+from .ceiling import epsilon_ceiling, gaussian_shift_ceiling, mechanism_ceiling
 from .ons import OnlineNewtonStep
 from .rbf import median_bandwidth, mmd_gaussian_shift, mmd_v_statistic, rbf
 from .rff import WITNESSES, rff_witness_values
@@ -37,4 +42,5 @@ __all__ = [
     "mechanism_source", "stream_source", "sampler_source", "SequentialResult", "GridResult",
     "sequential_test", "sequential_grid", "run_audits", "summarize", "batch_mmd_test",
     "semi_stream_audit", "SemiStreamResult", "WITNESSES", "rff_witness_values",
+    "epsilon_ceiling", "mechanism_ceiling", "gaussian_shift_ceiling",
 ]
