@@ -12,6 +12,9 @@ Findings (``semi-core verify``):
   \|z^*-\mu\|^2_{C_\sigma^{-1}}` equals Eq. (12)'s :math:`\tilde m^*_\gamma` only when
   :math:`\gamma_j^2/\sigma_j^2` is the same for every coordinate (holds only under that
   condition; in general the contraction is a weighted mean of the per-coordinate factors).
+* ``sec4.3.never_optimal`` -- "the misspecified adversary will never be optimal": by Theorem
+  4.5 itself it is optimal (with an optimised threshold) whenever :math:`z^{targ}-\mu` is
+  parallel to :math:`z^*-\mu` (holds only for :math:`|\cos\theta|<1`).
 * ``sec5.rho.monotone`` -- "the power of the LR test uniformly decreases with decrease in the
   sub-sampling ratio": the optimal power of the sub-sampled mean as §4.2 defines it (one
   inclusion event) is *not* monotone in :math:`\rho` at low false-positive rates; for the
@@ -121,6 +124,51 @@ def _check_cs(forms, ctx):
                            atol=1e-12, ref_name="sqrt(m_targ m*) - |m_scal| (>= 0, Delta >= 0)")
 
 
+# ----------------------------------------------------------------------------- §4.3 "never optimal"
+
+def _check_never_optimal(forms, ctx):
+    """Sub-optimality Delta(z_targ, z*) = leakage(m*) - Adv(A_miss) (Thm 4.5, ``leakage``,
+    ``miss_advantage``) must exceed min_gap for every z_targ != z*: targets on the line through
+    mu and z* (z_targ - mu = s (z* - mu), s in {0.5, 2, -1}) and random targets; on the line the
+    Eq. (10) statistics of z_targ and z* are affine in each other, so their empirical ROCs on
+    shared Monte Carlo draws coincide (checked at FPR 10 %). Restricted: random targets only
+    (|cos theta| < 1)."""
+    g0 = float(forms["min_gap"])
+    rng = ctx.rng("pdl.sec4.3.never")
+    d_, n_ = 40, 50
+    mean, var = rng.normal(0, 1, d_), rng.uniform(0.3, 3, d_)
+    zs = mean + rng.normal(0, 1.5, d_) * np.sqrt(var)
+    targets = [] if ctx.restricted else [(f"line, s = {s_:g}", mean + s_ * (zs - mean))
+                                         for s_ in (0.5, 2.0, -1.0)]
+    targets += [(f"random {i}", mean + rng.normal(0, 1.5, d_) * np.sqrt(var)) for i in range(5)]
+    worst = None
+    for name, zt in targets:
+        sc = L.misspecified_scores(zt, zs, mean, var, n_)
+        delta = float(L.leakage(sc["m_star"]) - L.miss_advantage(sc["m_scal"], sc["m_targ"]))
+        if worst is None or delta < worst[1]:
+            worst = (name, delta)
+    name, delta = worst
+    if not delta > g0 + 1e-12:
+        R = 20_000
+        b = rng.random(R) < 0.5
+        # H0: N(mu, C/n); H1 (one point replaced by z*): N(mu + (z*-mu)/n, (n-1) C/n^2)
+        sd = np.where(b[:, None], np.sqrt((n_ - 1) * var) / n_, np.sqrt(var / n_))
+        mu_hat = mean + rng.standard_normal((R, d_)) * sd + np.outer(b, zs - mean) / n_
+        stats_ = {}
+        for lab, z in (("z*", zs), ("z_targ", mean + 2.0 * (zs - mean))):
+            w = (z - mean) / var
+            stats_[lab] = (mu_hat - mean) @ w - np.sum((z - mean) * w) / (2 * n_)
+        tp = {k: tpr_at_fpr_se(v[b], v[~b], 0.1) for k, v in stats_.items()}
+        same = float(tp["z*"]["tpr"][0]) == float(tp["z_targ"]["tpr"][0])
+        return Outcome(False, f"Delta = {delta:.3g} <= {g0:g} for the target '{name}' (Thm 4.5: "
+                              f"|cos theta| = 1); on shared draws the two Eq. (10) tests have "
+                              f"{'identical' if same else 'different'} TPR at FPR 10 % ("
+                              f"{float(tp['z*']['tpr'][0]):.4f})",
+                       {"target": name, "Delta": delta, "identical_roc": same})
+    return Outcome(True, f"Delta > {g0:g} for every target tested (smallest {delta:.3g}, "
+                         f"'{name}')")
+
+
 # ----------------------------------------------------------------------------- §5 item 3
 
 def _check_rho_monotone(forms, ctx):
@@ -190,6 +238,15 @@ def _claims() -> list[Claim]:
           ("theta: angle of z* - mu and z_targ - mu in the C_sigma^-1 geometry",), _check_cs,
           "numeric", perturb_key="gap_cos",
           notes="The sentence writes m^true for m* (the only place the symbol appears)."),
+        C("sec4.3.never_optimal", "§4.3 before Theorem 4.5 ('the misspecified adversary will "
+          "never be optimal')", "Delta(z_targ, z*) > 0 for every z_targ != z*",
+          {"min_gap": sp.Integer(0)}, ("Theorem 4.5's limit", "optimised threshold"),
+          _check_never_optimal, "numeric", perturb=lambda f: {**f, "min_gap": sp.Integer(1)},
+          condition="z_targ - mu not parallel to z* - mu (|cos theta| < 1)",
+          notes="By Theorem 4.5 itself Delta = 0 when z_targ - mu = s (z* - mu), s != 0: the "
+                "misspecified statistic is then affine in the optimal one and the test with "
+                "an optimised threshold is optimal (with the Bayes threshold 0 it is not; see "
+                "thm4.5.adv)."),
         C("sec5.rho.monotone", "§5 'Results and discussion' item 3 (Figure 2(f))",
           "the power of the LR test uniformly decreases as the sub-sampling ratio rho decreases",
           {"min_increase": sp.Integer(0)},
@@ -213,4 +270,5 @@ CLAIMS = _claims()
 
 #: Our conclusions, pinned for the registry tests (each still decided by its check).
 EXPECTED_FAILS: set[str] = set()
-EXPECTED_CONDITIONAL = {f"{SEED}:table1.noise", f"{SEED}:sec5.rho.monotone"}
+EXPECTED_CONDITIONAL = {f"{SEED}:table1.noise", f"{SEED}:sec5.rho.monotone",
+                        f"{SEED}:sec4.3.never_optimal"}
