@@ -12,6 +12,8 @@ Findings (``semi-core verify``):
   \|z^*-\mu\|^2_{C_\sigma^{-1}}` equals Eq. (12)'s :math:`\tilde m^*_\gamma` only when
   :math:`\gamma_j^2/\sigma_j^2` is the same for every coordinate (holds only under that
   condition; in general the contraction is a weighted mean of the per-coordinate factors).
+* ``rem3.3.bernoulli_lr`` -- the Bernoulli LR quoted from Sankararaman et al. is exact for
+  every n: holds (binomial pmfs).
 * ``sec4.3.never_optimal`` -- "the misspecified adversary will never be optimal": by Theorem
   4.5 itself it is optimal (with an optimised threshold) whenever :math:`z^{targ}-\mu` is
   parallel to :math:`z^*-\mu` (holds only for :math:`|\cos\theta|<1`).
@@ -39,6 +41,8 @@ s2, g2, m, mt = sp.symbols("sigma2 gamma2 m m_targ", positive=True)
 ms, cs = sp.symbols("m_scal cos_theta", real=True)
 tau = sp.Symbol("tau", positive=True)
 min_inc = sp.Symbol("min_increase", real=True)
+zj = sp.Symbol("z_j", real=True)
+muhj, pj = sp.symbols("muhat_j p_j", positive=True)
 
 
 # ----------------------------------------------------------------------------- Table 1
@@ -88,6 +92,29 @@ def _check_average(forms, ctx):
         cases.append(({"n": n_, "d": tau_ * n_, "H": h, "moment": "var"}, fs["var" + h],
                       float(x.var(ddof=1)), float(c.std(ddof=1) / np.sqrt(x.size))))
     return mc_outcome(cases, what="average-datum log LR on Bernoulli data")
+
+
+def _check_bernoulli_lr(forms, ctx):
+    """Remark 3.3's Bernoulli LR (Sankararaman et al., Sec. T1.2), summed over coordinates,
+    against the exact per-datum log LR of the empirical mean at the same n from binomial pmfs
+    (scipy): log Bin_{n-1}(n mu_hat_j - z_j; p_j) - log Bin_n(n mu_hat_j; p_j), for every n."""
+    from scipy import stats as st
+
+    rng = ctx.rng("pdl.rem3.3.bern")
+    f = lambdify(forms["coord_log_lr"], [zj, muhj, pj])
+    pts, sv, rv = [], [], []
+    for _ in range(12):
+        n_, d_ = int(rng.integers(2, 400)), int(rng.integers(1, 50))
+        p_ = rng.uniform(0.05, 0.95, d_)
+        z_ = (rng.random(d_) < 0.5).astype(float)
+        k_ = rng.integers(1, n_, d_).astype(float)           # 0 < n mu_hat_j < n
+        ref = np.sum(st.binom.logpmf(k_ - z_, n_ - 1, p_) - st.binom.logpmf(k_, n_, p_))
+        pts.append({"n": n_, "d": d_})
+        sv.append(float(np.sum(f(z_, k_ / n_, p_))))
+        rv.append(float(ref))
+    return numeric_outcome(pts, sv, rv, what="sum_j z_j log(mu_hat_j/p_j) + (1 - z_j) "
+                           "log((1 - mu_hat_j)/(1 - p_j))", rtol=1e-9, atol=1e-9,
+                           ref_name="the exact log LR from binomial pmfs")
 
 
 # ----------------------------------------------------------------------------- §4.3
@@ -232,6 +259,15 @@ def _claims() -> list[Claim]:
            "z* ~ D each round (Alg. 3)"), _check_average, "monte-carlo", perturb_key="mean1",
           notes="Checked on the exact average-datum LR (App. B, Eq. 22-24) at n = 200, "
                 "d = 1000; the finite-n corrections (O(tau/n)) are below the Monte Carlo SE."),
+        C("rem3.3.bernoulli_lr", "§3, Remark 3.3 ('possible to characterise the exact LR test "
+          "... for every n')", "the Bernoulli per-datum LR is sum_j z_j log(mu_hat_j/mu_j) + "
+          "(1 - z_j) log((1 - mu_hat_j)/(1 - mu_j)) exactly",
+          {"coord_log_lr": zj * sp.log(muhj / pj) + (1 - zj) * sp.log((1 - muhj) / (1 - pj))},
+          ("Bernoulli(p_j) columns, z* in {0,1}^d", "0 < n mu_hat_j < n"), _check_bernoulli_lr,
+          "numeric", perturb_key="coord_log_lr",
+          notes="Holds for every n (the target's own 0/1 entry cancels the binomial "
+                "coefficients); the remark writes log(mu_hat_j / mu) for log(mu_hat_j / mu_j) "
+                "(see rem3.3)."),
         C("sec4.3.cs", "§4.3 after Theorem 4.5 (Cauchy-Schwarz and Figure 1's angle)",
           "Delta(z_targ, z*) >= 0; sqrt(m_targ m*) - |m_scal| = sqrt(m_targ m*)(1 - |cos theta|)",
           {"gap": sp.sqrt(mt * m) - sp.Abs(ms), "gap_cos": sp.sqrt(mt * m) * (1 - sp.Abs(cs))},
