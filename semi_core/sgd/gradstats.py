@@ -335,6 +335,58 @@ def woodbury_quad_logdet(gram, proj, xx, alpha: float, beta, d: int):
 BORDERED_SIZES = frozenset({128})
 
 
+#: LAPACK's ``dpotrf`` as linked into torch (resolved on first use; False where unavailable).
+_POTRF = None
+
+
+def _torch_potrf():
+    """The ``dpotrf_`` routine that ``torch.linalg.cholesky`` runs on CPU, from torch's own
+    library (the same LAPACK, the same integer width: torch calls it with 32-bit ints), or
+    None where that library does not export it. It is used only after it reproduced
+    ``torch.linalg.cholesky_ex`` bit for bit on a test matrix. Why call it directly: on CPU,
+    ``cholesky_ex`` first copies the input's triangle into a fresh column-major matrix,
+    element by element in row order -- that copy cost more than the factorisation at m = 128."""
+    global _POTRF
+    if _POTRF is None:
+        _POTRF = False
+        try:
+            import ctypes
+            from pathlib import Path
+
+            import torch  # lazy: heavy optional dependency
+
+            libs = sorted((Path(torch.__file__).parent / "lib").glob("*torch_cpu.*"))
+            fn = ctypes.CDLL(str(libs[0])).dpotrf_ if libs else None
+            if fn is not None:
+                fn.restype = None
+                fn.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.c_void_p,
+                               ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
+                g = torch.linspace(-1.0, 1.0, 7 * 7, dtype=torch.float64).reshape(7, 7)
+                spd = g @ g.T + torch.eye(7, dtype=torch.float64)
+                buf = spd.clone()
+                if _potrf_rows(fn, buf.reshape(1, 7, 7)) == 0 and torch.equal(
+                        buf.tril(), torch.linalg.cholesky_ex(spd, upper=True)[0].mT):
+                    _POTRF = fn
+        except (OSError, AttributeError, IndexError):
+            pass
+    return _POTRF or None
+
+
+def _potrf_rows(fn, buf) -> int:
+    """Factor each matrix of ``buf`` ``(B, s, s)`` (contiguous float64) in place with LAPACK
+    ``dpotrf('U')`` on its column-major reading (the row-major transpose): the factor
+    :math:`L = U^\top` lands in the lower triangle; returns the first non-zero ``info``."""
+    import ctypes
+
+    B, s = buf.shape[0], buf.shape[-1]
+    n, info, bad = ctypes.c_int(s), ctypes.c_int(0), 0
+    base, step = buf.data_ptr(), s * s * buf.element_size()
+    for k in range(B):
+        fn(b"U", ctypes.byref(n), base + k * step, ctypes.byref(n), ctypes.byref(info))
+        bad = bad or info.value
+    return bad
+
+
 def woodbury_factors(gram, alphas, betas, d: int):
     r"""Cholesky factors and log-determinants of :math:`A_h=\beta_h I+\alpha_h WW^\top` for
     ``H`` coefficient pairs on each of ``P`` Gram matrices, in one batched factorisation.
@@ -383,21 +435,33 @@ def woodbury_factors(gram, alphas, betas, d: int):
     c = torch.as_tensor(alphas, dtype=gram.dtype, device=gram.device).reshape(-1, 1) / betas      # (H, P)
     H, (P, m) = c.shape[0], gram.shape[-3:-1]
     size = m + 1 if m in BORDERED_SIZES and gram.device.type == "cpu" else m
-    if size > m:  # the border zero, the corner 1 (added with the identity below)
+    potrf = (_torch_potrf() if gram.device.type == "cpu" and gram.dtype == torch.float64
+             else None)
+    # with LAPACK at hand the capacitance matrices are written transposed (their column-major
+    # reading is then K itself) and factorised in place: the same routine on the same upper
+    # triangle as torch.linalg.cholesky_ex(K, upper=True), bit for bit, without its copy
+    src = gram.mT if potrf is not None else gram
+    if size > m or potrf is not None:  # a row-major buffer of its own
         cap = gram.new_empty(H, P, size, size)
-        cap[..., m, :] = 0.0
-        cap[..., :m, m] = 0.0
-        torch.mul(c.reshape(H, P, 1, 1), gram.unsqueeze(0), out=cap[..., :m, :m])
+        if size > m:  # the border zero, the corner 1 (added with the identity below)
+            cap[..., m, :] = 0.0
+            cap[..., :m, m] = 0.0
+        torch.mul(c.reshape(H, P, 1, 1), src.unsqueeze(0), out=cap[..., :m, :m])
     else:
-        cap = c.reshape(H, P, 1, 1) * gram.unsqueeze(0)
+        cap = c.reshape(H, P, 1, 1) * src.unsqueeze(0)
     cap.diagonal(dim1=-2, dim2=-1).add_(1.0)
-    # the upper factor U = L^T, without torch's error check: ~10 % faster on CPU (torch
-    # zeroes the other triangle of its column-major result, which is cheaper this way round)
-    upper, info = torch.linalg.cholesky_ex(cap, upper=True)
-    if bool((info != 0).any()):
+    if potrf is not None:
+        bad = _potrf_rows(potrf, cap.reshape(H * P, size, size))
+        chol = cap.tril_()
+    else:
+        # the upper factor U = L^T, without torch's error check: ~10 % faster on CPU (torch
+        # zeroes the other triangle of its column-major result, cheaper this way round)
+        upper, info = torch.linalg.cholesky_ex(cap, upper=True)
+        bad = bool((info != 0).any())
+        chol = upper.mT
+    if bad:
         raise ValueError("a capacitance matrix I + (alpha/beta) W^T W is not positive "
                          "definite (non-finite Gram matrix or coefficients)")
-    chol = upper.mT
     logdet = d * torch.log(betas) + 2 * torch.log(chol.diagonal(dim1=-2, dim2=-1)).sum(-1)
     return chol, logdet
 

@@ -129,3 +129,30 @@ def test_bordered_factors_equal_the_plain_ones(m, rng, monkeypatch):
                                                     for v in x], rtol=1e-10)
     with pytest.raises(ValueError, match="bordered"):
         woodbury_quad(chol_b[0], proj[:, :-1], xx, alphas[0], betas[0])
+
+
+@pytest.mark.parametrize("m", [7, 128])
+def test_factors_through_torchs_lapack_equal_cholesky_ex_bit_for_bit(m, rng, monkeypatch):
+    """Where torch's library exports LAPACK's dpotrf, woodbury_factors calls it in place on the
+    transposed capacitance matrices (no column-major copy): the same routine on the same
+    triangle as torch.linalg.cholesky_ex, so the factors and log-determinants are equal bit for
+    bit (bordered at m = 128 or not); a matrix that is not positive definite is refused."""
+    from semi_core.sgd import gradstats
+
+    if gradstats._torch_potrf() is None:
+        pytest.skip("torch's library does not export dpotrf here (cholesky_ex is used)")
+    P, d = 4, 3 * m
+    w = rng.normal(size=(P, d, m)) / np.sqrt(d)
+    gram = torch.as_tensor(np.einsum("pdi,pdj->pij", w, w))
+    gram[:, 0, 1] += 1e-9  # not symmetric bit for bit: the upper triangle is the one read
+    betas = torch.as_tensor(rng.uniform(0.5, 2.0, size=(2, P)))
+    for sizes in (frozenset(), frozenset({m})):
+        monkeypatch.setattr(gradstats, "BORDERED_SIZES", sizes)
+        fast = woodbury_factors(gram, (0.4, 0.35), betas, d)
+        monkeypatch.setattr(gradstats, "_POTRF", False)   # torch.linalg.cholesky_ex
+        slow = woodbury_factors(gram, (0.4, 0.35), betas, d)
+        monkeypatch.undo()
+        assert fast[0].shape == slow[0].shape
+        assert torch.equal(fast[0], slow[0]) and torch.equal(fast[1], slow[1])
+    with pytest.raises(ValueError, match="not positive definite"):
+        woodbury_factors(gram, (-10.0,), torch.ones(1, P, dtype=torch.float64), d)
