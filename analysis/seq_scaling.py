@@ -146,9 +146,15 @@ def part_fig8(runs, seed):
             g = sequential_grid(stream_source(s["x"], s["y"]), grid, delta=delta,
                                 max_obs=steps - 20, algorithm=1, seed=b)
             lb = g.lower_bound_path
-            rows.append({"lb_250": float(lb[min(249, lb.size - 1)]), "lb_end": float(lb[-1]),
-                         "n": int(lb.size), "stop_first": g.results[0].stopped_at,
-                         "degenerate": g.results[0].degenerate})
+            row = {"lb_250": float(lb[min(249, lb.size - 1)]), "lb_end": float(lb[-1]),
+                   "n": int(lb.size), "stop_first": g.results[0].stopped_at,
+                   "degenerate": g.results[0].degenerate, "bandwidth": g.bandwidth}
+            if eps_c is not None:  # the dead-coordinate stream is N(0, s^2) vs N(1, s^2)
+                from semi_core.audit.sequential.ceiling import gaussian_shift_ceiling
+
+                row["ceiling"] = gaussian_shift_ceiling(
+                    1.0, sig, delta, bandwidth=g.bandwidth)["at_bandwidth"]["epsilon_ceiling"]
+            rows.append(row)
         out[label] = {"sigma": sig, "grid": grid, "runs": rows}
     out["seed_value"] = {"eps_canary=0.01": "no rejection of 0.01 after 500 observations",
                          "non-private": "LB 0.43 after 250, 0.59 after 2500; rejects 0.01 in "
