@@ -36,9 +36,12 @@ privacy left to audit) or when ``sigma_dp * clip > 1e6``. Needs the torch extra.
 ``--n-up``, ``--n0``, ``--trials``, ``--seed`` and executor flags; options the study would ignore
 are refused): ``shift`` -- Tables 4 / 5 / 10, ScoreDiff and ScoreRatio (loss, Batch) after the
 Hard / Easy subpopulation and covariate shifts at each of ``--alphas`` (``--n0`` default 60);
-``chen`` -- Q7, Chen et al.'s SortedDiff with ``--n-shadow`` shadow runs (best of logistic
-regression / decision tree / random forest), its improved form on SortedDiff + ScoreDiff +
-ScoreRatio with the weight ratio (the seed's 7.5x is its FMNIST figure), and ScoreDiff /
+with ``--shift-pairs easy=S:T,S:T hard=S:T,S:T`` your own subclass pairs instead (App. C's
+CINIC-10 Tables 8 / 9 on your data: one pair per class of the task, the records of each source
+label the class's source, of each target label its shift; the new / old accuracies are §5.6's
+disparate impact); ``chen`` -- Q7, Chen et al.'s SortedDiff with ``--n-shadow`` shadow runs
+(best of logistic regression / decision tree / random forest), its improved form on SortedDiff +
+ScoreDiff + ScoreRatio with the weight ratio (the seed's 7.5x is its FMNIST figure), and ScoreDiff /
 ScoreRatio with one shadow run; ``dp-protocol`` -- §5.7 with the seed's protocol, precision at
 the 10 % rule pooled over the models -> Clopper-Pearson epsilon lower bound (98 %) for each of
 ``--sigmas`` (clip ``--clip``, default 0.5), beside the update's epsilon from the seed's RDP
@@ -78,6 +81,19 @@ def _unit(text: str) -> float:
     return v
 
 
+def _pairs(text: str) -> tuple[str | None, tuple[tuple[int, int], ...]]:
+    """--shift-pairs: ``[NAME=]S:T,S:T,...`` (labels 0..K-1 in the file's sorted order)."""
+    name, _, body = text.rpartition("=")
+    try:
+        prs = tuple(tuple(int(v) for v in pr.split(":")) for pr in body.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected [NAME=]S:T,S:T,... with integer labels, got {text!r}") from None
+    if any(len(pr) != 2 for pr in prs):
+        raise argparse.ArgumentTypeError(f"expected [NAME=]S:T,S:T,..., got {text!r}")
+    return (name or None), prs
+
+
 def _column(text: str) -> int | str:
     """--label-column: an integer index, or else a column name from the file's header."""
     try:
@@ -101,7 +117,26 @@ def _check_study_args(args) -> None:
         if value is not None and args.study != study:
             raise ValueError(f"{flag} applies only to --study {study}")
     if args.study is None:
+        if (args.shift == "subpop-pairs") != (args.shift_pairs is not None):
+            raise ValueError("--shift-pairs goes with --shift-kind subpop-pairs (or --study "
+                             "shift) and subpop-pairs needs --shift-pairs")
+        if args.shift_pairs is not None and (len(args.shift_pairs) != 1
+                                             or args.shift_pairs[0][0] is not None):
+            raise ValueError("--shift-kind subpop-pairs takes one unnamed set: --shift-pairs "
+                             "S:T,S:T,...")
+        if args.shift_pairs is not None and args.shift_alpha == 0:
+            raise ValueError("--shift-pairs needs --shift-alpha > 0 (the share of shifted "
+                             "records in the update and test points)")
+        _check_pairs(args)
         return
+    if args.shift_pairs is not None:
+        if args.study != "shift":
+            raise ValueError("--shift-pairs applies to --shift-kind subpop-pairs or "
+                             "--study shift")
+        names = [n or f"set{i + 1}" for i, (n, _) in enumerate(args.shift_pairs)]
+        if len(set(names)) != len(names):
+            raise ValueError(f"--shift-pairs: the sets need distinct names, got {names}")
+        _check_pairs(args)
     ignored = {"--k": args.k != 1, "--score": args.score != "loss",
                "--combiner": args.combiner != "diff", "--threshold-rule": args.threshold != "batch",
                "--delta-collisions": args.delta_collisions != "exclusive",
@@ -122,6 +157,15 @@ def _check_study_args(args) -> None:
         raise ValueError(f"--sigmas must be finite and > 0, got {args.sigmas}")
 
 
+def _check_pairs(args) -> None:
+    if args.shift_pairs is None:
+        return
+    from semi_core.attacks.updates.experiment.config import check_shift_pairs
+
+    for name, prs in args.shift_pairs:
+        check_shift_pairs(prs, "--shift-pairs" + (f" {name}" if name else ""))
+
+
 def _run_study(args, executor) -> Result:
     """``--study``: the seed's shift tables, Chen et al.'s comparison or the DP protocol."""
     import warnings
@@ -131,7 +175,7 @@ def _run_study(args, executor) -> Result:
         from semi_core.attacks.updates.chen import chen_comparison
         from semi_core.attacks.updates.dp import dp_protocol_sweep
         from semi_core.attacks.updates.experiment import shared_executor
-        from semi_core.attacks.updates.studies import shift_tables
+        from semi_core.attacks.updates.studies import SHIFT_KINDS, shift_tables
 
     data = {"dataset": "file" if args.data is not None else args.dataset, "data": args.data,
             "label_column": 0 if args.label_column is None else args.label_column}
@@ -139,8 +183,10 @@ def _run_study(args, executor) -> Result:
     lines = []
     with shared_executor(executor) as ex:
         if args.study == "shift":
+            sets = {n or f"set{i + 1}": prs for i, (n, prs) in enumerate(args.shift_pairs or ())}
             out = shift_tables(updates=(args.update,), alphas=tuple(args.alphas or
                                                                      (0.2, 0.6, 1.0)),
+                               shifts=() if sets else SHIFT_KINDS, pair_sets=sets or None,
                                trials=args.trials, seed=args.seed, n0=n0, n_up=args.n_up,
                                data=args.data, label_column=data["label_column"], executor=ex,
                                progress=reporter_from_args(args))
@@ -231,14 +277,21 @@ def register(subparsers) -> None:
                         "update/test points from (1-alpha) source + alpha target subclasses)")
     p.add_argument("--shift", dest="shift", action=DeprecatedAlias, new="--shift-kind",
                    choices=["subpopulation", "subpop-hard", "subpop-easy", "covariate-hard",
-                            "covariate-easy"])
+                            "covariate-easy", "subpop-pairs"])
     p.add_argument("--shift-kind", dest="shift", default="subpopulation",
                    choices=["subpopulation", "subpop-hard", "subpop-easy", "covariate-hard",
-                            "covariate-easy"],
+                            "covariate-easy", "subpop-pairs"],
                    help="with --shift-alpha > 0: subpopulation (digit subclasses "
                         "{0,1,2|5,6,7} -> {3,4|8,9}), its Hard / Easy pairs (targets farthest "
-                        "/ nearest to sources 0 and 1), or covariate shift (Hard: inverted "
-                        "intensities; Easy: N(0, 0.1^2) pixel noise)")
+                        "/ nearest to sources 0 and 1), covariate shift (Hard: inverted "
+                        "intensities; Easy: N(0, 0.1^2) pixel noise), or your own "
+                        "subclass pairs (subpop-pairs, with --shift-pairs)")
+    p.add_argument("--shift-pairs", type=_pairs, nargs="+", default=None,
+                   metavar="[NAME=]S:T,S:T",
+                   help="your (source, target) subclass pairs, one per class of the task "
+                        "(labels 0..K-1: the data's label values in sorted order; App. C's "
+                        "Tables 8/9): one set with --shift-kind subpop-pairs, or named sets "
+                        "(easy=0:1,2:3 hard=0:4,2:5) with --study shift")
     p.add_argument("--sigma-dp", type=float, default=0.0,
                    help="DP-SGD noise multiplier of the update (0 = plain SGD)")
     p.add_argument("--clip", type=float, default=None, help="DP-SGD clipping norm (only with "
@@ -315,6 +368,7 @@ def handler(args) -> Result:
                        n_up=args.n_up, n0=300 if args.n0 is None else args.n0,
                        trials=args.trials, n_ref=args.n_ref,
                        shift_alpha=args.shift_alpha, shift=args.shift,
+                       shift_pairs=None if args.shift_pairs is None else args.shift_pairs[0][1],
                        clip=clip if args.sigma_dp > 0 else None, sigma_dp=args.sigma_dp,
                        seed=args.seed)
     if args.sigma_dp > 0:  # refuse unbounded DP-audit work before any training

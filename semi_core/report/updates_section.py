@@ -138,8 +138,8 @@ def _groups_md(t2: dict, q2: dict) -> str:
 def _shift_md(sh: dict, seed: dict) -> str:
     """Tables 4 / 5 / 10 analogue: accuracy and precision / recall after a shift, with the
     seed's accuracies (Diff, Ratio) beside."""
-    seed_tab = {("sgd-new", k): v for t in ("table4_sgd_new", "table5_sgd_new")
-                for k, v in seed[t].items()}
+    seed_tab = {("sgd-new", k): v for t in ("table4_sgd_new", "table5_sgd_new",
+                                            "table9_sgd_new") for k, v in seed[t].items()}
     seed_tab.update({("sgd-full", k): v for k, v in seed["table10_sgd_full"].items()})
     lines = [f"### Tables 4 / 5 / 10 analogue: distribution shift (n0 = {sh['n0']}, "
              f"n_up = {sh['n_up']}, {sh['trials']} trials, loss score, Batch)", "",
@@ -166,7 +166,11 @@ def _shift_md(sh: dict, seed: dict) -> str:
               "source candidates apart at the trial's threshold (seed, alpha = .2: Hard 78 % / "
               "42 %, Easy 62 % / 53 %; for covariate shift it finds none; claim "
               "`combining_mi_updates:sec5.6.disparate`: its Easy pair cannot average to its "
-              "Table 4). Same command: `semi-core updates --study shift`."]
+              "Table 4). Same command: `semi-core updates --study shift`; App. C's Table 9 "
+              "(CINIC-10 subclass pairs of Table 8) on your own data: `semi-core updates "
+              "--data-file FILE --study shift --shift-pairs easy=S:T,S:T,... "
+              "hard=S:T,S:T,...` (rows `pairs:easy` / `pairs:hard`, the seed's Table 9 "
+              "beside)."]
     return "\n".join(lines)
 
 

@@ -127,3 +127,48 @@ def test_disparate_impact_blocks():
           "rows": [{"update": "sgd-new", "shift": "subpop-easy", "alpha": 0.2, "diff": acc,
                     "ratio": acc, "final_model_accuracy": 0.9}]}
     assert "0.780 ± 0.010 / 0.420 ± 0.010 [3/4]" in _shift_md(sh, SEED_NUMBERS)
+
+
+def test_user_pairs_reproduce_the_builtin_hard_pairs():
+    """Table 9 from the user's labels: the pairs the Hard setting picks on digits (0 -> 7,
+    1 -> 6), given by hand, give the same runs and numbers."""
+    from semi_core.attacks.updates import UpdateConfig, run_experiment, summarize
+
+    kw = dict(trials=2, n0=40, n_up=4, shift_alpha=0.4, seed=2)
+    a = run_experiment(UpdateConfig(shift="subpop-hard", **kw))
+    b = run_experiment(UpdateConfig(shift="subpop-pairs", shift_pairs=((0, 7), (1, 6)), **kw))
+    assert (a.scores["loss"] == b.scores["loss"]).all()
+    assert summarize(a)["mi_accuracy"] == summarize(b)["mi_accuracy"]
+    res = shift_tables(updates=("sgd-new",), shifts=(), alphas=(0.4,), trials=2, n0=40,
+                       n_up=4, seed=2, pair_sets={"hard": ((0, 7), (1, 6))})
+    assert res["rows"][0]["shift"] == "pairs:hard"
+    assert res["pairs"] == {"pairs:hard": {"sources": [0, 1], "targets": [7, 6]}}
+
+
+@pytest.mark.parametrize("pairs, msg", [
+    (((0, 1),), "at least 2"), (((0, 1), (1, 2)), "appear once"), (((0, -1), (2, 3)), ">= 0"),
+    (((0, 1.5), (2, 3)), "integers"), ("ab", "label pairs"),
+])
+def test_shift_pairs_are_validated(pairs, msg):
+    from semi_core.attacks.updates import UpdateConfig
+
+    with pytest.raises(ValueError, match=msg):
+        UpdateConfig(shift="subpop-pairs", shift_pairs=pairs, shift_alpha=0.5)
+    with pytest.raises(ValueError, match="exactly with shift 'subpop-pairs'"):
+        UpdateConfig(shift="subpop-hard", shift_pairs=((0, 1), (2, 3)))
+
+
+@pytest.mark.parametrize("argv, msg", [
+    (["--shift-pairs", "0:1,2:3"], "goes with --shift-kind subpop-pairs"),
+    (["--shift-kind", "subpop-pairs", "--shift-pairs", "0:1,2:3"], "--shift-alpha > 0"),
+    (["--shift-kind", "subpop-pairs", "--shift-pairs", "a=0:1,2:3", "--shift-alpha", "0.5"],
+     "one unnamed set"),
+    (["--study", "shift", "--shift-pairs", "x=0:1,2:3", "x=0:2,1:3"], "distinct names"),
+    (["--study", "shift", "--shift-pairs", "0:1,0:3"], "--shift-pairs: every label"),
+    (["--study", "chen", "--shift-pairs", "0:1,2:3"], "applies to --shift-kind"),
+    (["--shift-kind", "subpop-pairs", "--shift-pairs", "0:1,2:30", "--shift-alpha", "0.5",
+      "--trials", "2"], "not among the data's 10 classes"),
+])
+def test_cli_shift_pairs_errors(capsys, argv, msg):
+    code, out = _run(capsys, *argv)
+    assert code == 2 and msg in out["error"]

@@ -14,6 +14,7 @@ from scipy import stats
 
 from .experiment import (
     UpdateConfig,
+    check_shift_pairs,
     group_accuracy,
     load_update_data,
     run_experiment,
@@ -50,6 +51,11 @@ SEED_NUMBERS = {
                                           "1": (0.596, 0.673)},
                        "covariate-easy": {"0.2": (0.595, 0.614), "0.6": (0.588, 0.616),
                                           "1": (0.589, 0.652)}},
+    # Table 9 (App. C), CINIC-10 subclass pairs of Table 8, SGD-New, accuracy (diff, ratio)
+    "table9_sgd_new": {"pairs:easy": {"0.2": (0.587, 0.643), "0.6": (0.566, 0.587),
+                                      "1": (0.604, 0.625)},
+                       "pairs:hard": {"0.2": (0.593, 0.630), "0.6": (0.583, 0.592),
+                                      "1": (0.607, 0.630)}},
     # Table 10, SGD-Full, subpopulation shift, accuracy (diff, ratio)
     "table10_sgd_full": {"subpop-hard": {"0.2": (0.574, 0.597), "0.6": (0.578, 0.585),
                                          "1": (0.595, 0.666)},
@@ -305,7 +311,7 @@ def q2_curve(ks=(1, 2, 4, 8), *, n_up: int = 10, trials: int = 20, seed: int = 0
 
 def shift_tables(*, updates=("sgd-new", "sgd-full"), shifts=SHIFT_KINDS, alphas=(0.2, 0.6, 1.0),
                  trials: int = 20, seed: int = 0, n0: int = 60, n_up: int = 10,
-                 data=None, label_column: int | str = 0, executor=None,
+                 data=None, label_column: int | str = 0, pair_sets=None, executor=None,
                  progress=None) -> dict:
     """Tables 4 / 5 / 10 (§5.6): single-update ScoreRatio and ScoreDiff (loss score, Batch
     threshold) after a Hard / Easy subpopulation or covariate shift of strength ``alpha``:
@@ -334,6 +340,10 @@ def shift_tables(*, updates=("sgd-new", "sgd-full"), shifts=SHIFT_KINDS, alphas=
         The user's data file (10 classes) instead of digits.
     label_column : int or str
         Label column of a ``.csv`` / ``.txt`` data file (index or header name).
+    pair_sets : dict of str to sequence of (int, int), optional
+        Named sets of the user's (source, target) subclass pairs, one pair per class of the
+        task (App. C's Tables 8 / 9: e.g. ``{"easy": ..., "hard": ...}``), run after
+        ``shifts`` as rows ``"pairs:<name>"`` (shift ``subpop-pairs``).
     executor : None, int or Executor
         Where the runs train.
     progress : callable, optional
@@ -357,12 +367,17 @@ def shift_tables(*, updates=("sgd-new", "sgd-full"), shifts=SHIFT_KINDS, alphas=
         x, y = load_digits()
     else:
         x, y = load_update_data(data, label_column=label_column)
+    named = {f"pairs:{k}": check_shift_pairs(v, f"pair_sets[{k!r}]")
+             for k, v in (pair_sets or {}).items()}
+    if not shifts and not named:
+        raise ValueError("shift_tables needs shifts or pair_sets")
     rows, pairs = [], {}
     for upd in updates:
-        for sh in shifts:
+        for sh in (*shifts, *named):
             for al in alphas:
-                cfg = UpdateConfig(update=upd, shift=sh, shift_alpha=float(al), trials=trials,
-                                   n0=n0, n_up=n_up, seed=seed,
+                cfg = UpdateConfig(update=upd, shift="subpop-pairs" if sh in named else sh,
+                                   shift_pairs=named.get(sh), shift_alpha=float(al),
+                                   trials=trials, n0=n0, n_up=n_up, seed=seed,
                                    dataset="file" if data else "digits", data=data,
                                    label_column=label_column)
                 run = run_experiment(cfg, executor=executor, progress=progress)
@@ -380,4 +395,6 @@ def shift_tables(*, updates=("sgd-new", "sgd-full"), shifts=SHIFT_KINDS, alphas=
         if sh.startswith("subpop"):
             pairs[sh] = {"sources": list(_PAIR_SOURCES),
                          "targets": [int(t) for t in subpop_targets(x, y, sh)]}
+    for sh, prs in named.items():
+        pairs[sh] = {"sources": [a for a, _ in prs], "targets": [b for _, b in prs]}
     return {"trials": trials, "n0": n0, "n_up": n_up, "rows": rows, "pairs": pairs}

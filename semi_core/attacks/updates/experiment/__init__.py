@@ -48,6 +48,7 @@ from semi_core.attacks.updates.experiment.config import (
            SHIFTS,
            THRESHOLDS,
            UpdateConfig,
+           check_shift_pairs,
 )
 from semi_core.attacks.updates.experiment.data import load_update_data, subpop_targets
 from semi_core.attacks.updates.experiment.metrics import (
@@ -68,4 +69,5 @@ __all__ = ["UpdateConfig", "UpdateRun", "UpdateRunPool", "CandidateLossScorer", 
            "check_training_work", "shared_executor", "summarize", "SCORES", "THRESHOLDS",
            "DATASETS", "MODELS", "load_update_data",
            "SHIFTS", "game_result", "lira_offline_loss", "subpop_targets", "fewer_trials_notes",
-           "NO_UPDATE_RULES", "group_accuracy", "GROUPINGS"]
+           "NO_UPDATE_RULES", "group_accuracy", "GROUPINGS",
+           "check_shift_pairs"]

@@ -12,7 +12,8 @@ from semi_core._validation import check_int, check_positive
 
 from ..training import UPDATES, TrainConfig
 
-__all__ = ["UpdateConfig", "SCORES", "THRESHOLDS", "DATASETS", "MODELS", "SHIFTS"]
+__all__ = ["UpdateConfig", "SCORES", "THRESHOLDS", "DATASETS", "MODELS", "SHIFTS",
+           "check_shift_pairs"]
 
 
 SCORES = ("loss", "lira")
@@ -21,8 +22,44 @@ DATASETS = ("digits", "file")
 MODELS = ("logreg", "mlp")
 _SRC, _TGT = (0, 1, 2, 5, 6, 7), (3, 4, 8, 9)
 #: Distribution-shift settings (§5.6, ``shift_alpha > 0``): BREEDS-like subpopulation shift on
-#: fixed digit subclasses; its Hard / Easy pairs; covariate shift, Hard / Easy.
-SHIFTS = ("subpopulation", "subpop-hard", "subpop-easy", "covariate-hard", "covariate-easy")
+#: fixed digit subclasses; its Hard / Easy pairs; covariate shift, Hard / Easy; the user's own
+#: (source, target) subclass pairs (``shift_pairs``: App. C's CINIC-10 Table 8 / 9 layout).
+SHIFTS = ("subpopulation", "subpop-hard", "subpop-easy", "covariate-hard", "covariate-easy",
+          "subpop-pairs")
+
+
+def check_shift_pairs(pairs, name: str = "shift_pairs") -> tuple[tuple[int, int], ...]:
+    """``((source, target), ...)``: at least two pairs of distinct labels, no label twice.
+
+    Parameters
+    ----------
+    pairs : sequence of (int, int)
+        One (source subclass, target subclass) label pair per class of the task.
+    name : str
+        The argument's name for the error messages.
+
+    Returns
+    -------
+    tuple of (int, int)
+        The pairs.
+    """
+    try:
+        out = tuple((int(a), int(b)) for a, b in pairs)
+        ok = all(float(a) == int(a) and float(b) == int(b) for a, b in pairs)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be (source, target) label pairs, got {pairs!r}") from None
+    if not ok:
+        raise ValueError(f"{name} labels must be integers, got {pairs!r}")
+    if len(out) < 2:
+        raise ValueError(f"{name} needs at least 2 (source, target) pairs (one per class of "
+                         f"the task), got {len(out)}")
+    flat = [v for pr in out for v in pr]
+    if min(flat) < 0:
+        raise ValueError(f"{name} labels must be >= 0, got {out}")
+    if len(set(flat)) != len(flat):
+        raise ValueError(f"{name}: every label may appear once (source or target of one "
+                         f"class), got {out}")
+    return out
 
 
 @dataclass(frozen=True)
@@ -53,6 +90,7 @@ class UpdateConfig:
     hidden: int = 64
     shift_alpha: float = 0.0
     shift: str = "subpopulation"
+    shift_pairs: tuple[tuple[int, int], ...] | None = None
     data: str | None = None
     label_column: int | str = 0
     clip: float | None = None
@@ -89,6 +127,12 @@ class UpdateConfig:
             raise ValueError(f"shift_alpha must be in [0, 1], got {self.shift_alpha}")
         if self.shift not in SHIFTS:
             raise ValueError(f"shift must be one of {SHIFTS}, got {self.shift!r}")
+        if (self.shift == "subpop-pairs") != (self.shift_pairs is not None):
+            raise ValueError("shift_pairs (the user's (source, target) subclass pairs) goes "
+                             f"exactly with shift 'subpop-pairs', got shift {self.shift!r} and "
+                             f"shift_pairs {self.shift_pairs!r}")
+        if self.shift_pairs is not None:
+            object.__setattr__(self, "shift_pairs", check_shift_pairs(self.shift_pairs))
         check_int(self.seed, "seed", minimum=0)
         TrainConfig(1, 1.0, clip=self.clip, sigma_dp=self.sigma_dp)  # validates clip/sigma_dp
 

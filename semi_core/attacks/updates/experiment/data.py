@@ -72,7 +72,9 @@ def _pools(cfg: UpdateConfig, rng: np.random.Generator):
         pools = {k: np.concatenate([p, p + n]) for k, p in
                  (("learner", perm[:cut1]), ("shadow", perm[cut1:cut2]), ("ref", perm[cut2:]))}
         return x, y, src, pools
-    if cfg.shift_alpha > 0:
+    if cfg.shift_alpha > 0 and cfg.shift == "subpop-pairs":
+        x, y, src = _user_pairs(x, y, cfg.shift_pairs)
+    elif cfg.shift_alpha > 0:
         if int(y.max()) + 1 != 10:
             raise ValueError(f"shift_alpha > 0 with shift {cfg.shift!r} needs a 10-class task "
                              f"(digit subclasses); the data have {int(y.max()) + 1} classes")
@@ -135,6 +137,23 @@ def _subpop_pairs(x, y, shift: str):
     xa, ya = x[keep], y[keep]
     lab = np.isin(ya, [_PAIR_SOURCES[1], tgt[1]]).astype(np.int64)
     return xa, lab, np.isin(ya, _PAIR_SOURCES)
+
+
+def _user_pairs(x, y, pairs):
+    r"""The user's subpopulation pairs (App. C, Tables 8 / 9: CINIC-10 classes, each an
+    ImageNet source subclass with an Easy or a Hard target subclass): pair :math:`i =
+    (s_i, t_i)` of labels (``0..K-1`` after the file's label values are sorted) becomes class
+    :math:`i` of the task; only these labels are kept, ``src`` marks the sources."""
+    K = int(y.max()) + 1
+    bad = [v for pr in pairs for v in pr if v >= K]
+    if bad:
+        raise ValueError(f"shift_pairs labels {bad} are not among the data's {K} classes "
+                         f"(0..{K - 1}, the file's label values in sorted order)")
+    lab_of = {v: i for i, pr in enumerate(pairs) for v in pr}
+    keep = np.isin(y, list(lab_of))
+    ya = y[keep]
+    lab = np.array([lab_of[int(v)] for v in ya], dtype=np.int64)
+    return x[keep], lab, np.isin(ya, [s_ for s_, _ in pairs])
 
 
 def _covariate(x, y, shift: str, rng):
