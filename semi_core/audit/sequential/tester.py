@@ -396,6 +396,7 @@ class GridResult(ResultDisplay):
     seed_reading: float
     bandwidth: float
     n_observed: int
+    epsilon_ceiling: dict | None = None
 
     def to_dict(self, *, paths: bool = True) -> dict:
         """The grid's result as a JSON-safe dict.
@@ -413,6 +414,7 @@ class GridResult(ResultDisplay):
         return {"epsilons": self.epsilons.tolist(), "epsilon_lower_bound": self.epsilon_lower_bound,
                 "seed_reading_smallest_not_rejected": self.seed_reading,
                 "bandwidth": self.bandwidth, "n_observed": self.n_observed,
+                "epsilon_ceiling": self.epsilon_ceiling,
                 "lower_bound_path": self.lower_bound_path.tolist() if paths else None,
                 "tests": [r.to_dict(paths=paths) for r in self.results]}
 
@@ -636,7 +638,8 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
                     bandwidth: float | str = "median", warmup: int = 20, bound: str = "new",
                     evalue: str = "max", seed=0, block: int = 128, backend: str = "auto",
                     keep_witness: bool = False, witness: str = "exact",
-                    features: int = DEFAULT_FEATURES, conventions: str = "paper") -> GridResult:
+                    features: int = DEFAULT_FEATURES, conventions: str = "paper",
+                    ceiling_pairs: int = 0) -> GridResult:
     r"""Sequential tests of :math:`H_0(\varepsilon_i):\mathrm{MMD}\le\tau(\varepsilon_i,\delta)` on
     one stream, and the anytime-valid :math:`\varepsilon` lower bound (see :class:`GridResult`).
 
@@ -681,6 +684,11 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
         ``"paper"`` (Alg. 1, 3, 4 and Thm 3.1 as printed), ``"notebook"`` (the authors' public
         notebook: its threshold, ONS constants and OGA step/radius) or a comma list of
         ``tau,ons,oga`` (:mod:`.conventions`); ``ons`` needs Alg. 1, ``oga`` the exact witness.
+    ceiling_pairs : int
+        With ``n > 0``, after the run ``n`` fresh pairs estimate the test's ceiling at its
+        bandwidth (:func:`.ceiling.mechanism_ceiling`: no epsilon above it can be rejected,
+        whatever ``max_obs``), kept in ``GridResult.epsilon_ceiling``; the source must draw
+        fresh pairs (not a recorded stream). Seed: a child of ``seed`` the run does not use.
 
     Returns
     -------
@@ -688,6 +696,11 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
     """
     delta, alpha, max_obs, warmup = _check_common(delta, failure_prob, max_obs, algorithm, warmup,
                                                   bound, evalue)
+    ceiling_pairs = check_int(ceiling_pairs, "ceiling_pairs", minimum=0)
+    if ceiling_pairs and (ceiling_pairs < 4 or source.limit is not None):
+        kind = "recorded stream" if source.limit is not None else "sampler"
+        raise ValueError("ceiling_pairs must be 0 or >= 4, with a source that draws fresh pairs "
+                         f"(got {ceiling_pairs} and a {kind})")
     if witness not in WITNESSES:
         raise ValueError(f"witness must be one of {WITNESSES}, got {witness!r}")
     comps = parse_conventions(conventions)
@@ -799,9 +812,23 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
     k = int(rej_prefix.sum())
     lb = float(eps[k - 1]) if k else 0.0
     seed_reading = float(eps[k]) if k < eps.size else float("inf")
+    ceiling = None
+    if ceiling_pairs:
+        from semi_core._rng import child_seed
+
+        from .ceiling import mechanism_ceiling
+
+        ceiling = mechanism_ceiling(source, bw, delta, n_pairs=ceiling_pairs,
+                                    seed=child_seed(root, _CEILING_SEED_KEY),
+                                    radius=0.5 if "oga" in comps else 1.0, bound=bound,
+                                    tau=tau_notebook if "tau" in comps else None)
     return GridResult(epsilons=eps, results=results, lower_bound_path=lb_path,
                       epsilon_lower_bound=lb, seed_reading=seed_reading, bandwidth=bw,
-                      n_observed=n_obs)
+                      n_observed=n_obs, epsilon_ceiling=ceiling)
+
+
+#: Spawn key of the ceiling's fresh pairs (a child of the run's seed the run never uses).
+_CEILING_SEED_KEY = 0x4345
 
 
 def sequential_test(source: PairSource, *, epsilon: float, delta: float,

@@ -126,3 +126,28 @@ def test_seq_audit_json_carries_the_ceiling(capsys):
                "--no-progress"])
     d = json.loads(capsys.readouterr().out)
     assert rc == 0 and d["summary"]["epsilon_ceiling"]["radius"] == 0.5
+
+
+def test_grid_result_carries_the_ceiling():
+    """sequential_grid(ceiling_pairs=n): the run is unchanged (same seed, same lower bound and
+    stops) and the result carries the ceiling at the run's bandwidth; refused on a recorded
+    stream."""
+    from semi_core.audit.sequential import stream_source
+
+    s = gaussian_sigma(2.75, 1e-5)
+    a = sequential_grid(_canary(s), [0.1, 0.3, 0.6], delta=1e-5, max_obs=600, seed=2)
+    b = sequential_grid(_canary(s), [0.1, 0.3, 0.6], delta=1e-5, max_obs=600, seed=2,
+                        ceiling_pairs=20_000)
+    assert a.epsilon_ceiling is None and a.to_dict()["epsilon_ceiling"] is None
+    assert [r.stopped_at for r in a.results] == [r.stopped_at for r in b.results]
+    c = b.epsilon_ceiling
+    exact = gaussian_shift_ceiling(1.0, s, 1e-5, bandwidth=b.bandwidth)["at_bandwidth"]
+    lo, hi = c["epsilon_ceiling_range"]
+    assert c["bandwidth"] == b.bandwidth and lo <= exact["epsilon_ceiling"] <= hi
+    assert b.epsilon_lower_bound <= hi
+    x = np.zeros((50, 1))
+    with pytest.raises(ValueError, match="ceiling_pairs"):
+        sequential_grid(stream_source(x, x + 1), [0.1], delta=1e-5, max_obs=10, warmup=2,
+                        ceiling_pairs=100)
+    with pytest.raises(ValueError, match="ceiling_pairs"):
+        sequential_grid(_canary(s), [0.1], delta=1e-5, max_obs=10, ceiling_pairs=2)
