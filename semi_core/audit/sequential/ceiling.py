@@ -9,7 +9,9 @@ makes the running mean of :math:`v_t` converge to :math:`r\,\mathrm{MMD}_h` (reg
 if :math:`r\,\mathrm{MMD}_h>\tau(\varepsilon,\delta)`; for every :math:`\varepsilon` with
 :math:`\tau(\varepsilon,\delta)\ge r\,\mathrm{MMD}_h` the null is true for the test (its wealth
 is a supermartingale) and it rejects with probability at most :math:`\alpha` **whatever the
-number of observations**. The grid's lower bound therefore stays below
+number of observations**. The same holds for Alg. 2: its e-values have
+:math:`\mathbb E[E_t\mid\mathcal F_{t-1}]\le(2+r\,\mathrm{MMD}_h)/(2+\tau)\le1` there.
+The grid's lower bound therefore stays below
 
 .. math::
 
