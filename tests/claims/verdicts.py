@@ -28,7 +28,10 @@ REQUIRED = {
                                "table1.nondp2_gaussian_reading", "appF.1.dimension",
                                "appG.fig8_ceiling"},
     "combining_mi_updates": {"B1.l2sq", "B1.l2sq.expansion", "B1.l2", "alg3.p_in",
-                             "thmB.1.appC", "lemB.2.chi2"},
+                             "thmB.1.appC", "lemB.2.chi2", "thmB.1.combine",
+                             "sec3.3.entry_random", "sec5.3.generic", "sec5.3.x_random",
+                             "appC.table7_vs_table3", "sec5.6.disparate", "sec4.1.rank",
+                             "sec4.3.delta", "sec5.7.eps_floor", "sec5.6.easy_decreases"},
     "iha_parameters_vs_loss": {"tab7.purchase100", "sec4.1.eq4.spectrum", "appE.grad_L0"},
 }
 
