@@ -306,7 +306,7 @@ def _ceiling_text(c: dict) -> str:
     lo, hi = c["epsilon_ceiling_range"]
     return (f"\n  ceiling: no epsilon above {c['epsilon_ceiling']:.3g} (range {lo:.3g}-{hi:.3g}) "
             f"can be rejected by this test at bandwidth {c['bandwidth']:.3g}, whatever the "
-            f"number of observations (MMD {c['mmd']:.3g})")
+            f"number of observations (MMD^2 estimate {c['mmd2']:.3g} +- {c['mmd2_se']:.2g})")
 
 
 def _seed_text(summary: dict) -> str:
