@@ -13,6 +13,8 @@ Verdicts:
 * ``lemB.2.chi2`` -- the norm events of Lemmas B.2/B.3 taken from [24]:
   :math:`P(\|v-\mu\|^2 \ge 5d\sigma^2) \le e^{-d}` and :math:`P(\|v-\mu\|^2 \le d\sigma^2/2)
   \le e^{-d/16}`: hold (exact chi-square tails, d = 1..4000).
+* ``thmB.1.regime`` -- (1) holds when :math:`n \gg d \gg n_1`: holds (exact, along
+  :math:`n = d^2`, :math:`n_1 = \sqrt d`);
 * ``thmB.1.combine`` -- condition (1)'s left side dominates Lemma B.2's bound, as combining the
   lemmas needs: holds only for :math:`n \ge 4` (at :math:`n = 3` both exceed 1: vacuous).
 """
@@ -132,6 +134,26 @@ def _check_b1_combine(forms, ctx):
                           f"d = {where['d']:g}", where)
 
 
+def _check_b1_regime(forms, ctx):
+    """'(1) is always satisfied when n >> d >> n1': along n = d^2, n1 = ceil(d^(1/2)) (both
+    ratios growing without bound) the condition must hold from some d on and stay holding;
+    exact evaluation on d = 10^2..10^8 (log grid)."""
+    f_l = lambdify(forms["lhs"], [n, d])
+    f_r = lambdify(forms["rhs"], [n1, d])
+    ds = np.unique(np.logspace(2, 8, 121).round())
+    n1s = np.ceil(np.sqrt(ds))
+    ok = f_l(ds**2, ds) < f_r(n1s, ds)
+    if not ok[-40:].all():
+        i = len(ds) - 40 + int(np.argmin(ok[-40:]))
+        return Outcome(False, f"along n = d^2, n1 = sqrt(d) condition (1) fails at d = "
+                              f"{ds[i]:.3g}: left {f_l(ds[i]**2, ds[i]):.4g}, right "
+                              f"{f_r(n1s[i], ds[i]):.4g}",
+                       {"d": float(ds[i]), "n": float(ds[i] ** 2), "n1": float(n1s[i])})
+    first = float(ds[int(np.argmax(ok & np.flip(np.cumprod(np.flip(ok)).astype(bool))))])
+    return Outcome(True, f"along n = d^2, n1 = sqrt(d) condition (1) holds for every d >= "
+                         f"{first:.3g} up to 1e8 (left side -> 1/2, right side -> 1)")
+
+
 # ----------------------------------------------------------------------------- registry
 
 def _claims() -> list[Claim]:
@@ -172,6 +194,15 @@ def _claims() -> list[Claim]:
           notes="sqrt(2) >= sqrt(5)/2 + 1/(2 sqrt(n-1)) needs n >= 4 (n - 1 >= 2.85); at "
                 "n = 3 both sides exceed 1, so Theorem B.1 is vacuous there and nothing is "
                 "lost. At n = 4 the margin is 0.5 % of sqrt(d)."),
+        C("thmB.1.regime", "App. B.2, after Thm B.1", "condition (1) is always satisfied when "
+          "n >> d >> n1 (left side near 1/2, right side near 1)",
+          {"lhs": sp.Rational(1, 2) + sp.sqrt(2 * d / (n - 1)), "rhs": seed_b3},
+          ("n = d^2, n1 = sqrt(d): both ratios grow without bound",), _check_b1_regime,
+          "asymptotic",
+          perturb=lambda f: {"lhs": sp.Rational(1, 2) + 1000 * (f["lhs"] - sp.Rational(1, 2)),
+                             "rhs": f["rhs"]},
+          notes="Holds along that path on the whole grid (d = 100..1e8); 'd >> n1' has to mean "
+                "d >> 80 n1 for the right side to approach 1."),
         C("lemB.2.chi2", "App. B.2, proofs of Lemmas B.2 and B.3 (norm of v - mu, from [24])",
           "||v-mu||^2 < 5 d sigma^2 except w.p. e^-d; > d sigma^2/2 except w.p. e^-d/16",
           {"upper_factor": sp.Integer(5), "lower_factor": sp.Rational(1, 2)},
