@@ -113,6 +113,25 @@ def test_semi_scores_match_the_per_game_dense_reference(problem, kind):
         np.testing.assert_allclose(mech.log_lr_steps(rel), exp, rtol=1e-9)
 
 
+@pytest.mark.parametrize("kind", ["dirac", "input"])
+def test_semi_scores_do_not_depend_on_the_points_per_block(problem, kind, monkeypatch):
+    """Each (round, step) point's statistics and factors are computed on their own: the scores
+    are bit-identical whatever number of points the scorer takes per block."""
+    from semi_core.sgd import dirac
+
+    mech = WhiteBoxMechanism(wb_setup(problem, kind=kind))
+    rng = np.random.default_rng(3)
+    member, tau = rng.random(5) < 0.5, np.array([1, 3, 2, 2, 1])
+    rel = mech.release(member, tau, rng)
+    got = []
+    for points in (1, 4, 32):
+        monkeypatch.setattr(dirac, "_SCORE_POINTS", points)
+        got.append(WhiteBoxScorer(mech)(rel, tau))
+    for other in got[1:]:
+        for k in got[0]:
+            np.testing.assert_array_equal(other[k], got[0][k])
+
+
 # ----------------------------------------------------------------------------- executors
 def test_white_box_game_identical_in_process_threads_and_dask(problem, dask_client):
     setup = wb_setup(problem, k=2)
