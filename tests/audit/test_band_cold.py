@@ -94,17 +94,18 @@ def test_table_covers_the_ladder():
 
 
 def test_off_table_calibration_does_not_simulate(monkeypatch):
-    """An off-table size above the threshold reads the shipped Gamma-process levels; below it
-    (or on the table) the band is what it was."""
+    """An off-table size from 2,000 on reads the shipped Gamma-process levels (a first call
+    costs what a second does); below it (or on the table) the band is what it was."""
     def boom(*a, **k):
         raise AssertionError("simulated")
 
     bands._calibrate_cached.cache_clear()
     monkeypatch.setattr(bands, "simulate_calibration", boom)
     try:
-        assert calibrate_band(1_234_567, 0.025).source == "poisson-embedding"
+        for n in (1_234_567, 12_345, 2_345, bands.EMBEDDED_FROM_N + 1):  # every covered size
+            assert calibrate_band(n, 0.025).source == "poisson-embedding", n
         assert calibrate_band(10_000, 0.025).source == "simulation"  # shipped table
-        for n in (1_999, 12_345, bands.EMBEDDED_FROM_N - 1):  # the tighter simulated band
+        for n in (1_234, bands.EMBEDDED_FROM_N - 1):  # the allowance too wide: simulated
             with pytest.raises(AssertionError, match="simulated"):
                 calibrate_band(n, 0.025)
         # beyond the largest truncation or at an unshipped level: the simulation, as before
