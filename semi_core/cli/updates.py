@@ -175,7 +175,7 @@ def _run_study(args, executor) -> Result:
         from semi_core.attacks.updates.chen import chen_comparison
         from semi_core.attacks.updates.dp import dp_protocol_sweep
         from semi_core.attacks.updates.experiment import shared_executor
-        from semi_core.attacks.updates.studies import SHIFT_KINDS, shift_tables
+        from semi_core.attacks.updates.studies import SEED_NUMBERS, SHIFT_KINDS, shift_tables
 
     data = {"dataset": "file" if args.data is not None else args.dataset, "data": args.data,
             "label_column": 0 if args.label_column is None else args.label_column}
@@ -190,10 +190,18 @@ def _run_study(args, executor) -> Result:
                                trials=args.trials, seed=args.seed, n0=n0, n_up=args.n_up,
                                data=args.data, label_column=data["label_column"], executor=ex,
                                progress=reporter_from_args(args))
+            tabs = ("table4_sgd_new", "table5_sgd_new", "table9_sgd_new") \
+                if args.update == "sgd-new" else ("table10_sgd_full",)
+            seed_acc = {k: v for t in tabs for k, v in SEED_NUMBERS[t].items()}
             for r in out["rows"]:
+                sv = seed_acc.get(r["shift"], {}).get(f"{r['alpha']:g}")
+                no = r["ratio"]["new_old"]
                 lines.append(f"{r['update']} {r['shift']} alpha={r['alpha']:g}: accuracy diff "
                              f"{r['diff']['mi_accuracy']['mean']:.3f}, ratio "
-                             f"{r['ratio']['mi_accuracy']['mean']:.3f}")
+                             f"{r['ratio']['mi_accuracy']['mean']:.3f} (new / old "
+                             + " / ".join("-" if no[g]["mean"] is None else
+                                          f"{no[g]['mean']:.3f}" for g in ("new", "old"))
+                             + ")" + (f"; seed {sv[0]:.3f}, {sv[1]:.3f}" if sv else ""))
         elif args.study == "chen":
             cfg = UpdateConfig(update=args.update, n_up=args.n_up, n0=n0, trials=args.trials,
                                seed=args.seed, **data)
