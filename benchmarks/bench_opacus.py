@@ -22,7 +22,16 @@
    present; ``SEMI_CORE_BEFORE`` overrides the path) in the same run. Full mode: R = 1000 for
    the current code; the reference runs at ``R_ref = 200`` (it needs minutes per hundred runs
    on a loaded machine) and is shown as measured and with its game part (the payload's
-   ``game_seconds``) scaled to R.
+   ``game_seconds``) scaled to R. Each run also reports its own CPU split: Opacus training
+   (``OpacusMechanism.release``), scoring (``WhiteBoxScorer``) and the rest (imports, the
+   pretrained model, certification), timed with ``time.process_time`` inside the command's
+   process by a driver that wraps those two calls (the command's output is unchanged), and
+   the whole command's CPU against the plain Opacus loop of the same R runs timed in section 1
+   (full mode; the quick mode's loop is timed on 40 runs and scaled).
+4. **The factorisation floor, old and new form.** The two ``m x m`` capacitance factorisations
+   per parameter point as :func:`semi_core.sgd.gradstats.woodbury_factors` runs them (torch's
+   LAPACK ``dpotrf`` in place) against ``torch.linalg.cholesky_ex`` (the form before; the
+   factors are equal bit for bit), alternated in one process on one torch thread, median of 5.
 """
 
 from __future__ import annotations
@@ -39,8 +48,42 @@ TOUR = ["audit-opacus", "--epsilon", "4", "--canary", "dirac", "--tau", "5", "--
         "1e-5", "--json"]
 
 
+#: Runs the tour line in a subprocess with Opacus training and scoring timed in its own process
+#: (``time.process_time``), printed as one JSON line on stderr after the command's output.
+_DRIVER = """
+import json, sys, time
+from semi_core.integrations.opacus.mechanism import OpacusMechanism
+from semi_core.sgd.dirac import WhiteBoxScorer
+acc = {"train": 0.0, "score": 0.0}
+def timed(cls, name, key):
+    f = getattr(cls, name)
+    def g(*a, **k):
+        t = time.process_time()
+        try:
+            return f(*a, **k)
+        finally:
+            acc[key] += time.process_time() - t
+    setattr(cls, name, g)
+timed(OpacusMechanism, "release", "train")
+timed(WhiteBoxScorer, "__call__", "score")
+from semi_core.cli import main
+try:
+    code = main()
+finally:
+    print("SPLIT " + json.dumps(acc), file=sys.stderr)
+raise SystemExit(code)
+"""
+
+
+def _split(stderr: str) -> dict:
+    """The driver's CPU split from the command's stderr (empty when absent)."""
+    lines = [ln for ln in stderr.splitlines() if ln.startswith("SPLIT ")]
+    return json.loads(lines[-1][6:]) if lines else {}
+
+
 def _timed_cli(rounds: int, pythonpath: str | None = None) -> dict:
-    """Wall and CPU seconds and peak memory of the tour line's process at ``rounds``."""
+    """Wall and CPU seconds and peak memory of the tour line's process at ``rounds``, and its
+    CPU split (training, scoring) measured inside it."""
     env = dict(os.environ)
     cwd = None
     if pythonpath is not None:
@@ -48,8 +91,7 @@ def _timed_cli(rounds: int, pythonpath: str | None = None) -> dict:
         cwd = "/tmp"  # so that the current checkout is not imported instead
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-c", "from semi_core.cli import main; "
-                                 "raise SystemExit(main())", *TOUR, "--rounds", str(rounds)],
+        proc = subprocess.Popen([sys.executable, "-c", _DRIVER, *TOUR, "--rounds", str(rounds)],
                                 env=env, cwd=cwd, stdout=out, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)  # this child's own resource usage
         wall = time.perf_counter() - t0
@@ -62,8 +104,49 @@ def _timed_cli(rounds: int, pythonpath: str | None = None) -> dict:
         raise RuntimeError(f"tour line failed ({pythonpath or 'current'}): {stderr[-2000:]}")
     timing = json.loads(stdout).get("timing") or {}
     game = float(timing.get("game_seconds", wall))  # without it: scale everything
+    split = _split(stderr)
     return {"rounds": rounds, "wall": wall, "cpu": cpu, "game_wall": game,
-            "maxrss_mib": usage.ru_maxrss / 1024.0}
+            "maxrss_mib": usage.ru_maxrss / 1024.0, "train_cpu": split.get("train"),
+            "score_cpu": split.get("score")}
+
+
+def _split_line(name: str, row: dict) -> str:
+    tr, sc = row.get("train_cpu"), row.get("score_cpu")
+    if tr is None or sc is None:
+        return f"{name:<26} (no split)"
+    return (f"{name:<26} {row['rounds']:>6} {tr:>9.2f} {sc:>9.2f} "
+            f"{row['cpu'] - tr - sc:>9.2f} {sc / tr:>9.2f}")
+
+
+def _factor_forms(points: int, m: int, repeat: int = 5) -> dict:
+    """CPU seconds of the two capacitance factorisations of ``points`` points (blocks of 32,
+    as the scorer runs them) in the current form and in the form before
+    (``torch.linalg.cholesky_ex``), alternated on one torch thread; medians of ``repeat``."""
+    import numpy as np
+    import torch
+
+    from semi_core.integrations.opacus._common import _torch_threads
+    from semi_core.sgd import gradstats
+
+    g = torch.as_tensor(np.random.default_rng(0).normal(size=(32, m, 2 * m)))
+    gram = g @ g.transpose(-1, -2) / (2 * m)
+    betas = torch.full((2, 32), 0.05, dtype=gram.dtype)
+    forms = {"current": gradstats._torch_potrf(), "before": False}
+    times: dict = {k: [] for k in forms}
+    saved = gradstats._POTRF
+    try:
+        with _torch_threads(1):
+            for _ in range(repeat):
+                for name, potrf in forms.items():
+                    gradstats._POTRF = potrf
+                    t0 = time.process_time()
+                    for lo in range(0, points, 32):
+                        p = min(32, points - lo)
+                        gradstats.woodbury_factors(gram[:p], (1.0, 0.98), betas[:, :p], 650)
+                    times[name].append(time.process_time() - t0)
+    finally:
+        gradstats._POTRF = saved
+    return {k: float(np.median(v)) for k, v in times.items()}
 
 
 def main(quick: bool = False) -> list[dict]:
@@ -120,6 +203,9 @@ def main(quick: bool = False) -> list[dict]:
     print(f"{'current':<26} {r_new:>6} {new['wall']:>8.1f} {new['cpu']:>8.1f} "
           f"{new['maxrss_mib']:>12.0f}")
     row = {"tour": new}
+    loop = res["opacus_seconds"] * r_new / rounds   # the plain Opacus loop of r_new runs
+    print(f"current CPU / the plain Opacus loop of the same {r_new} runs (section 1, "
+          f"{loop:.1f} s): {new['cpu'] / loop:.2f}x; goal <= 25 s CPU at R = 1000")
     ref_path = os.environ.get("SEMI_CORE_BEFORE", "/tmp/before")
     if Path(ref_path, "semi_core").is_dir():
         ref = _timed_cli(r_ref, ref_path)
@@ -138,7 +224,23 @@ def main(quick: bool = False) -> list[dict]:
     else:
         print(f"(no reference tree at {ref_path}: set SEMI_CORE_BEFORE to a checkout of the "
               "code before this work)")
+        ref = None
+    print(f"\n## The tour line's CPU split (seconds inside the command's process; rest = "
+          f"imports, pretrained model, certification)\n{'code':<26} {'R':>6} {'training':>9} "
+          f"{'scoring':>9} {'rest':>9} {'score/train':>11}")
+    print(_split_line("current", new))
+    if ref is not None:
+        print(_split_line("before (" + ref_path + ")", ref))
     rows.append(row)
+
+    m_ref = res["n_reference"]
+    forms = _factor_forms(res["points"], m_ref, repeat=3 if quick else 5)
+    print(f"\n## Capacitance factorisations, {res['points']} points x 2 of {m_ref} x {m_ref} "
+          "(CPU s, median; alternated in one process)")
+    print(f"current (torch's LAPACK dpotrf in place): {forms['current']:.2f} s; before "
+          f"(torch.linalg.cholesky_ex): {forms['before']:.2f} s; before / current "
+          f"{forms['before'] / forms['current']:.2f}x")
+    rows.append({"factorisations": forms})
     return rows
 
 

@@ -43,7 +43,7 @@ from semi_core._validation import check_finite_array, check_int
 
 __all__ = ["LowRankPlusDiagonal", "GradientStatistics", "gradient_statistics",
            "DENSE_MAX_DIM", "shrunk_parts", "woodbury_quad_logdet", "woodbury_solve",
-           "woodbury_factors", "woodbury_quad", "BORDERED_SIZES"]
+           "woodbury_factors", "woodbury_quad"]
 
 #: Above this many parameters ``form="auto"`` switches to the low-rank-plus-diagonal form.
 DENSE_MAX_DIM = 2000
@@ -326,15 +326,6 @@ def woodbury_quad_logdet(gram, proj, xx, alpha: float, beta, d: int):
     return quad, logdet
 
 
-#: Sizes ``m`` whose capacitance matrices are factorised bordered by one identity row and column
-#: (:func:`woodbury_factors`). torch's batched CPU Cholesky (LAPACK ``potrf`` on a column-major
-#: copy with leading dimension ``m``) runs 2.2x slower at m = 128 (the default reference sample)
-#: than at 127 or 129 (146 vs 66 us per matrix, one thread: the power-of-two column stride maps
-#: the columns onto the same cache sets); 64, 192 and 256 show no such step. ``python -m
-#: benchmarks opacus`` times both forms side by side.
-BORDERED_SIZES = frozenset({128})
-
-
 #: LAPACK's ``dpotrf`` as linked into torch (resolved on first use; False where unavailable).
 _POTRF = None
 
@@ -393,7 +384,7 @@ def woodbury_factors(gram, alphas, betas, d: int):
 
     ``gram`` is :math:`W^\top W` ``(P, m, m)``, ``alphas`` ``H`` floats, ``betas`` ``(H, P)``.
     Returns the lower factors :math:`L_h` of the capacitance matrices
-    :math:`K_h = I + \tfrac{\alpha_h}{\beta_h}W^\top W` ``(H, P, m', m')`` and
+    :math:`K_h = I + \tfrac{\alpha_h}{\beta_h}W^\top W` ``(H, P, m, m)`` and
 
     .. math:: \log\det A_h = d\log\beta_h + \log\det K_h
               = d\log\beta_h + 2\textstyle\sum_i \log (L_h)_{ii}
@@ -404,12 +395,11 @@ def woodbury_factors(gram, alphas, betas, d: int):
     Cholesky rather than LU: torch's batched CPU LU runs the batch in parallel around a
     threaded LAPACK, which has deadlocked after the thread count was changed.
 
-    For ``m`` in :data:`BORDERED_SIZES` the factorised matrix is :math:`K_h` bordered by an
-    identity block, :math:`\mathrm{diag}(K_h, 1)` (``m' = m + 1``), whose factor is exactly
-    :math:`\mathrm{diag}(L_h, 1)`: the zero border adds exact zeros to every inner product and
-    its diagonal entry is :math:`\sqrt 1 = 1`, so :math:`L_h` is a Cholesky factor of
-    :math:`K_h` computed in another order (equal to rounding; the log-determinant gains
-    :math:`\log 1 = 0`). Otherwise ``m' = m``. :func:`woodbury_quad` takes either form.
+    On CPU in float64 the factorisation is LAPACK's ``dpotrf`` as torch links it, called in
+    place on the transposed capacitance matrices (:func:`_torch_potrf`): the routine and the
+    triangle of ``torch.linalg.cholesky_ex(K, upper=True)``, so the same factors bit for bit,
+    without its element-by-element copy into a fresh column-major matrix (which cost more than
+    the factorisation at m = 128); elsewhere ``cholesky_ex`` itself.
 
     Parameters
     ----------
@@ -424,9 +414,8 @@ def woodbury_factors(gram, alphas, betas, d: int):
 
     Returns
     -------
-    chol : torch.Tensor, shape (H, P, m', m')
-        Lower Cholesky factors of the (bordered) capacitance matrices; the leading
-        ``m x m`` block is :math:`L_h`.
+    chol : torch.Tensor, shape (H, P, m, m)
+        Lower Cholesky factors of the capacitance matrices.
     logdet : torch.Tensor, shape (H, P)
         :math:`\log\det A_h`.
     """
@@ -434,24 +423,17 @@ def woodbury_factors(gram, alphas, betas, d: int):
 
     c = torch.as_tensor(alphas, dtype=gram.dtype, device=gram.device).reshape(-1, 1) / betas      # (H, P)
     H, (P, m) = c.shape[0], gram.shape[-3:-1]
-    size = m + 1 if m in BORDERED_SIZES and gram.device.type == "cpu" else m
     potrf = (_torch_potrf() if gram.device.type == "cpu" and gram.dtype == torch.float64
              else None)
-    # with LAPACK at hand the capacitance matrices are written transposed (their column-major
-    # reading is then K itself) and factorised in place: the same routine on the same upper
-    # triangle as torch.linalg.cholesky_ex(K, upper=True), bit for bit, without its copy
-    src = gram.mT if potrf is not None else gram
-    if size > m or potrf is not None:  # a row-major buffer of its own
-        cap = gram.new_empty(H, P, size, size)
-        if size > m:  # the border zero, the corner 1 (added with the identity below)
-            cap[..., m, :] = 0.0
-            cap[..., :m, m] = 0.0
-        torch.mul(c.reshape(H, P, 1, 1), src.unsqueeze(0), out=cap[..., :m, :m])
+    if potrf is not None:
+        # written transposed: the column-major reading LAPACK takes is then K itself
+        cap = gram.new_empty(H, P, m, m)
+        torch.mul(c.reshape(H, P, 1, 1), gram.mT.unsqueeze(0), out=cap)
     else:
-        cap = c.reshape(H, P, 1, 1) * src.unsqueeze(0)
+        cap = c.reshape(H, P, 1, 1) * gram.unsqueeze(0)
     cap.diagonal(dim1=-2, dim2=-1).add_(1.0)
     if potrf is not None:
-        bad = _potrf_rows(potrf, cap.reshape(H * P, size, size))
+        bad = _potrf_rows(potrf, cap.reshape(H * P, m, m))
         chol = cap.tril_()
     else:
         # the upper factor U = L^T, without torch's error check: ~10 % faster on CPU (torch
@@ -470,20 +452,17 @@ def woodbury_quad(chol, proj, xx, alpha: float, beta):
     r""":math:`x_g^\top A^{-1}x_g` for ``G`` vectors from one hypothesis' factors
     :func:`woodbury_factors`.
 
-    ``chol`` ``(P, m', m')`` and ``beta`` ``(P,)`` hold one factor per vector (``P = G``) or
+    ``chol`` ``(P, m, m)`` and ``beta`` ``(P,)`` hold one factor per vector (``P = G``) or
     one factor shared by all of them (``P = 1``: one triangular solve with ``G`` right-hand
     sides); ``proj`` is :math:`y_g = W^\top x_g` ``(G, m)`` and ``xx`` :math:`\|x_g\|^2`
     ``(G,)``:
 
     .. math:: x^\top A^{-1}x = \|x\|^2/\beta - \tfrac{\alpha}{\beta^2}\,\|L^{-1}y\|^2.
 
-    A bordered factor :math:`\mathrm{diag}(L, 1)` (``m' = m + 1``, :func:`woodbury_factors`)
-    solves :math:`(y, 0)`, whose solution is :math:`(L^{-1}y, 0)`.
-
     Parameters
     ----------
-    chol : torch.Tensor, shape (P, m', m')
-        Lower capacitance factors of one hypothesis (P = G or 1), ``m' = m`` or ``m + 1``.
+    chol : torch.Tensor, shape (P, m, m)
+        Lower capacitance factors of one hypothesis (P = G or 1).
     proj : torch.Tensor, shape (G, m)
         :math:`W^\top x_g`.
     xx : torch.Tensor, shape (G,)
@@ -500,17 +479,12 @@ def woodbury_quad(chol, proj, xx, alpha: float, beta):
     """
     import torch  # lazy: heavy optional dependency
 
-    G, m = proj.shape
-    if chol.shape[-1] == m + 1:  # bordered factor: solve (y, 0)
-        proj = torch.nn.functional.pad(proj, (0, 1))
-    elif chol.shape[-1] != m:
-        raise ValueError(f"chol must be ({m}, {m}) or bordered ({m + 1}, {m + 1}) per "
-                         f"factor, got {tuple(chol.shape[-2:])}")
+    G = proj.shape[0]
     if chol.shape[0] == 1:
-        z = torch.linalg.solve_triangular(chol, proj.T.unsqueeze(0), upper=False)  # (1, m', G)
+        z = torch.linalg.solve_triangular(chol, proj.T.unsqueeze(0), upper=False)  # (1, m, G)
         zz = (z * z).sum(-2).reshape(G)
     else:
-        z = torch.linalg.solve_triangular(chol, proj.unsqueeze(-1), upper=False)  # (G, m', 1)
+        z = torch.linalg.solve_triangular(chol, proj.unsqueeze(-1), upper=False)  # (G, m, 1)
         zz = (z * z).sum((-2, -1))
     return xx / beta - (alpha / beta**2) * zz
 

@@ -87,56 +87,12 @@ def test_a_capacitance_matrix_that_is_not_positive_definite_is_refused(rng):
 
 
 @pytest.mark.parametrize("m", [7, 128])
-def test_bordered_factors_equal_the_plain_ones(m, rng, monkeypatch):
-    """At the sizes of ``BORDERED_SIZES`` (m = 128: a 2.2x slower LAPACK Cholesky than at 127 or
-    129) the capacitance matrices are factorised bordered by an identity row and column: the
-    factor is diag(L, 1) exactly (zero border, unit corner) and L, the log-determinants and the
-    quadratic forms equal the plain factorisation's and dense NumPy's to float64 rounding.
-    Tolerance: a backward-stable Cholesky of an m x m matrix with condition number kappa (< 10
-    here) perturbs logdet and x^T K^{-1} x by at most ~ m kappa u relative (u = 1.1e-16:
-    1.4e-13 at m = 128); 1e-10 as for the other Woodbury checks."""
-    from semi_core.sgd import gradstats
-
-    P, d = 3, 2 * m + 5
-    w = rng.normal(size=(P, d, m)) / np.sqrt(d)
-    gram = torch.as_tensor(np.einsum("pdi,pdj->pij", w, w))
-    alphas = (0.4, 0.35)
-    betas = torch.as_tensor(rng.uniform(0.5, 2.0, size=(2, P)))
-    monkeypatch.setattr(gradstats, "BORDERED_SIZES", frozenset({m}))
-    chol_b, logdet_b = woodbury_factors(gram, alphas, betas, d)
-    assert chol_b.shape == (2, P, m + 1, m + 1)
-    assert bool((chol_b[..., m, :m] == 0).all()) and bool((chol_b[..., :m, m] == 0).all())
-    assert bool((chol_b[..., m, m] == 1).all())
-    monkeypatch.setattr(gradstats, "BORDERED_SIZES", frozenset())
-    chol, logdet = woodbury_factors(gram, alphas, betas, d)
-    assert chol.shape == (2, P, m, m)
-    torch.testing.assert_close(chol_b[..., :m, :m], chol, rtol=1e-10, atol=1e-12)
-    torch.testing.assert_close(logdet_b, logdet, rtol=1e-10, atol=0.0)
-    x = rng.normal(size=(P, d))
-    proj = torch.as_tensor(np.einsum("pdi,pd->pi", w, x))
-    xx = torch.as_tensor((x * x).sum(1))
-    for h in range(2):
-        dense = [betas[h, p].item() * np.eye(d) + alphas[h] * w[p] @ w[p].T for p in range(P)]
-        np.testing.assert_allclose(logdet_b[h].numpy(),
-                                   [np.linalg.slogdet(a)[1] for a in dense], rtol=1e-10)
-        exp = [x[p] @ np.linalg.solve(dense[p], x[p]) for p in range(P)]
-        for c in (chol_b, chol):
-            q = woodbury_quad(c[h], proj, xx, alphas[h], betas[h])
-            np.testing.assert_allclose(q.numpy(), exp, rtol=1e-10)
-            q1 = woodbury_quad(c[h][:1], torch.as_tensor(x @ w[0]), xx, alphas[h],
-                               betas[h][:1])
-            np.testing.assert_allclose(q1.numpy(), [v @ np.linalg.solve(dense[0], v)
-                                                    for v in x], rtol=1e-10)
-    with pytest.raises(ValueError, match="bordered"):
-        woodbury_quad(chol_b[0], proj[:, :-1], xx, alphas[0], betas[0])
-
-
-@pytest.mark.parametrize("m", [7, 128])
 def test_factors_through_torchs_lapack_equal_cholesky_ex_bit_for_bit(m, rng, monkeypatch):
     """Where torch's library exports LAPACK's dpotrf, woodbury_factors calls it in place on the
     transposed capacitance matrices (no column-major copy): the same routine on the same
     triangle as torch.linalg.cholesky_ex, so the factors and log-determinants are equal bit for
-    bit (bordered at m = 128 or not); a matrix that is not positive definite is refused."""
+    bit (m = 128: the default reference sample); they match dense NumPy (1e-10 as above); a
+    matrix that is not positive definite is refused."""
     from semi_core.sgd import gradstats
 
     if gradstats._torch_potrf() is None:
@@ -145,14 +101,17 @@ def test_factors_through_torchs_lapack_equal_cholesky_ex_bit_for_bit(m, rng, mon
     w = rng.normal(size=(P, d, m)) / np.sqrt(d)
     gram = torch.as_tensor(np.einsum("pdi,pdj->pij", w, w))
     gram[:, 0, 1] += 1e-9  # not symmetric bit for bit: the upper triangle is the one read
+    alphas = (0.4, 0.35)
     betas = torch.as_tensor(rng.uniform(0.5, 2.0, size=(2, P)))
-    for sizes in (frozenset(), frozenset({m})):
-        monkeypatch.setattr(gradstats, "BORDERED_SIZES", sizes)
-        fast = woodbury_factors(gram, (0.4, 0.35), betas, d)
-        monkeypatch.setattr(gradstats, "_POTRF", False)   # torch.linalg.cholesky_ex
-        slow = woodbury_factors(gram, (0.4, 0.35), betas, d)
-        monkeypatch.undo()
-        assert fast[0].shape == slow[0].shape
-        assert torch.equal(fast[0], slow[0]) and torch.equal(fast[1], slow[1])
+    fast = woodbury_factors(gram, alphas, betas, d)
+    monkeypatch.setattr(gradstats, "_POTRF", False)   # torch.linalg.cholesky_ex
+    slow = woodbury_factors(gram, alphas, betas, d)
+    monkeypatch.undo()
+    assert torch.equal(fast[0], slow[0]) and torch.equal(fast[1], slow[1])
+    assert torch.equal(fast[0], fast[0].tril())
+    for h in range(2):
+        dense = [betas[h, p].item() * np.eye(d) + alphas[h] * w[p] @ w[p].T for p in range(P)]
+        np.testing.assert_allclose(fast[1][h].numpy(),
+                                   [np.linalg.slogdet(a)[1] for a in dense], rtol=1e-10)
     with pytest.raises(ValueError, match="not positive definite"):
         woodbury_factors(gram, (-10.0,), torch.ones(1, P, dtype=torch.float64), d)
