@@ -3,7 +3,7 @@
 An audit over-claims when its eps_LB exceeds the exact eps(delta) of the mechanism that drew the
 scores. At failure probability ``xi`` a valid method over-claims in at most a fraction ``xi`` of
 independent audits; allowed: the upper end of the binomial interval at 1e-3,
-``binom.ppf(1 - 1e-3, audits, xi)`` (for 5,000 audits at xi = .05: 291 of an expected <= 250).
+``binom.ppf(1 - 1e-3, audits, xi)`` (for 5,000 audits at xi = .05: 299 of an expected <= 250).
 
 Families: Gaussian (mu = 1: GDP), null scores (eps = 0: the boundary, where the joint test spends
 its level), Laplace (eps0 = 1: pure DP, not GDP), randomized response (two score values),
