@@ -179,6 +179,9 @@ def _run_study(args, executor) -> Result:
 
     data = {"dataset": "file" if args.data is not None else args.dataset, "data": args.data,
             "label_column": 0 if args.label_column is None else args.label_column}
+    if args.optimizer != "sgd":
+        raise ValueError("--study runs the seed's studies with SGD as the seed ran them; "
+                         "--optimizer adam applies to the single experiment")
     n0 = args.n0 if args.n0 is not None else (60 if args.study == "shift" else 300)
     lines = []
     with shared_executor(executor) as ex:
@@ -259,6 +262,10 @@ def register(subparsers) -> None:
                         "negative counts from the end) or a name from the file's header line")
     p.add_argument("--model", default="logreg", choices=["logreg", "mlp"])
     p.add_argument("--update", default="sgd-new", choices=["sgd-new", "sgd-full"])
+    p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"],
+                   help="optimizer of every training phase (adam: the seed's choice for its "
+                        "transfer-learning data, with Adam's default learning rates 0.01 / "
+                        "0.001 / 0.01 for base / SGD-New / SGD-Full)")
     p.add_argument("--k", type=positive_int, default=1, help="number of updates (1..50)")
     p.add_argument("--n-up", type=positive_int, default=10, help="records per update (>= 2)")
     p.add_argument("--n0", type=positive_int, default=None,
@@ -377,6 +384,7 @@ def handler(args) -> Result:
                        trials=args.trials, n_ref=args.n_ref,
                        shift_alpha=args.shift_alpha, shift=args.shift,
                        shift_pairs=None if args.shift_pairs is None else args.shift_pairs[0][1],
+                       optimizer=args.optimizer,
                        clip=clip if args.sigma_dp > 0 else None, sigma_dp=args.sigma_dp,
                        seed=args.seed)
     if args.sigma_dp > 0:  # refuse unbounded DP-audit work before any training
@@ -389,7 +397,8 @@ def handler(args) -> Result:
         if args.sigma_dp > 0:
             out["dp"] = dp_audit(cfg, delta=args.delta, combiner=args.combiner, executor=ex)
     mi, en = out["mi_accuracy"], out["entry_accuracy"]
-    text = (f"{args.update}, k={args.k}, n_up={args.n_up}, {args.score}/{args.combiner}/"
+    text = (f"{args.update}" + (" (adam)" if args.optimizer == "adam" else "")
+            + f", k={args.k}, n_up={args.n_up}, {args.score}/{args.combiner}/"
             f"{args.threshold}, {args.trials} trials: MI accuracy {mi['mean']:.3f} +- "
             f"{mi['se']:.3f}; entry accuracy {en['mean']:.3f} +- {en['se']:.3f} (random "
             f"{out['entry_baselines']['random']:.3f}); AUC {out['auc']['pooled']:.3f}; "

@@ -10,11 +10,15 @@ import numpy as np
 
 from semi_core._validation import check_int, check_positive
 
-from ..training import UPDATES, TrainConfig
+from ..training import OPTIMIZERS, UPDATES, TrainConfig
 
-__all__ = ["UpdateConfig", "SCORES", "THRESHOLDS", "DATASETS", "MODELS", "SHIFTS",
+__all__ = ["UpdateConfig", "DEFAULT_LR", "SCORES", "THRESHOLDS", "DATASETS", "MODELS", "SHIFTS",
            "check_shift_pairs"]
 
+
+#: Default learning rates (base, SGD-New, SGD-Full) per optimizer: SGD's are tuned for features
+#: in [0, 1] (digits); Adam's keep the seed's ratios (New a tenth of Full, Full = base, §5.1).
+DEFAULT_LR = {"sgd": (0.2, 0.05, 0.2), "adam": (0.01, 0.001, 0.01)}
 
 SCORES = ("loss", "lira")
 THRESHOLDS = ("batch", "transfer", "rank")
@@ -69,6 +73,8 @@ class UpdateConfig:
     Defaults mirror the seed's FMNIST setting scaled to digits: logistic regression, ``n0``
     = 300, SGD-New 10 epochs at a tenth of the base rate... rescaled so that the update moves
     the model (digits features in [0, 1]); SGD-Full fewer epochs on the union at the base rate.
+    ``optimizer="adam"`` trains every phase with Adam (the seed's choice for CIFAR-10 and IMDb);
+    a learning rate left at ``None`` takes its optimizer's default (:data:`DEFAULT_LR`).
     """
 
     dataset: str = "digits"
@@ -81,11 +87,12 @@ class UpdateConfig:
     n_ref: int = 8
     c: float = 1e-3
     base_epochs: int = 30
-    base_lr: float = 0.2
+    base_lr: float | None = None
     new_epochs: int = 10
-    new_lr: float = 0.05
+    new_lr: float | None = None
     full_epochs: int = 3
-    full_lr: float = 0.2
+    full_lr: float | None = None
+    optimizer: str = "sgd"
     batch_size: int = 32
     hidden: int = 64
     shift_alpha: float = 0.0
@@ -98,6 +105,12 @@ class UpdateConfig:
     seed: int = 0
 
     def __post_init__(self):
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
+        for f, v in zip(("base_lr", "new_lr", "full_lr"), DEFAULT_LR[self.optimizer],
+                        strict=True):  # a learning rate left out takes its optimizer's default
+            if getattr(self, f) is None:
+                object.__setattr__(self, f, v)
         if self.dataset not in DATASETS:
             raise ValueError(f"dataset must be one of {DATASETS}, got {self.dataset!r}")
         if (self.dataset == "file") != (self.data is not None):
@@ -141,11 +154,12 @@ class UpdateConfig:
         """:math:`A_{\\mathrm{up}}`: SGD-New or SGD-Full hyper-parameters (+ DP)."""
         if self.update == "sgd-new":
             return TrainConfig(self.new_epochs, self.new_lr, self.batch_size, self.clip,
-                               self.sigma_dp)
+                               self.sigma_dp, self.optimizer)
         return TrainConfig(self.full_epochs, self.full_lr, self.batch_size, self.clip,
-                           self.sigma_dp)
+                           self.sigma_dp, self.optimizer)
 
     @property
     def base_cfg(self) -> TrainConfig:
         """:math:`A_{\\mathrm{train}}` on :math:`D_0` (plain SGD)."""
-        return TrainConfig(self.base_epochs, self.base_lr, self.batch_size)
+        return TrainConfig(self.base_epochs, self.base_lr, self.batch_size,
+                           optimizer=self.optimizer)
