@@ -45,7 +45,9 @@ ScoreDiff + ScoreRatio with the weight ratio (the seed's 7.5x is its FMNIST figu
 ScoreRatio with one shadow run; ``dp-protocol`` -- §5.7 with the seed's protocol, precision at
 the 10 % rule pooled over the models -> Clopper-Pearson epsilon lower bound (98 %) for each of
 ``--sigmas`` (clip ``--clip``, default 0.5), beside the update's epsilon from the seed's RDP
-accounting and from our exact GDP. Example::
+accounting and from our exact GDP; ``small-data`` -- Fig. 9, a model trained from scratch on
+``n`` records (no-update attack) against one updated with ``n`` (update attack), for each of
+``--sizes`` (digits). Example::
 
     semi-core updates --study chen --n-up 10 --trials 30 --n-shadow 30 --json
 """
@@ -105,14 +107,14 @@ def _column(text: str) -> int | str:
 
 
 #: ``--study`` choices: the seed's single-update studies run by this command.
-STUDIES = ("shift", "chen", "dp-protocol")
+STUDIES = ("shift", "chen", "dp-protocol", "small-data")
 
 
 def _check_study_args(args) -> None:
     """--study runs single-update studies with their own grid: refuse the options that would be
     ignored, and the study options without --study."""
     own = {"--alphas": (args.alphas, "shift"), "--n-shadow": (args.n_shadow, "chen"),
-           "--sigmas": (args.sigmas, "dp-protocol")}
+           "--sigmas": (args.sigmas, "dp-protocol"), "--sizes": (args.sizes, "small-data")}
     for flag, (value, study) in own.items():
         if value is not None and args.study != study:
             raise ValueError(f"{flag} applies only to --study {study}")
@@ -149,6 +151,14 @@ def _check_study_args(args) -> None:
                          f"{'it' if len(bad) == 1 else 'them'} out")
     if args.clip is not None and args.study != "dp-protocol":
         raise ValueError("--clip applies to --sigma-dp or --study dp-protocol")
+    if args.study == "small-data" and (args.n_up != 10 or args.n0 is not None):
+        raise ValueError("--study small-data sets the sizes with --sizes (the updated models "
+                         "keep n0 = 300): leave --n-up and --n0 out")
+    if args.study == "small-data" and args.data is not None:
+        raise ValueError("--study small-data runs on the bundled digits; --data-file applies "
+                         "to the other studies")
+    if args.sizes is not None and min(args.sizes) < 2:
+        raise ValueError(f"--sizes must be >= 2, got {args.sizes}")
     if args.n_shadow is not None and not (2 <= args.n_shadow <= 1000):
         raise ValueError(f"--n-shadow must be in 2..1000, got {args.n_shadow}")
     if args.alphas is not None and any(a == 0.0 for a in args.alphas):
@@ -175,7 +185,12 @@ def _run_study(args, executor) -> Result:
         from semi_core.attacks.updates.chen import chen_comparison
         from semi_core.attacks.updates.dp import dp_protocol_sweep
         from semi_core.attacks.updates.experiment import shared_executor
-        from semi_core.attacks.updates.studies import SEED_NUMBERS, SHIFT_KINDS, shift_tables
+        from semi_core.attacks.updates.studies import (
+            SEED_NUMBERS,
+            SHIFT_KINDS,
+            shift_tables,
+            small_dataset_curve,
+        )
 
     data = {"dataset": "file" if args.data is not None else args.dataset, "data": args.data,
             "label_column": 0 if args.label_column is None else args.label_column}
@@ -217,6 +232,14 @@ def _run_study(args, executor) -> Result:
             lines.append("improved Chen: our features weigh "
                          + ("-" if w["ratio"] is None else f"{w['ratio']:.2f}x")
                          + " one SortedDiff feature (the seed's 7.5x is its FMNIST figure)")
+        elif args.study == "small-data":
+            out = small_dataset_curve(tuple(args.sizes or (10, 20, 40, 80)),
+                                      updates=(args.update,), trials=args.trials,
+                                      seed=args.seed, progress=reporter_from_args(args))
+            for r in out["rows"]:
+                lines.append(f"n={r['n']}: trained on n records, no-update attack "
+                             f"{r['standalone_loss']['mean']:.3f}; updated with n records, "
+                             f"update attack {r[args.update]['accuracy']['mean']:.3f}")
         else:
             cfg = UpdateConfig(update=args.update, n_up=args.n_up, n0=n0, trials=args.trials,
                                seed=args.seed, clip=0.5 if args.clip is None else args.clip,
@@ -323,6 +346,8 @@ def register(subparsers) -> None:
     p.add_argument("--n-shadow", type=positive_int, default=None,
                    help="--study chen: shadow runs for Chen et al.'s attack model (2..1000, "
                         "default 30)")
+    p.add_argument("--sizes", type=positive_int, nargs="+", default=None,
+                   help="--study small-data: data set / update sizes (default 10 20 40 80)")
     p.add_argument("--sigmas", type=float, nargs="+", default=None,
                    help="--study dp-protocol: DP-SGD noise multipliers of the update (default "
                         "2 4 8 16 32 64 128; clip --clip, default 0.5)")

@@ -60,9 +60,9 @@ def test_report_section_quick(tmp_path):
     sec = build(ReportContext(out_dir=tmp_path, quick=True))
     assert "Table 2 analogue" in sec.markdown and "Heuristics vs the optimal" in sec.markdown
     assert set(sec.data) >= {"table2", "q1", "q2", "gap", "multi", "seed_numbers", "shift",
-                             "chen", "dp_protocol"}
+                             "chen", "dp_protocol", "small_data"}
     for block in ("Tables 4 / 5 / 10 analogue", "Q7 / Fig. 7 analogue", "§5.7 / Fig. 6 analogue",
-                  "Fig. 12 / Fig. 11 analogue", "one-sided paired t-test"):
+                  "Fig. 12 / Fig. 11 analogue", "Fig. 9 analogue", "one-sided paired t-test"):
         assert block in sec.markdown
     for f in sec.figures:
         assert (tmp_path / f).is_file()

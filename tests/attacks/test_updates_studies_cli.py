@@ -172,3 +172,29 @@ def test_shift_pairs_are_validated(pairs, msg):
 def test_cli_shift_pairs_errors(capsys, argv, msg):
     code, out = _run(capsys, *argv)
     assert code == 2 and msg in out["error"]
+
+
+def test_small_dataset_curve_and_its_block():
+    from semi_core.attacks.updates.studies import small_dataset_curve
+    from semi_core.report.updates_section import _small_md
+
+    res = small_dataset_curve((6,), updates=("sgd-new",), trials=2, seed=1)
+    row = res["rows"][0]
+    assert row["n"] == 6 and row["standalone_loss"]["n"] == 2
+    assert 0 <= row["standalone_loss"]["mean"] <= 1 and 0 <= row["sgd-new"]["accuracy"]["mean"] <= 1
+    again = small_dataset_curve((6,), updates=("sgd-new",), trials=2, seed=1)
+    assert again["rows"][0]["standalone_loss"] == row["standalone_loss"]
+    md = _small_md(res)
+    assert "| 6 |" in md and "updated with n (sgd-new)" in md
+    with pytest.raises(ValueError, match="sizes must be integers >= 2"):
+        small_dataset_curve((1,))
+
+
+@pytest.mark.parametrize("argv, msg", [
+    (["--sizes", "10"], "--sizes applies only to --study small-data"),
+    (["--study", "small-data", "--n-up", "5"], "leave --n-up and --n0 out"),
+    (["--study", "small-data", "--sizes", "1"], "--sizes must be >= 2"),
+])
+def test_cli_small_data_errors(capsys, argv, msg):
+    code, out = _run(capsys, *argv)
+    assert code == 2 and msg in out["error"]

@@ -8,6 +8,7 @@ Used by the report section (:mod:`semi_core.report.updates_section`) and by
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 from scipy import stats
@@ -23,7 +24,7 @@ from .experiment import (
 )
 
 __all__ = ["SEED_NUMBERS", "table2", "q1_curve", "q2_curve", "precision_tables",
-           "improvement_test", "shift_tables", "SHIFT_KINDS"]
+           "improvement_test", "shift_tables", "SHIFT_KINDS", "small_dataset_curve"]
 
 #: The shifts of Tables 4 / 5 (and 10): subpopulation Hard / Easy pairs, covariate Hard / Easy.
 SHIFT_KINDS = ("subpop-hard", "subpop-easy", "covariate-hard", "covariate-easy")
@@ -398,3 +399,81 @@ def shift_tables(*, updates=("sgd-new", "sgd-full"), shifts=SHIFT_KINDS, alphas=
     for sh, prs in named.items():
         pairs[sh] = {"sources": [a for a, _ in prs], "targets": [b for _, b in prs]}
     return {"trials": trials, "n0": n0, "n_up": n_up, "rows": rows, "pairs": pairs}
+
+
+def small_dataset_curve(sizes=(10, 20, 40, 80), *, updates=("sgd-new", "sgd-full"),
+                        trials: int = 20, seed: int = 0, progress=None) -> dict:
+    r"""Fig. 9 (App. C): a model trained from scratch on ``n`` records, attacked without
+    updates, against a model *updated* with ``n`` records, attacked with the update attack.
+
+    Standalone: :math:`A_{\mathrm{train}}` (the base procedure) on ``n`` records of the learner's
+    pool; candidates: those ``n`` and ``n`` other records; the no-update attack calls the half
+    with the lowest loss IN (the Batch median rule; the seed uses LiRA here). Updated: the
+    experiment with ``n_up = n`` (best of ScoreDiff / ScoreRatio, loss score, Batch). Accuracy
+    mean +- SE over trials.
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        Data set / update sizes ``n`` (>= 2).
+    updates : sequence of {"sgd-new", "sgd-full"}
+        Update rules of the updated models.
+    trials : int
+        Trials per size.
+    seed : int
+        Root seed.
+    progress : callable, optional
+        ``progress(message)``.
+
+    Returns
+    -------
+    dict
+        ``rows``: per size the standalone accuracy and the update attack's per update rule.
+    """
+    import torch
+
+    from semi_core._rng import as_seed_sequence, child_seed
+    from semi_core.sgd.models import build_model
+    from semi_core.stats.update_combination import batch_threshold, decision_metrics
+
+    from .experiment import check_training_work
+    from .experiment.data import _pools
+    from .experiment.metrics import _mean_se
+    from .training import train_replicas
+
+    sizes = [int(n) for n in sizes]
+    if not sizes or min(sizes) < 2:
+        raise ValueError(f"sizes must be integers >= 2, got {sizes}")
+    base = UpdateConfig(trials=trials, seed=seed)
+    check_training_work(replace(base, n0=max(10, *sizes)), trials * len(sizes),
+                        "Fig. 9: training the standalone models")
+    root = as_seed_sequence(seed)
+    x_all, y_all, _, pools = _pools(base, np.random.default_rng(child_seed(root, 0)))
+    n_classes = int(y_all.max()) + 1
+    fm, theta_init, _ = build_model(base.model, x_all[:32], y_all[:32], n_classes,
+                                    seed_seq=child_seed(root, 3), epochs=0, hidden=base.hidden)
+    rows = []
+    for j, n in enumerate(sizes):
+        if 2 * n > len(pools["learner"]):
+            raise ValueError(f"size {n} needs {2 * n} records, the learner's pool has "
+                             f"{len(pools['learner'])}")
+        rngs = [np.random.default_rng(child_seed(root, 1000 + 97 * j + r)) for r in range(trials)]
+        idx = np.stack([g.choice(pools["learner"], size=2 * n, replace=False) for g in rngs])
+        xt = torch.as_tensor(x_all[idx], dtype=torch.float64)
+        yt = torch.as_tensor(y_all[idx], dtype=torch.long)
+        thetas = train_replicas(fm, theta_init.expand(trials, -1).clone(), xt[:, :n], yt[:, :n],
+                                base.base_cfg, rngs)
+        with torch.no_grad():
+            loss = np.stack([fm.losses(thetas[r], xt[r], yt[r]).numpy() for r in range(trials)])
+        member = np.r_[np.ones(n, bool), np.zeros(n, bool)]
+        acc = [decision_metrics(-loss[r, member], -loss[r, ~member],
+                                batch_threshold(-loss[r], 0.5))["accuracy"]
+               for r in range(trials)]
+        row = {"n": n, "standalone_loss": _mean_se(acc)}
+        for upd in updates:
+            run = run_experiment(UpdateConfig(update=upd, n_up=n, trials=trials, seed=seed),
+                                 progress=progress)
+            comb, sm = _best(run)
+            row[upd] = {"accuracy": sm["mi_accuracy"], "combiner": comb}
+        rows.append(row)
+    return {"trials": trials, "n0_updated": base.n0, "rows": rows}
