@@ -119,7 +119,7 @@ def _split_line(name: str, row: dict) -> str:
 
 
 def _factor_forms(points: int, m: int, repeat: int = 5) -> dict:
-    """CPU seconds of the two capacitance factorisations of ``points`` points (blocks of 32,
+    """CPU seconds of the two capacitance factorisations of ``points`` points (blocks of 16,
     as the scorer runs them) in the current form and in the form before
     (``torch.linalg.cholesky_ex``), alternated on one torch thread; medians of ``repeat``."""
     import numpy as np
@@ -128,9 +128,9 @@ def _factor_forms(points: int, m: int, repeat: int = 5) -> dict:
     from semi_core.integrations.opacus._common import _torch_threads
     from semi_core.sgd import gradstats
 
-    g = torch.as_tensor(np.random.default_rng(0).normal(size=(32, m, 2 * m)))
+    g = torch.as_tensor(np.random.default_rng(0).normal(size=(16, m, 2 * m)))
     gram = g @ g.transpose(-1, -2) / (2 * m)
-    betas = torch.full((2, 32), 0.05, dtype=gram.dtype)
+    betas = torch.full((2, 16), 0.05, dtype=gram.dtype)
     forms = {"current": gradstats._torch_potrf(), "before": False}
     times: dict = {k: [] for k in forms}
     saved = gradstats._POTRF
@@ -140,8 +140,8 @@ def _factor_forms(points: int, m: int, repeat: int = 5) -> dict:
                 for name, potrf in forms.items():
                     gradstats._POTRF = potrf
                     t0 = time.process_time()
-                    for lo in range(0, points, 32):
-                        p = min(32, points - lo)
+                    for lo in range(0, points, 16):
+                        p = min(16, points - lo)
                         gradstats.woodbury_factors(gram[:p], (1.0, 0.98), betas[:, :p], 650)
                     times[name].append(time.process_time() - t0)
     finally:

@@ -28,7 +28,7 @@ TIMING_DEFAULTS = {"rounds": 1000, "max_grad_norm": 1.0, "batch_size": 64, "step
                    "tau": 5, "runs_per_chunk": 128}
 
 
-def _factorisation_seconds(points: int, m: int, clock, block: int = 32) -> float:
+def _factorisation_seconds(points: int, m: int, clock, block: int = 16) -> float:
     """Seconds of the two ``m x m`` capacitance factorisations of ``points`` parameter points
     (:func:`semi_core.sgd.gradstats.woodbury_factors`, in blocks of ``block`` points as the
     scorer runs them) on a fixed well-conditioned Gram matrix: the part of SeMI-SGD/SeMI-max
