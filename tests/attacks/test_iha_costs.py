@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch")
 from semi_core.attacks._budget import attack_budget, model_shape  # noqa: E402
 from semi_core.attacks.whitebox.costs import (  # noqa: E402
     PAPER_SETTINGS,
+    _reference_shape,
     fit_power_law,
     measure_ihvp,
     measure_in_subprocess,
@@ -174,3 +175,13 @@ def test_paper_size_purchase_point():
     if ex.get("peak_reset"):
         assert ex["method_rss_bytes"] >= 0.95 * 8 * 22_532**2
         assert cg["method_rss_bytes"] < 0.05 * 8 * 22_532**2
+
+
+def test_panel_reference_never_allocates_d_by_d():
+    """At the seed's 4-layer MLP the floor product must not hold a d x d matrix (it did:
+    1.9 TB requested)."""
+    d = mlp_parameters(600, (512, 256, 128, 64), 100)
+    k, m = _reference_shape(d, "panel")
+    assert 8 * d * k < 20e9 and m == 64
+    assert _reference_shape(1000, "panel") == (1000, 64)
+    assert _reference_shape(1000, "square") == (1000, 1000)
