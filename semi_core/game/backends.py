@@ -41,6 +41,7 @@ from semi_core._validation import check_int, check_positive
 
 __all__ = ["Executor", "Interrupted", "run_tasks", "run_local", "run_dask", "cluster_start_cpu",
            "plan_batch", "CLUSTER_START_CPU_S", "WORKER_START_CPU_S", "CLUSTER_CPU_OVERHEAD",
+           "CLUSTER_RUN_CPU_FRACTION",
            "DASK_TASK_CPU_S", "SMALL_JOBS",
            "DEFAULT_CONNECT_TIMEOUT", "DEFAULT_WORKER_TIMEOUT"]
 
@@ -59,6 +60,10 @@ DEFAULT_WORKER_TIMEOUT = 60.0
 #: (all processes' CPU, ``benchmarks/bench_engine.py``): about 1.3 + 1.9 w s.
 CLUSTER_START_CPU_S = 1.3
 WORKER_START_CPU_S = 1.9
+#: CPU the cluster's own processes (scheduler, nannies, workers: heartbeats, event loops) spend
+#: per second of the job's CPU while it runs, on top of the job: about 0.05 (a 2-worker
+#: cluster ran a 30 s job with 0.06-0.1 CPU s per wall s beyond the start and the work).
+CLUSTER_RUN_CPU_FRACTION = 0.05
 #: Most CPU a cluster may add to a job, as a fraction of the job's in-process CPU: a job whose
 #: pilot estimate is below ``start cost / CLUSTER_CPU_OVERHEAD`` runs in-process.
 CLUSTER_CPU_OVERHEAD = 0.2
@@ -719,9 +724,10 @@ def run_tasks(fn: Callable, tasks: Sequence, *, threads: int = 1, workers: int |
 
     .. math::
 
-        O \le \rho\, t\, S
+        O \le (\rho - \kappa)\, t\, S
 
-    (:math:`O` from :func:`cluster_start_cpu`, :math:`\rho` = :data:`CLUSTER_CPU_OVERHEAD`),
+    (:math:`O` from :func:`cluster_start_cpu`, :math:`\rho` = :data:`CLUSTER_CPU_OVERHEAD`,
+    :math:`\kappa` = :data:`CLUSTER_RUN_CPU_FRACTION` the cluster's own CPU while it runs),
     so a cluster never adds more than that fraction to a job's CPU; otherwise it runs
     in-process and ``report["note"]`` says why. On Dask, consecutive tasks go together
     (:func:`plan_batch`). Every task is the same call whatever runs it: the results do not
@@ -801,6 +807,7 @@ def _run_piloted(fn, tasks, ex: Executor, sizes, reduce, init, progress, desc, i
     rate = math.inf  # pilot CPU per unit of size
     k = 0
     left_cpu = 0.0
+    pays = False
     with _bar(sum(sizes[:2]), progress, desc) as bar:
         try:
             while k < n:
@@ -813,6 +820,7 @@ def _run_piloted(fn, tasks, ex: Executor, sizes, reduce, init, progress, desc, i
                 rate = min(rate, cpu / max(sizes[k], 1))
                 k += 1
                 left_cpu = rate * sum(sizes[k:])
+                pays = overhead <= (CLUSTER_CPU_OVERHEAD - CLUSTER_RUN_CPU_FRACTION) * left_cpu
                 # a second pilot task times a warm call (the first may load compiled code)
                 if k >= 2 or n - k < 2:
                     break
@@ -824,7 +832,7 @@ def _run_piloted(fn, tasks, ex: Executor, sizes, reduce, init, progress, desc, i
     def shifted(a, i, res):
         return reduce(a, k + i, res)
 
-    if k < n and overhead <= CLUSTER_CPU_OVERHEAD * left_cpu:
+    if k < n and pays:
         n_workers = max(1, ex.workers or 2)
         batch = plan_batch(left_cpu / max(len(rest), 1), len(rest), n_workers)
         info["tasks_per_dask_task"] = batch
@@ -833,7 +841,8 @@ def _run_piloted(fn, tasks, ex: Executor, sizes, reduce, init, progress, desc, i
     if k < n or n:
         why = ("one task: nothing to spread over workers" if n == 1 else
                f"the pilot ({k} of {n} tasks, {rate * sum(sizes):.3g} s CPU estimated for the "
-               f"job) is below {overhead / CLUSTER_CPU_OVERHEAD:.3g} s, where starting "
+               f"job) is below {overhead / (CLUSTER_CPU_OVERHEAD - CLUSTER_RUN_CPU_FRACTION):.3g}"
+               f" s, where starting "
                f"{ex.name} (about {overhead:.2g} s CPU) would add more than "
                f"{CLUSTER_CPU_OVERHEAD:.0%} to its CPU")
         info.update(backend=f"threads:{ex.threads}", note=f"ran in-process instead of {ex.name}: {why}; "

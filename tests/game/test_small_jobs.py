@@ -130,3 +130,33 @@ def test_pilot_then_real_cluster_identical(dask_client, monkeypatch):
     for k in a.stats:
         np.testing.assert_array_equal(a.stats[k], b.stats[k])
     np.testing.assert_array_equal(a.tau, b.tau)
+
+
+@pytest.mark.parametrize("twin", [False, True])
+def test_chunk_written_into_result_views_equals_fresh_buffers(twin):
+    """``play_chunk(out=...)`` (the local path of ``simulate``: chunks write into column slices
+    of the run's arrays) gives the same bits as the chunk's own buffers, compiled and twin."""
+    from semi_core._rng import as_seed_sequence, child_seed
+    from semi_core.game.engine import build_params, play_chunk
+
+    for d, mode in ((1, "sufficient"), (1, "exact"), (3, "exact")):
+        params = build_params(EmpiricalMean.isotropic(10, 4, distance=2.0, d=d), mode=mode,
+                              tau="uniform")
+        ss = child_seed(as_seed_sequence(5), 1)
+        m, t, s = play_chunk(params, ss, 300, twin=twin)
+        big = (np.zeros(1000, dtype=bool), np.zeros(1000, dtype=np.int64), np.zeros((4, 1000)))
+        play_chunk(params, ss, 300, twin=twin,
+                   out=(big[0][200:500], big[1][200:500], big[2][:, 200:500]))
+        np.testing.assert_array_equal(big[0][200:500], m)
+        np.testing.assert_array_equal(big[1][200:500], t)
+        np.testing.assert_array_equal(big[2][:, 200:500], s)
+        assert not big[2][:, :200].any() and not big[2][:, 500:].any()
+
+
+def test_threads_write_in_place_identical_to_one_thread():
+    mech = EmpiricalMean.isotropic(10, 5, distance=3.0)
+    a = simulate(mech, 5000, 9, chunk_size=700)
+    b = simulate(mech, 5000, 9, chunk_size=700, executor=2)
+    for k in a.stats:
+        np.testing.assert_array_equal(a.stats[k], b.stats[k])
+    np.testing.assert_array_equal(a.tau, b.tau)
