@@ -13,8 +13,6 @@ ground-truth epsilon(delta) of the mechanism.
 from __future__ import annotations
 
 from semi_core import _params
-from semi_core.audit.bounds import DEFAULT_METHOD
-from semi_core.audit.games import DEFAULT_AUDIT_TESTS
 from semi_core.cli._common import Result
 from semi_core.cli._options import (
     add_delta,
@@ -76,11 +74,18 @@ def register(subparsers) -> None:
 
 def run_table(*, n=10, T=10, tau=1, clip=1.0, data_mean=-1.0, data_std=0.1, target=None,
               noise=None, mu_levels=(1.0, 2.0, 4.0), rounds=4000, delta=1e-5, failure_prob=0.05,
-              method=DEFAULT_METHOD, seed=0, tests=DEFAULT_AUDIT_TESTS,
+              method=None, seed=0, tests=None,
               progress=None, executor=None) -> list:
     """One row per noise level: :func:`semi_core.audit.games.noisy_mean_audit_table` after
-    checking every argument and the memory of the games up front."""
+    checking every argument and the memory of the games up front (``method``/``tests``:
+    ``None`` for the library's defaults, imported here: ``audit-game --help`` stays light)."""
     import numpy as np
+
+    from semi_core.audit.bounds import DEFAULT_METHOD
+    from semi_core.audit.games import DEFAULT_AUDIT_TESTS
+
+    method = DEFAULT_METHOD if method is None else method
+    tests = DEFAULT_AUDIT_TESTS if tests is None else tests
 
     from semi_core._validation import (
         check_batch_size,

@@ -190,3 +190,16 @@ def test_audit_opacus_bug_names_are_the_zoo():
     from semi_core.sgd.bugs import BUGS
 
     assert BUG_NAMES == tuple(BUGS)
+
+
+def test_audit_game_help_imports_no_game_runner():
+    """``audit-game --help`` reads no default from the game auditor at import: the auditor and
+    the game runner (``semi_core.audit.games``, ``semi_core.game.play``) load only when the
+    command runs."""
+    res = _child(r"""
+rc, out, err = run(["audit-game", "--help"])
+print(json.dumps({"rc": rc, "loaded": sorted(m for m in sys.modules
+                  if m in ("semi_core.audit.games", "semi_core.game.play"))}))
+""")
+    assert res["rc"] == 0
+    assert res["loaded"] == [], f"audit-game --help imported {res['loaded']}"
