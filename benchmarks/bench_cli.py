@@ -39,6 +39,16 @@ LINES: list[tuple[str, str]] = [
     ("semi-core epsilon --gdp-mu 1", _CLI.format(argv=["epsilon", "--gdp-mu", "1", "--delta",
                                                          "1e-5", "--json"])),
     ("semi-core power --T 10", _CLI.format(argv=["power", "--T", "10", "--json"])),
+    # the other torch-free commands (small work: start-up and imports dominate)
+    ("semi-core audit-game --help", _CLI.format(argv=["audit-game", "--help"])),
+    ("semi-core audit-game --rounds 200", _CLI.format(argv=["audit-game", "--rounds", "200",
+                                                             "--json"])),
+    ("semi-core simulate --rounds 2000", _CLI.format(argv=["simulate", "--rounds", "2000",
+                                                            "--json"])),
+    ("semi-core seq-audit --max-obs 100", _CLI.format(argv=["seq-audit", "--epsilon", "0.01",
+                                                             "--max-obs", "100", "--json"])),
+    ("semi-core leakage --d 100 --n 50", _CLI.format(argv=["leakage", "--d", "100", "--n", "50",
+                                                            "--json"])),
 ]
 
 
