@@ -385,7 +385,8 @@ def markdown_resources(study: dict) -> str:
                    f"{r['cpu_s']:.2f} | {r['method_rss_bytes'] / mb:.0f} | "
                    f"{r['reference_s']:.3g} | {r['ratio_wall_over_reference']:.1f} |")
     out += ["", "Reference: one dense float64 product of the same d timed in the same process "
-                "((d x d)(d x d) in the sweep, (d x d)(d x 64) at the larger points).", "",
+                "((d x d)(d x d) in the sweep, (d x min(d, 4096))(min(d, 4096) x 64) at the larger "
+                "points).", "",
             "| fitted law (c d^p, least squares in log-log) | p | se(p) | r^2 | points |",
             "|---|---|---|---|---|"]
     for name, f in study["fits"].items():
