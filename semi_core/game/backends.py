@@ -157,6 +157,10 @@ class Executor:
                                            or not self.scheduler.strip()):
             raise TypeError(f"scheduler must be a non-empty address string, got "
                             f"{self.scheduler!r}")
+        if self.scheduler is not None:
+            # a malformed address is refused from the arguments alone, also for a job small
+            # enough to run in-process (which never connects)
+            _scheduler_address(self.scheduler)
         for name in ("connect_timeout", "worker_timeout"):
             v = getattr(self, name)
             if isinstance(v, bool) or not (isinstance(v, int | float) and math.isfinite(v)
@@ -348,15 +352,13 @@ def run_local(fn: Callable, tasks: Sequence, *, threads: int = 1, progress: bool
     return [done[i] for i in range(len(tasks))] if reduce is None else acc
 
 
-def _connect(scheduler: str, timeout: float, worker_timeout: float = DEFAULT_WORKER_TIMEOUT):
-    """A ``distributed.Client`` to ``scheduler`` that has at least one worker, or a clear error
-    within ``timeout`` s (connecting) plus ``worker_timeout`` s (waiting for a worker)."""
-    # lazy: dask is a heavy import, loaded only when this runs
-    from distributed import Client
-
+def _scheduler_address(scheduler: str) -> tuple[str, str, str | None, int | None]:
+    """``(address, scheme, host, port)`` of a scheduler address (``tcp://`` when none is given);
+    a TCP or TLS address without a host or a port is a ``ValueError``."""
     if "://" not in scheduler:
         scheduler = "tcp://" + scheduler
     parts = urlsplit(scheduler)
+    host = port = None
     if parts.scheme in ("tcp", "tls"):
         try:
             host, port = parts.hostname, parts.port
@@ -365,8 +367,18 @@ def _connect(scheduler: str, timeout: float, worker_timeout: float = DEFAULT_WOR
         if not host or port is None:
             raise ValueError(f"scheduler must be an address like tcp://host:8786, got "
                              f"{scheduler!r}")
-        if parts.scheme == "tcp":  # (a TLS server waits for the client to speak first)
-            _probe_greeting(scheduler, host, port, timeout)
+    return scheduler, parts.scheme, host, port
+
+
+def _connect(scheduler: str, timeout: float, worker_timeout: float = DEFAULT_WORKER_TIMEOUT):
+    """A ``distributed.Client`` to ``scheduler`` that has at least one worker, or a clear error
+    within ``timeout`` s (connecting) plus ``worker_timeout`` s (waiting for a worker)."""
+    # lazy: dask is a heavy import, loaded only when this runs
+    from distributed import Client
+
+    scheduler, scheme, host, port = _scheduler_address(scheduler)
+    if scheme == "tcp":  # (a TLS server waits for the client to speak first)
+        _probe_greeting(scheduler, host, port, timeout)
     box: dict = {}
 
     def make():

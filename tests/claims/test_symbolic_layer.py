@@ -16,10 +16,12 @@ ROOT = Path(__file__).resolve().parents[2]
 CLAIMS_DIR = ROOT / "semi_core" / "claims"
 
 #: Claim modules that still call ``sympy.lambdify`` directly on forms without Phi/Phinv (plain
-#: NumPy arithmetic: both give the same function); every other module goes through
-#: ``semi_core.claims._core.lambdify`` (the symbolic layer's ``numeric_lambdify``).
+#: NumPy arithmetic: both give the same function; ``appendix_c.py`` evaluates Lemma C.8's
+#: polynomial remainders with mpmath at 50 digits, which the NumPy layer cannot); every other
+#: module goes through ``semi_core.claims._core.lambdify`` (the symbolic layer's
+#: ``numeric_lambdify``).
 OWN_LAMBDIFY = {"semi_sequential_mi/qualitative.py", "sequential_dp_auditing/algorithms.py",
-                "sequential_dp_auditing/system.py"}
+                "sequential_dp_auditing/system.py", "per_datum_leakage/appendix_c.py"}
 
 
 def test_claims_use_the_symbolic_layer():

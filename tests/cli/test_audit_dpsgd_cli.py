@@ -48,7 +48,8 @@ def test_cli_passes_the_executor_and_chunk_size_to_the_audit(monkeypatch):
                    "--chunk-size", "4"])
     with pytest.raises(Stop):
         args.func(args)
-    assert seen["executor"] == Executor(threads=2) and seen["chunk_size"] == 4
+    assert seen["executor"] == Executor(threads=2, small_jobs="in-process")
+    assert seen["chunk_size"] == 4
 
 
 @pytest.mark.parametrize("argv, match", [

@@ -88,16 +88,21 @@ def _cases():
     cases.append(("invalid", [*b, "--scheduler", "tcp://127.0.0.1:1", "--workers", "2"], None))
     cases.append(("reinterpret", [*b, "--dim", "5", "--cov", "{cov3}"], None))
     cases.append(("reinterpret", [*b, "--T", "2", "--tau", "5"], None))
-    cases.append(("remote", [*b, "--scheduler", "tcp://127.0.0.1:1"],
+    # a job this small runs in-process by default and never connects: --small-jobs cluster
+    # makes it connect, so the connection's failures are the ones reported
+    c = [*b, "--small-jobs", "cluster"]
+    cases.append(("remote", [*c, "--scheduler", "tcp://127.0.0.1:1"],
                   {"connection", "timeout"}))
-    cases.append(("remote", [*b, "--scheduler", ""], None))
-    cases.append(("remote", [*b, "--scheduler", "tcp://:80"], None))
-    cases.append(("remote", [*b, "--scheduler", "tcp://host-without-port"], None))
-    cases.append(("remote", [*b, "--scheduler", "{silent}", "--connect-timeout", "0.5"],
+    # a malformed address is refused from the arguments, whatever the job's size
+    for sj in ([], ["--small-jobs", "cluster"]):
+        cases.append(("remote", [*b, *sj, "--scheduler", ""], None))
+        cases.append(("remote", [*b, *sj, "--scheduler", "tcp://:80"], None))
+        cases.append(("remote", [*b, *sj, "--scheduler", "tcp://host-without-port"], None))
+    cases.append(("remote", [*c, "--scheduler", "{silent}", "--connect-timeout", "0.5"],
                   {"timeout"}))
-    cases.append(("remote", [*b, "--scheduler", "{junk}", "--connect-timeout", "2"],
+    cases.append(("remote", [*c, "--scheduler", "{junk}", "--connect-timeout", "2"],
                   {"connection"}))
-    cases.append(("remote", [*b, "--scheduler", "{junk}"], {"connection"}))
+    cases.append(("remote", [*c, "--scheduler", "{junk}"], {"connection"}))
 
     # -- audit -------------------------------------------------------------------------------
     b = ["audit", "--scores", "{csv}"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from .._core import Claim, Outcome, mc_outcome
+from .._core import Claim, Outcome, lambdify, mc_outcome
 
 SEED = "sequential_dp_auditing"
 
@@ -130,7 +130,7 @@ def _check_beta_domain(forms, ctx):
     in [0, beta_max]; SymPy: (2 + tau)/(4 + 2 tau) - beta_max simplifies to 0 (and at 20 points
     of tau in [0, sqrt 2])."""
     diff = sp.simplify((2 + tau_) / (4 + 2 * tau_) - forms["beta_max"])
-    f = sp.lambdify(tau_, diff, "numpy")
+    f = lambdify(diff, [tau_])
     pts = np.linspace(0, np.sqrt(2), 20)
     worst = float(np.max(np.abs(f(pts) + 0 * pts)))
     if diff != 0 or worst > 1e-12:
