@@ -224,7 +224,7 @@ def group_accuracy(run: UpdateRun, by: str, *, score: str = "loss", combiner: st
 
     .. math::
 
-       \mathrm{acc}_g = 	frac12ig(\mathrm{TPR}_g + 1 - \mathrm{FPR}_gig),
+       \mathrm{acc}_g = \tfrac12\big(\mathrm{TPR}_g + 1 - \mathrm{FPR}_g\big),
 
     the threshold being the one of the whole trial (the attacker does not know the groups).
     ``by``: ``"class"`` (the candidate's label: Fig. 12's per-class accuracy), ``"source"``
