@@ -264,6 +264,21 @@ def _windowed(submit: Callable, wait_one: Callable, n: int, window: int) -> Iter
             yield pending.pop(fut), res
 
 
+class _Fold:
+    """Task results by index (``reduce`` None), or a running reduction with ``None`` kept per
+    task index; called as ``fold(i, result)`` by every runner."""
+
+    def __init__(self, reduce: Callable | None, init):
+        self.reduce, self.acc, self.done = reduce, init, {}
+
+    def __call__(self, i: int, res) -> None:
+        if self.reduce is None:
+            self.done[i] = res
+        else:
+            self.acc = self.reduce(self.acc, i, res)
+            self.done[i] = None
+
+
 def run_local(fn: Callable, tasks: Sequence, *, threads: int = 1, progress: bool = False,
               sizes: Sequence[int] | None = None, reduce: Callable | None = None, init=None,
               desc: str = "simulate"):
@@ -299,16 +314,7 @@ def run_local(fn: Callable, tasks: Sequence, *, threads: int = 1, progress: bool
     """
     threads = check_int(threads, "threads", minimum=1)
     sizes = list(sizes) if sizes is not None else [1] * len(tasks)
-    done: dict = {}
-    acc = init
-
-    def fold(i, res):
-        nonlocal acc
-        if reduce is None:
-            done[i] = res
-        else:
-            acc = reduce(acc, i, res)
-            done[i] = None
+    fold = _Fold(reduce, init)
 
     with _bar(sum(sizes), progress, desc) as bar:
         try:
@@ -340,16 +346,16 @@ def run_local(fn: Callable, tasks: Sequence, *, threads: int = 1, progress: bool
                     # cancel what has not started, let running tasks finish, keep their results
                     pool.shutdown(wait=True, cancel_futures=True)
                     for i, fut in started.items():
-                        if i not in done and fut.done() and not fut.cancelled() \
+                        if i not in fold.done and fut.done() and not fut.cancelled() \
                                 and fut.exception() is None:
                             fold(i, fut.result())
                     raise
                 finally:
                     pool.shutdown(wait=True, cancel_futures=True)
         except KeyboardInterrupt:
-            raise Interrupted(done if reduce is None else {i: None for i in done}, acc,
-                              len(tasks), sizes) from None
-    return [done[i] for i in range(len(tasks))] if reduce is None else acc
+            raise Interrupted(fold.done if reduce is None else {i: None for i in fold.done},
+                              fold.acc, len(tasks), sizes) from None
+    return [fold.done[i] for i in range(len(tasks))] if reduce is None else fold.acc
 
 
 def _scheduler_address(scheduler: str) -> tuple[str, str, str | None, int | None]:
@@ -805,16 +811,7 @@ def _run_piloted(fn, tasks, ex: Executor, sizes, reduce, init, progress, desc, i
     sizes = list(sizes) if sizes is not None else [1] * n
     overhead = cluster_start_cpu(ex.workers if ex.scheduler is None and ex.client is None
                                  else None)
-    done: dict = {}
-    acc = init
-
-    def fold(i, res):
-        nonlocal acc
-        if reduce is None:
-            done[i] = res
-        else:
-            acc = reduce(acc, i, res)
-            done[i] = None
+    fold = _Fold(reduce, init)
 
     rate = math.inf  # pilot CPU per unit of size
     k = 0
@@ -837,7 +834,7 @@ def _run_piloted(fn, tasks, ex: Executor, sizes, reduce, init, progress, desc, i
                 if k >= 2 or n - k < 2:
                     break
         except KeyboardInterrupt:
-            raise Interrupted(done, acc, n, sizes) from None
+            raise Interrupted(fold.done, fold.acc, n, sizes) from None
     info["pilot_tasks"] = k
     rest = _Slice(tasks, k, n)
 
@@ -848,8 +845,8 @@ def _run_piloted(fn, tasks, ex: Executor, sizes, reduce, init, progress, desc, i
         n_workers = max(1, ex.workers or 2)
         batch = plan_batch(left_cpu / max(len(rest), 1), len(rest), n_workers)
         info["tasks_per_dask_task"] = batch
-        return _run_batched(fn, rest, k, batch, sizes, reduce, acc, done, progress, desc,
-                            dask_kw), ex.name
+        return _run_batched(fn, rest, k, batch, sizes, reduce, fold.acc, fold.done, progress,
+                            desc, dask_kw), ex.name
     if k < n or n:
         why = ("one task: nothing to spread over workers" if n == 1 else
                f"the pilot ({k} of {n} tasks, {rate * sum(sizes):.3g} s CPU estimated for the "
@@ -861,11 +858,11 @@ def _run_piloted(fn, tasks, ex: Executor, sizes, reduce, init, progress, desc, i
                     "small_jobs='cluster' (CLI: --small-jobs cluster) uses the cluster anyway")
     try:
         out = run_local(fn, rest, threads=ex.threads, progress=progress, sizes=sizes[k:],
-                        reduce=None if reduce is None else shifted, init=acc, desc=desc)
+                        reduce=None if reduce is None else shifted, init=fold.acc, desc=desc)
     except Interrupted as exc:
-        raise _merge_interrupt(exc, k, done, n, sizes, reduce) from None
+        raise _merge_interrupt(exc, k, fold.done, n, sizes, reduce) from None
     if reduce is None:
-        return [done[i] for i in range(k)] + list(out), info["backend"]
+        return [fold.done[i] for i in range(k)] + list(out), info["backend"]
     return out, info["backend"]
 
 
