@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from semi_core.claims.combining_mi_updates.evaluation import authors_delta_loop as _authors_loop
 from semi_core.stats.update_combination import COLLISION_RULES, assign_top_n
 
 
@@ -25,25 +26,6 @@ def _slow_index_order(s, n_up):
                 out[i] = j + 1
                 taken += 1
     return np.array(out)
-
-
-def _authors_loop(s, n_up):
-    """The authors' loop: each update's top n_up, the already-seen ones skipped and replaced by
-    the next ``counter`` ranked points, which are *not* checked (a point may enter twice)."""
-    N, k = s.shape
-    seen, picks = set(), []
-    for j in range(k):
-        pts = sorted(range(N), key=lambda i: s[i][j], reverse=True)  # stable: ties by index
-        counter, chosen = 0, []
-        for i in pts[:n_up]:
-            if i in seen:
-                counter += 1
-            else:
-                chosen.append(i)
-        chosen += pts[n_up:n_up + counter]
-        picks.append(chosen)
-        seen.update(chosen)
-    return picks
 
 
 def _cases(n_cases=300, seed=0, ties=False):

@@ -266,10 +266,27 @@ def _check_rank(forms, ctx):
     return mc_outcome(cases, what="false-negative rate of the Rank rule", k=K_SE)
 
 
-def _authors_delta(s, n_up):
-    """The authors' Delta loop, from its description: update by update in index order, the
-    top ``n_up`` by pair score; already-chosen points are skipped and the next ``counter``
-    ranked points appended without being checked."""
+def authors_delta_loop(s: np.ndarray, n_up: int) -> list[list[int]]:
+    """The authors' Delta loop, from its description (combining_mi_updates.txt, Sec. 4.3).
+
+    Update by update in index order, the top ``n_up`` points by pair score; already-chosen
+    points are skipped and the next ``counter`` ranked points appended *without being checked*,
+    so a point may enter two updates (the slip that
+    :func:`semi_core.stats.update_combination.assign_top_n` with ``collisions="index-order"``
+    leaves out). Ties are broken by index (a stable sort).
+
+    Parameters
+    ----------
+    s : numpy.ndarray
+        Pair scores, shape (N, k): point i's score for update j.
+    n_up : int
+        Points per update.
+
+    Returns
+    -------
+    list of list of int
+        The points chosen for each update, in order.
+    """
     N, k = s.shape
     seen, picks = set(), []
     for j in range(k):
@@ -293,7 +310,7 @@ def _check_delta(forms, ctx):
         k = int(rng.integers(2, 6))
         n_up = int(rng.integers(1, 6))
         N = int(rng.integers(k * n_up, 3 * k * n_up + 1))
-        picks = _authors_delta(rng.normal(size=(N, k)), n_up)
+        picks = authors_delta_loop(rng.normal(size=(N, k)), n_up)
         counts = [len(ch) for ch in picks]
         per_point = np.bincount([i for ch in picks for i in ch], minlength=N)
         if any(c_ != want_n * n_up for c_ in counts) or per_point.max() > want_once:
