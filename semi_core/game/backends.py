@@ -590,8 +590,7 @@ def run_dask(fn: Callable, tasks: Sequence, *, workers: int | None = None,
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                    dashboard_address=LOCAL_DASHBOARD)
             client = Client(cluster)
-    done: dict = {}
-    acc = init
+    fold = _Fold(reduce, init)
     # the futures not yet folded: a Dask future keeps its result alive on a worker, so one kept
     # after its fold would hold every task's result in the cluster's memory
     futures: dict = {}
@@ -615,18 +614,14 @@ def run_dask(fn: Callable, tasks: Sequence, *, workers: int | None = None,
 
         with _bar(sum(sizes), progress, desc) as bar:
             for i, res in _windowed(submit, wait_one, len(tasks), window):
-                if reduce is None:
-                    done[i] = res
-                else:
-                    acc = reduce(acc, i, res)
-                    done[i] = None
+                fold(i, res)
                 del futures[i], res
                 bar.update(sizes[i])
-        return [done[i] for i in range(len(tasks))] if reduce is None else acc
+        return [fold.done[i] for i in range(len(tasks))] if reduce is None else fold.acc
     except KeyboardInterrupt:
         for f in futures.values():
             f.cancel()
-        raise Interrupted(done, acc, len(tasks), sizes) from None
+        raise Interrupted(fold.done, fold.acc, len(tasks), sizes) from None
     finally:
         if own:
             client.close()
@@ -845,8 +840,7 @@ def _run_piloted(fn, tasks, ex: Executor, sizes, reduce, init, progress, desc, i
         n_workers = max(1, ex.workers or 2)
         batch = plan_batch(left_cpu / max(len(rest), 1), len(rest), n_workers)
         info["tasks_per_dask_task"] = batch
-        return _run_batched(fn, rest, k, batch, sizes, reduce, fold.acc, fold.done, progress,
-                            desc, dask_kw), ex.name
+        return _run_batched(fn, rest, k, batch, sizes, fold, progress, desc, dask_kw), ex.name
     if k < n or n:
         why = ("one task: nothing to spread over workers" if n == 1 else
                f"the pilot ({k} of {n} tasks, {rate * sum(sizes):.3g} s CPU estimated for the "
@@ -874,28 +868,22 @@ def _merge_interrupt(exc: Interrupted, k: int, done: dict, n: int, sizes, reduce
                        sizes)
 
 
-def _run_batched(fn, rest: _Slice, k: int, batch: int, sizes, reduce, acc, done: dict,
-                 progress, desc, dask_kw: dict):
-    """The tasks after the pilot on Dask, ``batch`` consecutive ones per Dask task."""
+def _run_batched(fn, rest: _Slice, k: int, batch: int, sizes, fold: _Fold, progress, desc,
+                 dask_kw: dict):
+    """The tasks after the pilot on Dask, ``batch`` consecutive ones per Dask task, folded by
+    the pilot's ``fold`` task by task."""
     groups = _Batches(rest, batch)
     n = k + len(rest)
 
-    def fold_group(a, j, results):
+    def fold_group(_, j, results):
         lo, _ = groups.bounds(j)
         for off, res in enumerate(results):
-            i = k + lo + off
-            if reduce is None:
-                done[i] = res
-            else:
-                a = reduce(a, i, res)
-                done[i] = None
-        return a
+            fold(k + lo + off, res)
 
     gsizes = [sum(sizes[k + lo:k + hi]) for lo, hi in map(groups.bounds, range(len(groups)))]
     try:
-        acc = run_dask(functools.partial(_run_batch, fn), groups, progress=progress,
-                       sizes=gsizes, reduce=fold_group, init=acc, desc=desc, **dask_kw)
-    except Interrupted as exc:
-        raise Interrupted(done if reduce is None else {i: None for i in done}, exc.acc, n,
-                          sizes) from None
-    return [done[i] for i in range(n)] if reduce is None else acc
+        run_dask(functools.partial(_run_batch, fn), groups, progress=progress, sizes=gsizes,
+                 reduce=fold_group, init=None, desc=desc, **dask_kw)
+    except Interrupted:
+        raise Interrupted(fold.done, fold.acc, n, sizes) from None
+    return [fold.done[i] for i in range(n)] if fold.reduce is None else fold.acc
