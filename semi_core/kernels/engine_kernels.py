@@ -34,16 +34,18 @@ Random-stream layout of one chunk (the NumPy twin
    normals ``g`` and :math:`w_t = g/\sqrt{n_t}` or :math:`(\sqrt{n_t-1}\,g + u_t)/n_t`.
 
 Cost (``benchmarks/bench_engine.py``): for ``d = 1`` with a stationary covariance the kernel
-works in blocks of 256 rounds: the block's control values first (``tau`` by counting the CDF
+works in blocks of 128 rounds: the block's control values first (``tau`` by counting the CDF
 entries below ``u_tau``, equal to the search since the CDF is non-decreasing, with no
 data-dependent branch), then the draws (the stream order above, one number per step kept: the
 batch sum or the one normal), then the statistics by straight loops over the block's rounds,
-which LLVM vectorises (sufficient mode divides every normal by :math:`\sqrt{n_t}` and redoes
-the one step per member round that holds :math:`z^*`); the operations per round are the
-general path's, so the results are the same. The terms :math:`e^{x_t-\max}` of SeMI-Unif are computed by the
-vectorised polynomial of :mod:`semi_core.kernels.witness` (error :math:`\le 2` ulp) instead of a
-libm call per step: SeMI-Unif can differ from a libm ``exp`` in its last bits (the other three
-statistics and the stream are unchanged).
+which LLVM vectorises: one pass per step for the whitened mean (one division; the step that
+holds :math:`z^*` selects its own numerator and divisor), its log-LR, the running maxima and
+the Final Observation sum, then one pass per step for the SeMI-Unif terms; the operations per
+round are the general path's, so the results are the same. The terms :math:`e^{x_t-\max}` of
+SeMI-Unif are computed by the branch-free polynomial of :mod:`semi_core.kernels.witness`
+(error :math:`\le 2` ulp) instead of a libm call per step: SeMI-Unif can differ from a libm
+``exp`` in its last bits (the other three statistics and the stream are unchanged). Sufficient
+mode draws ``u_j`` (the stream is the same) but does not keep it.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ import numpy as np
 from semi_core._names import SEMI_TESTS
 
 from ._jit import jit
-from .witness import _vexp_neg
+from .witness import _exp_neg
 
 __all__ = ["semi_chunk", "STAT_NAMES"]
 
@@ -122,69 +124,72 @@ def _forward_solve(L, x, out):
         out[i] = acc / L[i, i]
 
 
-#: Rounds per block of the one-dimensional path (its scratch is ``~ 8 T`` doubles per round).
-_BLOCK = 256
+#: Rounds per block of the one-dimensional path (its scratch, ~ ``T + 6`` doubles per round,
+#: stays in the L1 cache).
+_BLOCK = 128
 
 
 @jit
 def _chunk_d1(gen, rounds, setup, ctrl, member_out, tau_out, stats_out):
     # d = 1, stationary covariance, in blocks of rounds: (0) the block's control values
-    # (straight loops, no draws); (1) the random draws in the stream order of the general path
-    # (round, step, datum), reduced to one number per step (the batch sum, or the one normal
-    # of sufficient mode); (2) everything else as straight branch-free loops over the block's
-    # rounds, which LLVM vectorises (the same IEEE operations per round as the general path,
-    # so the same results).
+    # (straight loops over the rounds, no draws); (1) the random draws in the stream order of
+    # the general path (round, step, datum), reduced to one number per step (the batch sum, or
+    # the one normal of sufficient mode); (2) everything else as straight branch-free loops
+    # over the block's rounds, which LLVM vectorises (the same IEEE operations per round as the
+    # general path, so the same results).
     exact, code, fparam, scale = setup.exact, setup.code, setup.fparam, setup.scale
     n_t, u, llr_c0, llr_k = setup.n_t, setup.u, setup.llr_c0, setup.llr_k
     log_w_unif, p_member, tau_cdf, N = setup.log_w_unif, setup.p_member, setup.tau_cdf, setup.fo_N
     T = n_t.shape[0]
     B = min(_BLOCK, max(rounds, 1))
-    g = np.empty((T, B))  # batch sum (exact) or normal (sufficient) of step t, round i
-    llr = np.empty((T, B))
+    # step t of round i: the batch sum (exact) or the normal (sufficient), then its log-LR
+    x = np.empty((T, B))
     hit_t = np.empty(B, dtype=np.int64)  # the step of the inserted datum, -1 if none
     tau_b = np.empty(B, dtype=np.int64)
     j_b = np.empty(B, dtype=np.int64)
-    w = np.empty((T, B))  # whitened batch means
     s0 = np.empty(B)
     mx = np.empty(B)
     top = np.empty(B)
     bad = np.empty(B, dtype=np.bool_)
     tot = np.empty(B)
-    ex = np.empty(T * B)
-    ex_bits = np.empty(T * B, dtype=np.int64)
-    ex_pw = ex_bits.view(np.float64)
     acc = np.empty(1)
     ntf = np.empty(T)
-    sq_n = np.empty(T)
-    sq_n1 = np.empty(T)
+    hit_a = np.empty(T)  # the hit step's w = (hit_a g + u) / n_t
+    miss_d = np.empty(T)  # any other step's w = g / miss_d
+    u_N = np.empty(T)
     for t in range(T):
         ntf[t] = float(n_t[t])
-        sq_n[t] = math.sqrt(float(n_t[t]))
-        sq_n1[t] = math.sqrt(n_t[t] - 1.0)
+        hit_a[t] = 1.0 if exact else math.sqrt(n_t[t] - 1.0)
+        miss_d[t] = ntf[t] if exact else math.sqrt(float(n_t[t]))
+        u_N[t] = u[t, 0] / N
     fo_c0 = -0.5 * 1 * math.log((N - 1.0) / N)
     fo_c1 = N * N / (2.0 * (N - 1.0))
+    c_mem, c_tau, c_j = ctrl[0], ctrl[1], ctrl[ctrl.shape[0] - 1]
     for r0 in range(0, rounds, B):
         m = min(B, rounds - r0)
         # phase 0: B, tau (CDF inversion by counting: the CDF is non-decreasing), j
         for i in range(m):
+            tau_b[i] = 0
+        for t in range(T - 1):
+            ct = tau_cdf[t]
+            for i in range(m):
+                tau_b[i] += c_tau[r0 + i] >= ct
+        for i in range(m):
             r = r0 + i
-            member = ctrl[r, 0] < p_member
-            c = ctrl[r, 1]
-            tau = 0
-            for t in range(T - 1):
-                tau += c >= tau_cdf[t]
-            nt = n_t[tau]
-            j = min(int(ctrl[r, 2] * nt), nt - 1)
+            member = c_mem[r] < p_member
+            tau = tau_b[i]
             member_out[r] = member
             tau_out[r] = tau + 1
-            tau_b[i] = tau
             hit_t[i] = tau if member else -1
-            j_b[i] = j
+        if exact:
+            for i in range(m):
+                nt = n_t[tau_b[i]]
+                j_b[i] = min(int(c_j[r0 + i] * nt), nt - 1)
         # phase 1: the draws (scalar; the Generator is sequential)
         if not exact:
             for i in range(m):
                 for t in range(T):
-                    g[t, i] = gen.standard_normal()
+                    x[t, i] = gen.standard_normal()
         elif code == 0:
             for i in range(m):
                 ht = hit_t[i]
@@ -201,68 +206,55 @@ def _chunk_d1(gen, rounds, setup, ctrl, member_out, tau_out, stats_out):
                         gen.standard_normal()
                         for _ in range(stop + 1, nt):
                             a += gen.standard_normal()
-                    g[t, i] = a
+                    x[t, i] = a
         else:
             for i in range(m):
                 for t in range(T):
                     _batch_sum(gen, code, fparam, scale, n_t[t],
                                j_b[i] if hit_t[i] == t else -1, acc)
-                    g[t, i] = acc[0]
-        # phase 2: whitened means, log-LRs, running max / log-sum-exp top, Final Observation
+                    x[t, i] = acc[0]
+        # phase 2: whitened means and log-LRs (in place), running max / log-sum-exp top,
+        # Final Observation sum; one pass per step. The whitened mean is
+        # (a g + b) / c with (a, b, c) = (hit_a, u, n_t) at the hit step and (1, 0, miss_d)
+        # elsewhere: the same quotient as g / miss_d (1 g + 0 = g, up to the sign of a zero
+        # g, which no statistic sees), so one division per step and no second pass for the
+        # hit step. np.true_divide: IEEE division (no zero test per element; the divisors
+        # are >= 1), which LLVM vectorises.
         for i in range(m):
             s0[i] = 0.0
             mx[i] = -np.inf
             top[i] = -np.inf
             bad[i] = False
             tot[i] = 0.0
-        if exact:
-            for t in range(T):
-                nt = ntf[t]
-                u0 = u[t, 0]
-                for i in range(m):
-                    w[t, i] = (g[t, i] + (u0 if hit_t[i] == t else 0.0)) / nt
-        else:
-            for t in range(T):
-                sn = sq_n[t]
-                for i in range(m):
-                    w[t, i] = g[t, i] / sn
-            for i in range(m):  # the one step of a member round that holds z*
-                ht = hit_t[i]
-                if ht >= 0:
-                    w[ht, i] = (sq_n1[ht] * g[ht, i] + u[ht, 0]) / ntf[ht]
         for t in range(T):
             nt = ntf[t]
             u0 = u[t, 0]
+            ha, md = hit_a[t], miss_d[t]
             c0, kt, lw = llr_c0[t], llr_k[t], log_w_unif[t]
             for i in range(m):
-                w0 = w[t, i]
+                h = hit_t[i] == t
+                w0 = np.true_divide((ha if h else 1.0) * x[t, i] + (u0 if h else 0.0),
+                                    nt if h else md)
                 lt = c0 + kt * ((0.0 + u0 * w0) - 0.5 * (0.0 + w0 * w0))
-                llr[t, i] = lt
+                x[t, i] = lt
                 s0[i] += nt * w0
                 bad[i] |= lt != lt  # NaN fails every comparison
                 mx[i] = lt if lt > mx[i] else mx[i]
                 v = lt + lw
                 top[i] = v if v > top[i] else top[i]
-        # SeMI-Unif: exp(-(top - x_t)) by the vectorised polynomial (one call for the block),
-        # summed in step order
+        # SeMI-Unif: exp(-(top - x_t)) by the vectorised polynomial, summed in step order
         for t in range(T):
             lw = log_w_unif[t]
-            o = t * m
             for i in range(m):
-                ex[o + i] = top[i] - (llr[t, i] + lw)
-        _vexp_neg(ex, T * m, 1.0, ex_bits, ex_pw)
-        for t in range(T):
-            o = t * m
-            for i in range(m):
-                tot[i] += ex[o + i]
+                tot[i] += _exp_neg(top[i] - (x[t, i] + lw))
         for i in range(m):
             r = r0 + i
             tau = tau_b[i]
-            stats_out[0, r] = llr[tau, i]
+            stats_out[0, r] = x[tau, i]
             stats_out[2, r] = np.nan if bad[i] else mx[i]
             wi = s0[i] / N
             q0 = 0.0 + wi * wi
-            diff = wi - u[tau, 0] / N
+            diff = wi - u_N[tau]
             q1 = 0.0 + diff * diff
             stats_out[3, r] = fo_c0 - fo_c1 * q1 + 0.5 * N * q0
         for i in range(m):
@@ -306,10 +298,15 @@ def semi_chunk(gen, rounds, setup, member_out, tau_out, stats_out):
     fo_C1, fo_m1, fo_logdet1, fo_N = setup.fo_C1, setup.fo_m1, setup.fo_logdet1, setup.fo_N
     T = n_t.shape[0]
     d = u.shape[1]
-    ctrl = np.empty((rounds, 3))
+    # the control uniforms (u_B, u_tau, u_j) of every round, one row each; sufficient mode
+    # never reads u_j: it is drawn and not kept
+    ctrl = np.empty((3 if exact else 2, rounds))
     for r in range(rounds):
-        for c in range(3):
-            ctrl[r, c] = gen.random()
+        ctrl[0, r] = gen.random()
+        ctrl[1, r] = gen.random()
+        c_j = gen.random()
+        if exact:
+            ctrl[2, r] = c_j
     if d == 1 and fo_stationary:
         _chunk_d1(gen, rounds, setup, ctrl, member_out, tau_out, stats_out)
         return
@@ -319,9 +316,6 @@ def semi_chunk(gen, rounds, setup, member_out, tau_out, stats_out):
     tmp = np.empty(d)
     tmp2 = np.empty(d)
     llr = np.empty(T)
-    ex = np.empty(T)
-    ex_bits = np.empty(T, dtype=np.int64)
-    ex_pw = ex_bits.view(np.float64)
     # per-step and per-chunk constants, hoisted out of the round loop (same values)
     sq_n = np.empty(T)
     sq_n1 = np.empty(T)
@@ -332,11 +326,11 @@ def semi_chunk(gen, rounds, setup, member_out, tau_out, stats_out):
     fo_c1 = fo_N * fo_N / (2.0 * (fo_N - 1.0))
     scalar = d == 1 and fo_stationary  # d = 1: every vector is one register
     for r in range(rounds):
-        member = ctrl[r, 0] < p_member
+        member = ctrl[0, r] < p_member
         tau = 0
-        while tau < T - 1 and ctrl[r, 1] >= tau_cdf[tau]:
+        while tau < T - 1 and ctrl[1, r] >= tau_cdf[tau]:
             tau += 1
-        j = int(ctrl[r, 2] * n_t[tau])
+        j = int(ctrl[2, r] * n_t[tau]) if exact else 0  # j: exact mode only
         if j >= n_t[tau]:
             j = n_t[tau] - 1
         member_out[r] = member
@@ -418,12 +412,9 @@ def semi_chunk(gen, rounds, setup, member_out, tau_out, stats_out):
             stats_out[1, r] = -np.inf
         else:
             # exp(-(top - x_t)) by the vectorised polynomial (no libm call per step)
-            for t in range(T):
-                ex[t] = top - (llr[t] + log_w_unif[t])
-            _vexp_neg(ex, T, 1.0, ex_bits, ex_pw)
             tot = 0.0
             for t in range(T):
-                tot += ex[t]
+                tot += _exp_neg(top - (llr[t] + log_w_unif[t]))
             stats_out[1, r] = top + math.log(tot)
         # Final Observation log-LR
         if fo_stationary:
