@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from semi_core.kernels.witness import _XCUT, _vexp_neg
 
@@ -22,3 +23,17 @@ def test_vexp_neg_matches_numpy_exp_to_a_few_ulp():
     q2 = x[:50].copy()
     _vexp_neg(q2, 50, 0.25)
     np.testing.assert_allclose(q2, np.exp(-0.25 * x[:50]), rtol=4e-16, atol=0)
+
+
+def test_vexp_neg_within_two_ulp_of_an_extended_precision_exp():
+    """The documented bound (2 ulp) against an exp carrying 11 more bits than float64."""
+    if np.finfo(np.longdouble).nmant < 60:
+        pytest.skip("no extended-precision long double on this platform")
+    rng = np.random.default_rng(1)
+    x = np.r_[np.linspace(0.0, 3.0, 100_001), rng.exponential(3.0, 100_000),
+              rng.uniform(0.0, 699.0, 100_000)]
+    q = x.copy()
+    _vexp_neg(q, x.size, 1.0)
+    ref = np.exp(-x.astype(np.longdouble))
+    ulps = np.abs(q.astype(np.longdouble) - ref) / np.spacing(ref.astype(np.float64))
+    assert float(ulps.max()) <= 2.0, float(ulps.max())
