@@ -1,6 +1,7 @@
 r"""Per-datum membership leakage: vectorised closed forms (``per_datum_leakage`` seed).
 
-Every function evaluates a derivation of :mod:`semi_core.symbolic.leakage` (lambdified) or a
+Every function evaluates a derivation of :mod:`semi_core.symbolic.leakage`, printed as NumPy
+code into :mod:`semi_core.stats._leakage_forms` (generated; no SymPy at run time), or a
 log-space rewrite of one (checked against it in the tests). Notation (seed §3-4): data with
 per-coordinate mean :math:`\mu_j`, variance :math:`\sigma_j^2`, third cumulant
 :math:`\kappa_{3,j}`; release :math:`\hat\mu_n + N/\sqrt n`, :math:`N\sim\mathcal N(0,C_\gamma)`;
@@ -27,8 +28,8 @@ import numpy as np
 from scipy.special import ndtri
 
 from semi_core._validation import check_finite_array, check_int
+from semi_core.stats import _leakage_forms as F
 from semi_core.stats import gdp as _gdp
-from semi_core.symbolic import leakage as S
 
 __all__ = [
     "leakage_score",
@@ -306,7 +307,7 @@ def leakage(m) -> np.ndarray:
     >>> print(f"{float(power(0.01, 1.0)):.4f}")    # optimal TPR at 1 % FPR
     0.0924
     """
-    return np.asarray(S.pdl_leakage().lambdify()(_m(m)), dtype=float)
+    return np.asarray(F.pdl_leakage(_m(m)), dtype=float)
 
 
 def power(alpha, m) -> np.ndarray:
@@ -324,7 +325,7 @@ def power(alpha, m) -> np.ndarray:
     ndarray
         Optimal true-positive rate in [0, 1], broadcast over ``alpha`` and ``m``.
     """
-    return np.asarray(S.pdl_power().lambdify()(_alpha(alpha), _m(m)), dtype=float)
+    return np.asarray(F.pdl_power(_alpha(alpha), _m(m)), dtype=float)
 
 
 def threshold(alpha, m) -> np.ndarray:
@@ -342,7 +343,7 @@ def threshold(alpha, m) -> np.ndarray:
     ndarray
         Neyman-Pearson threshold on the log-LR, broadcast over ``alpha`` and ``m``.
     """
-    return np.asarray(S.pdl_threshold().lambdify()(_alpha(alpha), _m(m)), dtype=float)
+    return np.asarray(F.pdl_threshold(_alpha(alpha), _m(m)), dtype=float)
 
 
 def gdp_delta(eps, m) -> np.ndarray:
@@ -427,9 +428,9 @@ def sub_leakage(m, rho, *, form: str = "corrected") -> np.ndarray:
         Leakage (optimal advantage) in [0, 1), broadcast over ``m`` and ``rho``.
     """
     if form == "corrected":
-        return np.asarray(S.pdl_sub_leakage().lambdify()(_m(m), _rho(rho)), dtype=float)
+        return np.asarray(F.pdl_sub_leakage(_m(m), _rho(rho)), dtype=float)
     if form == "paper":
-        return np.asarray(S.pdl_sub_paper_leakage().lambdify()(_m(m), _rho(rho)), dtype=float)
+        return np.asarray(F.pdl_sub_paper_leakage(_m(m), _rho(rho)), dtype=float)
     raise ValueError(f"form must be 'corrected' or 'paper', got {form!r}")
 
 
@@ -454,10 +455,10 @@ def sub_power(alpha, m, rho, *, form: str = "corrected") -> np.ndarray:
         Optimal true-positive rate in [0, 1], broadcast over the inputs.
     """
     if form == "corrected":
-        return np.asarray(S.pdl_sub_power().lambdify()(_alpha(alpha), _m(m), _rho(rho)),
+        return np.asarray(F.pdl_sub_power(_alpha(alpha), _m(m), _rho(rho)),
                           dtype=float)
     if form == "paper":
-        return np.asarray(S.pdl_sub_paper_power().lambdify()(_alpha(alpha), _m(m), _rho(rho)),
+        return np.asarray(F.pdl_sub_paper_power(_alpha(alpha), _m(m), _rho(rho)),
                           dtype=float)
     raise ValueError(f"form must be 'corrected' or 'paper', got {form!r}")
 
@@ -539,7 +540,7 @@ def miss_advantage(m_scal, m_targ) -> np.ndarray:
         Advantage in [0, 1), broadcast over the inputs.
     """
     ms = np.abs(np.asarray(m_scal, dtype=float))
-    return np.asarray(S.pdl_miss_advantage().lambdify()(ms, _m(m_targ, "m_targ",
+    return np.asarray(F.pdl_miss_advantage(ms, _m(m_targ, "m_targ",
                                                                 positive=True)), dtype=float)
 
 
@@ -561,7 +562,7 @@ def miss_power(alpha, m_scal, m_targ) -> np.ndarray:
     ndarray
         True-positive rate in [0, 1], broadcast over the inputs.
     """
-    return np.asarray(S.pdl_miss_power().lambdify()(
+    return np.asarray(F.pdl_miss_power(
         _alpha(alpha), np.asarray(m_scal, dtype=float),
         _m(m_targ, "m_targ", positive=True)), dtype=float)
 
@@ -581,7 +582,7 @@ def miss_threshold(alpha, m_targ) -> np.ndarray:
     ndarray
         Threshold on the misspecified log-LR, broadcast over the inputs.
     """
-    return np.asarray(S.pdl_miss_threshold().lambdify()(
+    return np.asarray(F.pdl_miss_threshold(
         _alpha(alpha), _m(m_targ, "m_targ", positive=True)), dtype=float)
 
 
@@ -600,7 +601,7 @@ def miss_threshold_adv(m_scal, m_targ) -> np.ndarray:
     ndarray
         Advantage-maximising threshold, broadcast over the inputs.
     """
-    return np.asarray(S.pdl_miss_threshold_adv().lambdify()(
+    return np.asarray(F.pdl_miss_threshold_adv(
         np.asarray(m_scal, dtype=float), _m(m_targ, "m_targ", positive=True)), dtype=float)
 
 
@@ -629,7 +630,7 @@ def plugin_effective_score(m, n0, n) -> np.ndarray:
     nn = np.asarray(n, dtype=float)
     if (n0 <= 0).any() or (nn <= 0).any() or np.isnan(n0).any() or np.isnan(nn).any():
         raise ValueError("n0 and n must be > 0")
-    return np.asarray(S.pdl_plugin_effective_score().lambdify()(_m(m), n0 / nn), dtype=float)
+    return np.asarray(F.pdl_plugin_effective_score(_m(m), n0 / nn), dtype=float)
 
 
 # ------------------------------------------------------------------------- finite n
@@ -650,7 +651,7 @@ def bernoulli_k3(p) -> np.ndarray:
     pp = np.asarray(p, dtype=float)
     if np.isnan(pp).any() or ((pp <= 0) | (pp >= 1)).any():
         raise ValueError("p must lie in (0, 1)")
-    return np.asarray(S.pdl_bernoulli_k3().lambdify()(pp), dtype=float)
+    return np.asarray(F.pdl_bernoulli_k3(pp), dtype=float)
 
 
 def eq10_cumulants(z, mean, var, n: int, *, k3=0.0, noise_var=0.0) -> dict[str, np.ndarray]:
@@ -701,8 +702,7 @@ def eq10_cumulants(z, mean, var, n: int, *, k3=0.0, noise_var=0.0) -> dict[str, 
     names = ("mean0", "var0", "k3_0", "mean1", "var1", "k3_1")
     out = {}
     for key, name in zip(("k1_0", "k2_0", "k3_0", "k1_1", "k2_1", "k3_1"), names, strict=True):
-        der = getattr(S, f"pdl_eq10_{name}")()
-        f = der.lambdify()
+        f = getattr(F, f"pdl_eq10_{name}")
         args = (dl, v, g, kk, n) if "k3" in name else (dl, v, g, n)
         out[key] = np.sum(np.broadcast_to(f(*args), dl.shape), axis=-1)
     return out
@@ -731,7 +731,7 @@ def edgeworth_threshold(alpha, cum) -> np.ndarray:
     """
     k1, sd, lam = _edge(cum, 0)
     zq = -ndtri(_alpha(alpha))
-    return k1 + sd * S.pdl_cornish_fisher().lambdify()(zq, lam)
+    return k1 + sd * F.pdl_cornish_fisher(zq, lam)
 
 
 def edgeworth_power(alpha, cum) -> np.ndarray:
@@ -759,7 +759,7 @@ def edgeworth_power(alpha, cum) -> np.ndarray:
     t = edgeworth_threshold(alpha, cum)
     k1, sd, lam = _edge(cum, 1)
     uu = (t - k1) / sd
-    return 1.0 - S.pdl_edgeworth_cdf().lambdify()(uu, lam)
+    return 1.0 - F.pdl_edgeworth_cdf(uu, lam)
 
 
 def avg_r2(n, var, noise_var=0.0) -> np.ndarray:
@@ -816,7 +816,7 @@ def avg_moments(r2) -> dict[str, float]:
     if (r >= 1).any():
         raise ValueError(f"r2 must lie in (0, 1), got max {float(r.max())}")
     out = {"M": float(np.sum(r))}
-    for key, fn in (("mean0", S.pdl_avg_mean0), ("var0", S.pdl_avg_var0),
-                    ("mean1", S.pdl_avg_mean1), ("var1", S.pdl_avg_var1)):
-        out[key] = float(np.sum(np.broadcast_to(fn().lambdify()(r), r.shape)))
+    for key, fn in (("mean0", F.pdl_avg_mean0), ("var0", F.pdl_avg_var0),
+                    ("mean1", F.pdl_avg_mean1), ("var1", F.pdl_avg_var1)):
+        out[key] = float(np.sum(np.broadcast_to(fn(r), r.shape)))
     return out

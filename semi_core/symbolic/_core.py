@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 import sympy as sp
-from scipy.special import log_ndtr, ndtr, ndtri
+from scipy.special import ndtr, ndtri
 from sympy.codegen.cfunctions import log1p
+
+from semi_core._normal import phi_diff
 
 from ._display import display_latex, plain
 
@@ -157,29 +159,12 @@ def _ndtri(p):
     return ndtri(p)
 
 
-def _phi_diff(x, y):
-    """Phi(x) - Phi(y) without cancellation: upper tails when both > 0, lower when both < 0.
-
-    Uses log_ndtr and expm1, so interval masses deep in a tail keep full relative accuracy.
-    """
-
-    x, y = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
-    hi, lo = np.maximum(x, y), np.minimum(x, y)
-    sign = np.where(x >= y, 1.0, -1.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        upper = np.exp(log_ndtr(-lo)) * -np.expm1(log_ndtr(-hi) - log_ndtr(-lo))
-        lower = np.exp(log_ndtr(hi)) * -np.expm1(log_ndtr(lo) - log_ndtr(hi))
-    out = np.where(lo >= 0, upper, np.where(hi <= 0, lower, ndtr(hi) - ndtr(lo)))
-    out = np.where(hi == lo, 0.0, out)
-    return sign * out
-
-
 # What lambdify maps the custom functions to (SciPy tails, not 1 - CDF).
 NUMERIC_MODULES: list[Any] = [
     {
         "Phi": _ndtr,
         "Phinv": _ndtri,
-        "PhiDiff": _phi_diff,
+        "PhiDiff": phi_diff,   # shared with the generated NumPy forms
         "NcChi2CDF": _ncx2_cdf,
         "NcChi2SF": _ncx2_sf,
         "NcChi2PPF": _ncx2_ppf,
