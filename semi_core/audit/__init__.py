@@ -14,25 +14,79 @@
   of a claim); :func:`certify_game`, several methods on one game.
 """
 
-from semi_core.audit.anytime_one_run import AnytimeOneRun, ClaimRefutedError
-from semi_core.audit.bounds import (
-    AuditResult,
-    audit_batch,
-    clopper_pearson_lower,
-    clopper_pearson_upper,
-    dkw_margin,
-    epsilon_lower_bound,
-    epsilon_lower_bound_from_counts,
-)
-from semi_core.audit.report import AuditReport, certify_game
-from semi_core.audit.roc import RocMetrics, advantage, auc, roc_curve, roc_metrics, tpr_at_fpr
-from semi_core.audit.score_auditor import ScoreAuditor
-from semi_core.stats.gdp import (
-    gaussian_mechanism_epsilon,
-    gdp_delta,
-    gdp_epsilon,
-    gdp_log_delta,
-)
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING
+
+#: public name -> the module that defines it, imported on first use (PEP 562): ``import
+#: semi_core.audit.bounds`` (the CLI's light commands) does not pay for the one-run, ROC and
+#: report modules.
+_HOMES = {
+    "AnytimeOneRun": "semi_core.audit.anytime_one_run",
+    "ClaimRefutedError": "semi_core.audit.anytime_one_run",
+    "AuditResult": "semi_core.audit.bounds",
+    "audit_batch": "semi_core.audit.bounds",
+    "clopper_pearson_lower": "semi_core.audit.bounds",
+    "clopper_pearson_upper": "semi_core.audit.bounds",
+    "dkw_margin": "semi_core.audit.bounds",
+    "epsilon_lower_bound": "semi_core.audit.bounds",
+    "epsilon_lower_bound_from_counts": "semi_core.audit.bounds",
+    "AuditReport": "semi_core.audit.report",
+    "certify_game": "semi_core.audit.report",
+    "RocMetrics": "semi_core.audit.roc",
+    "advantage": "semi_core.audit.roc",
+    "auc": "semi_core.audit.roc",
+    "roc_curve": "semi_core.audit.roc",
+    "roc_metrics": "semi_core.audit.roc",
+    "tpr_at_fpr": "semi_core.audit.roc",
+    "ScoreAuditor": "semi_core.audit.score_auditor",
+    "gaussian_mechanism_epsilon": "semi_core.stats.gdp",
+    "gdp_delta": "semi_core.stats.gdp",
+    "gdp_epsilon": "semi_core.stats.gdp",
+    "gdp_log_delta": "semi_core.stats.gdp",
+}
+
+if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
+    from semi_core.audit.anytime_one_run import AnytimeOneRun, ClaimRefutedError
+    from semi_core.audit.bounds import (
+        AuditResult,
+        audit_batch,
+        clopper_pearson_lower,
+        clopper_pearson_upper,
+        dkw_margin,
+        epsilon_lower_bound,
+        epsilon_lower_bound_from_counts,
+    )
+    from semi_core.audit.report import AuditReport, certify_game
+    from semi_core.audit.roc import RocMetrics, advantage, auc, roc_curve, roc_metrics, tpr_at_fpr
+    from semi_core.audit.score_auditor import ScoreAuditor
+    from semi_core.stats.gdp import (
+        gaussian_mechanism_epsilon,
+        gdp_delta,
+        gdp_epsilon,
+        gdp_log_delta,
+    )
+
+
+def __getattr__(name: str):
+    """Import a public name's module on first access (PEP 562) and cache the name here."""
+    home = _HOMES.get(name)
+    if home is not None:
+        value = getattr(importlib.import_module(home), name)
+    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}"):
+        # a submodule the eager package used to import (``semi_core.audit.roc``)
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "AnytimeOneRun",

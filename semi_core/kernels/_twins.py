@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import solve_triangular
 
 __all__ = ["quadform_whitened", "quadform_cholsolve"]
 
@@ -16,6 +15,8 @@ def quadform_whitened(N: np.ndarray, A: np.ndarray, b: np.ndarray, c0: float, s:
 
 def quadform_cholsolve(N: np.ndarray, L: np.ndarray, b: np.ndarray, c0: float, s: float) -> np.ndarray:
     """``c0 + b.w_i + s |w_i|^2`` with ``L w_i = N_i`` (L lower triangular)."""
+    from scipy.linalg import solve_triangular  # lazy: scipy.linalg is slow to import
+
     if N.shape[0] == 0:
         return np.empty(0)
     W = solve_triangular(np.tril(L), N.T, lower=True, check_finite=False).T
@@ -107,6 +108,8 @@ def semi_chunk(gen, rounds, setup, member_out, tau_out, stats_out, *, block: int
             stats_out[3, r0:r1] = (-0.5 * d * np.log((N - 1.0) / N)
                                    - N * N / (2.0 * (N - 1.0)) * q1 + 0.5 * N * q0)
         else:
+            from scipy.linalg import solve_triangular  # lazy: slow to import
+
             S = np.einsum("tik,rtk->ri", np.tril(fo_A), W)
             v0 = solve_triangular(fo_C0, S.T, lower=True).T
             q0 = np.einsum("rd,rd->r", v0, v0)

@@ -49,7 +49,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from semi_core._validation import check_delta, check_positive, check_real
 from semi_core.mechanisms.base import GroundTruthUnknown, MechanismBase
@@ -96,6 +96,8 @@ def gaussian_sigma(epsilon: float, delta: float) -> float:
     >>> print(f"{gaussian_sigma(1.0, 1e-5):.4f}")
     3.7306
     """
+    from scipy import optimize  # lazy: slow to import, one root for the Gaussian rows
+
     from semi_core.stats.gdp import gdp_delta
 
     epsilon = check_positive(epsilon, "epsilon")

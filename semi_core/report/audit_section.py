@@ -8,16 +8,15 @@ levels, plus the soundness of the three bound methods on mu-GDP scores.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from semi_core._rng import as_seed_sequence
-from semi_core.audit import audit_batch, gdp_epsilon
-from semi_core.audit.bounds import ASSUMPTIONS, assumption_of
-from semi_core.audit.games import noisy_mean_audit_table as run_table
-from semi_core.audit.selection import select_and_certify
-from semi_core.game.play import play
-from semi_core.mechanisms.noisy_mean import NoisyMean
-from semi_core.report import ReportContext, Section
+if TYPE_CHECKING:
+    from semi_core.report import ReportContext, Section
+
+# The report's games, bounds and report machinery are imported where they are used:
+# ``semi-core audit-game`` imports this module for :func:`format_table` only.
 
 #: Position of this section in the report (smaller first).
 ORDER = 30
@@ -64,6 +63,7 @@ SOUNDNESS_METHODS = (("band", "band", {}), ("joint", "joint", {}), ("dkw", "dkw"
 
 def _family_scores(family: str, rng, audits: int, n: int, delta: float):
     """(member, non-member, null member, null non-member, true eps(delta), mu-GDP?)."""
+    from semi_core.stats.gdp import gdp_epsilon
 
     if family.startswith("gaussian"):
         mu = 1.0
@@ -83,6 +83,7 @@ def _family_scores(family: str, rng, audits: int, n: int, delta: float):
 
 def _soundness(ctx: ReportContext, audits: int, n: int) -> dict:
     """Over-claim rate of every method on every family, assumption violations included."""
+    from semi_core.audit.bounds import ASSUMPTIONS, assumption_of, audit_batch
 
     delta, xi = 0.1, 0.1
     rng = np.random.default_rng(np.random.SeedSequence([ctx.seed, 4242]))
@@ -230,8 +231,9 @@ def build(ctx: ReportContext) -> Section:
     Section
         The section's Markdown, figure names and JSON data.
     """
+    from semi_core.audit.games import noisy_mean_audit_table as run_table
+    from semi_core.report import Section
     from semi_core.report import _plots as P
-
 
     rounds = 2000 if ctx.quick else 20_000
     rows = run_table(rounds=rounds, seed=ctx.seed, method="dkw", progress=ctx.progress)
@@ -315,6 +317,10 @@ def build(ctx: ReportContext) -> Section:
 
 def _tau_choice(ctx: ReportContext, rounds: int) -> dict:
     """Post-hoc best tau vs Bonferroni vs pilot/certify on the noisy mean (mu = 2)."""
+    from semi_core._rng import as_seed_sequence
+    from semi_core.audit.selection import select_and_certify
+    from semi_core.game.play import play
+    from semi_core.mechanisms.noisy_mean import NoisyMean
 
     ctx.progress("tau choice")
     base = NoisyMean(10, 10, noise=1.0, clip=1.0, data_mean=-1.0, data_std=0.1)

@@ -16,25 +16,82 @@
 * :mod:`.semi_stream` -- anytime-valid audits of SeMI games fed as a stream of guesses.
 """
 
-from .batch import batch_mmd_test
-from .ceiling import epsilon_ceiling, gaussian_shift_ceiling, mechanism_ceiling
-from .ons import OnlineNewtonStep
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING
+
+# NumPy only, and eager: ``rbf`` is both a submodule and a function, and the function must win
 from .rbf import median_bandwidth, mmd_gaussian_shift, mmd_v_statistic, rbf
-from .rff import WITNESSES, rff_witness_values
-from .semi_stream import SemiStreamResult, semi_stream_audit
-from .tau import success_bound, tau_auditorium, tau_mmd, tv_bound
-from .tester import (
-    GridResult,
-    PairSource,
-    SequentialResult,
-    mechanism_source,
-    run_audits,
-    sampler_source,
-    sequential_grid,
-    sequential_test,
-    stream_source,
-    summarize,
-)
+
+#: public name -> the submodule that defines it, imported on first use (PEP 562): importing
+#: one submodule (``seq-audit`` needs :mod:`.tau` and :mod:`.tester`) does not pay for the
+#: others (the batch tester, the ceilings, the stream audits).
+_HOMES = {
+    "batch_mmd_test": "batch",
+    "epsilon_ceiling": "ceiling",
+    "gaussian_shift_ceiling": "ceiling",
+    "mechanism_ceiling": "ceiling",
+    "OnlineNewtonStep": "ons",
+    "WITNESSES": "rff",
+    "rff_witness_values": "rff",
+    "SemiStreamResult": "semi_stream",
+    "semi_stream_audit": "semi_stream",
+    "success_bound": "tau",
+    "tau_auditorium": "tau",
+    "tau_mmd": "tau",
+    "tv_bound": "tau",
+    "GridResult": "tester",
+    "PairSource": "tester",
+    "SequentialResult": "tester",
+    "mechanism_source": "tester",
+    "run_audits": "tester",
+    "sampler_source": "tester",
+    "sequential_grid": "tester",
+    "sequential_test": "tester",
+    "stream_source": "tester",
+    "summarize": "tester",
+}
+
+if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
+    from .batch import batch_mmd_test
+    from .ceiling import epsilon_ceiling, gaussian_shift_ceiling, mechanism_ceiling
+    from .ons import OnlineNewtonStep
+    from .rff import WITNESSES, rff_witness_values
+    from .semi_stream import SemiStreamResult, semi_stream_audit
+    from .tau import success_bound, tau_auditorium, tau_mmd, tv_bound
+    from .tester import (
+        GridResult,
+        PairSource,
+        SequentialResult,
+        mechanism_source,
+        run_audits,
+        sampler_source,
+        sequential_grid,
+        sequential_test,
+        stream_source,
+        summarize,
+    )
+
+
+def __getattr__(name: str):
+    """Import a public name's submodule on first access (PEP 562) and cache the name here."""
+    home = _HOMES.get(name)
+    if home is not None:
+        value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}"):
+        # a submodule the eager package used to import (``sequential.tester``)
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "tau_mmd", "tau_auditorium", "tv_bound", "success_bound", "rbf", "median_bandwidth",
