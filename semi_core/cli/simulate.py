@@ -47,6 +47,10 @@ def register(subparsers) -> None:
                    help="exact: simulate every datum; sufficient: Gaussian batch means directly")
     p.add_argument("--data", type=str, default="gaussian",
                    help="gaussian | laplace | student-t:NU | bernoulli:P | exponential")
+    p.add_argument("--kernel", choices=("auto", "numba", "numpy-twin"), default="auto",
+                   help="auto: the NumPy twin for small jobs (no Numba import, faster start), "
+                        "the compiled kernel for large ones; numba / numpy-twin: force one "
+                        "(statistics agree to rounding; the output records which ran)")
     add_executor_args(p)
     p.add_argument("--chunk-size", type=positive_int, default=16384,
                    help="rounds per chunk: the unit of work and of seeding (default 16384)")
@@ -86,7 +90,7 @@ def handler(args) -> Result:
     prior = tau if isinstance(tau, np.ndarray) else None
     kw = dict(data=args.data, mode=args.mode, tau=tau, unif_pmf=prior, p_member=args.p_member,
               chunk_size=args.chunk_size, executor=executor_from_args(args),
-              progress=progress, max_variates=args.max_variates)
+              progress=progress, max_variates=args.max_variates, kernel=args.kernel)
     stream = args.bounded_memory
     params = build_params(mech, data=args.data, mode=args.mode, tau=tau,
                           p_member=args.p_member, unif_pmf=prior)

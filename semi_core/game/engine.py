@@ -61,10 +61,11 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from semi_core._names import SEMI_TESTS
 from semi_core._rng import as_seed_sequence, child_seed
 from semi_core._validation import (
     ResourceLimitError,
@@ -80,14 +81,28 @@ from semi_core.game.result import GameResult
 from semi_core.kernels import _twins
 from semi_core.kernels._jit import use_twins
 from semi_core.kernels._records import SemiChunkSetup
-from semi_core.kernels.engine_kernels import STAT_NAMES, semi_chunk
 from semi_core.mechanisms.distributions import DataDistribution, parse_data
 
 __all__ = ["EngineParams", "EngineResult", "build_params", "simulate", "simulate_streaming",
            "estimate_resources", "play_chunk", "reference_per_round", "MODES",
-           "STAT_NAMES", "DEFAULT_MAX_VARIATES"]
+           "STAT_NAMES", "DEFAULT_MAX_VARIATES", "KERNELS", "choose_kernel", "TWIN_WORK_LIMIT"]
 
 MODES = ("exact", "sufficient")
+
+#: Row order of the kernel's output (:data:`semi_core.kernels.engine_kernels.STAT_NAMES`).
+STAT_NAMES = SEMI_TESTS
+
+#: ``kernel`` arguments: the size rule, the compiled kernel, the NumPy twin (the last two are
+#: also the values a result's ``kernel`` field records).
+KERNELS = ("auto", "numba", "numpy-twin")
+
+#: Work units of one round besides its random variates: the twin's fixed cost per round
+#: (control draws, searchsorted, logsumexp) over its cost per variate (1.4 us / 22 ns).
+_ROUND_WORK = 64
+
+#: Work (random variates + 64 per round, :func:`estimate_resources`) below which
+#: ``kernel="auto"`` runs the NumPy twin (see :func:`choose_kernel` for the measurement).
+TWIN_WORK_LIMIT = 2.0e7
 
 #: Largest number of random variates one call draws unless ``max_variates`` says otherwise
 #: (about an hour of one core at ~3e8 variates/s; a Dask cluster divides the time).
@@ -112,11 +127,14 @@ class EngineParams:
         The data family's spec (``"gaussian"``, ``"laplace"``, ...).
     mode : str
         ``"exact"`` or ``"sufficient"``.
+    kernel : {None, "numba", "numpy-twin"}
+        The kernel a run chose (:func:`choose_kernel`); None follows ``SEMI_CORE_FORCE_TWIN``.
     """
 
     setup: SemiChunkSetup
     data_spec: str = "gaussian"
     mode: str = "exact"
+    kernel: str | None = None
 
     @property
     def exact(self) -> bool:
@@ -272,8 +290,9 @@ def play_chunk(params: EngineParams, seed_seq: np.random.SeedSequence, rounds: i
                *, twin: bool | None = None, out=None):
     """Play one chunk; returns ``(member, tau, stats)`` with ``stats`` of shape (4, rounds).
 
-    ``twin=None`` follows ``SEMI_CORE_FORCE_TWIN``; ``True``/``False`` forces the NumPy twin /
-    the compiled kernel.
+    ``twin=None`` follows ``params.kernel`` (:func:`choose_kernel`) and ``SEMI_CORE_FORCE_TWIN``
+    (which wins); ``True``/``False`` forces the NumPy twin / the compiled kernel. Numba is
+    imported only when the compiled kernel runs.
 
     Parameters
     ----------
@@ -306,9 +325,14 @@ def play_chunk(params: EngineParams, seed_seq: np.random.SeedSequence, rounds: i
     else:
         member, tau, stats = out
     setup = params.kernel_setup()
-    if use_twins() if twin is None else twin:
+    forced = use_twins()  # also notes the kernel use (the twin pass of the suite)
+    if twin is None:
+        twin = forced or params.kernel == "numpy-twin"
+    if twin:
         _twins.semi_chunk(gen, int(rounds), setup, member, tau, stats)
     else:
+        from semi_core.kernels.engine_kernels import semi_chunk  # imports Numba
+
         semi_chunk(gen, int(rounds), setup, member, tau, stats)
     return member, tau, stats
 
@@ -359,13 +383,70 @@ class _Tasks:
         return [min(self.chunk, self.rounds - k * self.chunk) for k in range(self.n)]
 
 
+def _work(params: EngineParams, rounds: int) -> float:
+    return float(rounds) * (params.variates_per_round() + 3 + _ROUND_WORK)
+
+
+def _runs_twin(params: EngineParams) -> bool:
+    return params.kernel == "numpy-twin" or (params.kernel is None and use_twins())
+
+
+def choose_kernel(params: EngineParams, rounds: int, kernel: str = "auto") -> str:
+    r"""The kernel a run of ``rounds`` games uses: the NumPy twin for small jobs, else Numba.
+
+    A process that runs the compiled kernel first imports Numba and loads its cached kernels,
+    :math:`L \approx 0.5` s of CPU (measured: a fresh process playing one round cost 0.83 s
+    on the twin without Numba and 1.34 s compiled; ``import numpy, scipy.special`` alone
+    0.55 s). The twin costs more per round; its excess over the compiled kernel was measured
+    (``play_chunk``, one core) as :math:`a + b\,v` per round with :math:`v` the random
+    variates of a round (data plus 3 control draws): :math:`a \approx 1.4` us, :math:`b
+    \approx 22` ns (1.6 us per round in sufficient mode at :math:`T = 10, d = 1`, 3.6 us exact
+    at :math:`n = T = 10`, 9-12 us at :math:`n = 100, T = 5`, 220 us at :math:`n = 1000`). With
+    the work :math:`W = R\,(v + a/b) = R\,(v + 64)` (:func:`estimate_resources`), the twin is
+    cheaper while :math:`b\,W < L`, i.e. :math:`W < L/b \approx 2.3\times10^7`; the
+    threshold :data:`TWIN_WORK_LIMIT` is :math:`2\times10^7` (about 120,000 rounds at the
+    seed's :math:`n = T = 10, d = 1`, exact). Below it, ``auto`` runs the twin and Numba is
+    never imported; at or above, the compiled kernel.
+
+    The choice depends on the arguments alone (the game and ``rounds``; not the executor,
+    threads, workers or chunk size), so a seed gives one result everywhere. The twin draws the
+    same Generator stream: membership and :math:`\tau` are identical, the statistics agree to
+    summation order (measured at most :math:`4\times10^{-15}` absolute on statistics of order
+    1; tested to :math:`10^{-12}` relative + absolute), so a result records which ran
+    (``kernel``).
+
+    Parameters
+    ----------
+    params : EngineParams
+        The game (:func:`build_params`).
+    rounds : int
+        Number of rounds.
+    kernel : {"auto", "numba", "numpy-twin"}
+        ``auto``: the size rule above; ``numba`` / ``numpy-twin``: force one.
+        ``SEMI_CORE_FORCE_TWIN=1`` (or a missing Numba) gives ``numpy-twin`` whatever is asked.
+
+    Returns
+    -------
+    str
+        ``"numba"`` or ``"numpy-twin"``.
+    """
+    if not isinstance(kernel, str) or kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+    if use_twins():
+        return "numpy-twin"
+    if kernel != "auto":
+        return kernel
+    return "numpy-twin" if _work(params, rounds) < TWIN_WORK_LIMIT else "numba"
+
+
 def estimate_resources(params: EngineParams, rounds: int, chunk_size: int, *,
                        keep_scores: bool = True) -> dict:
     """Work and memory of a run, from the arguments alone (nothing is simulated).
 
-    Returns ``{"variates", "bytes_scores", "bytes_chunk"}``: random variates drawn, bytes of
-    the per-round scores kept by :func:`simulate` (0 when streaming) and bytes of one chunk's
-    working set (the NumPy twin draws a block of 256 rounds of every datum at once).
+    Returns ``{"variates", "work", "bytes_scores", "bytes_chunk"}``: random variates drawn,
+    the work of :func:`choose_kernel` (variates + 64 per round), bytes of the per-round scores
+    kept by :func:`simulate` (0 when streaming) and bytes of one chunk's working set (the NumPy
+    twin draws a block of 256 rounds of every datum at once).
 
     Parameters
     ----------
@@ -381,14 +462,15 @@ def estimate_resources(params: EngineParams, rounds: int, chunk_size: int, *,
     Returns
     -------
     dict
-        ``variates``, ``bytes_scores`` and ``bytes_chunk``.
+        ``variates``, ``work``, ``bytes_scores`` and ``bytes_chunk``.
     """
     variates = float(rounds) * (params.variates_per_round() + 3)
-    per_round = params.variates_per_round() if use_twins() else params.T * params.d
+    per_round = params.variates_per_round() if _runs_twin(params) else params.T * params.d
     chunk = min(int(chunk_size), int(rounds))
     bytes_chunk = 8.0 * (min(chunk, 256) * per_round + 6 * chunk)
     bytes_scores = float(rounds) * _BYTES_PER_ROUND_IN_MEMORY if keep_scores else 0.0
-    return {"variates": variates, "bytes_scores": bytes_scores, "bytes_chunk": bytes_chunk}
+    return {"variates": variates, "work": _work(params, rounds), "bytes_scores": bytes_scores,
+            "bytes_chunk": bytes_chunk}
 
 
 def _check_finite_setup(params: EngineParams) -> None:
@@ -432,7 +514,8 @@ def _check_budget(params: EngineParams, rounds: int, chunk_size: int, threads: i
 
 def simulate(mech, rounds: int, seed=0, *, data="gaussian", mode: str = "exact", tau=None,
              p_member: float = 0.5, unif_pmf=None, chunk_size: int = 16384, executor=None,
-             progress: bool = False, max_variates: float | None = None) -> EngineResult:
+             progress: bool = False, max_variates: float | None = None,
+             kernel: str = "auto") -> EngineResult:
     """Play ``rounds`` SeMI games with the compiled engine and return every statistic.
 
     Parameters
@@ -464,6 +547,9 @@ def simulate(mech, rounds: int, seed=0, *, data="gaussian", mode: str = "exact",
         terminal and a plain line at least every 10 s otherwise.
     max_variates : float, optional
         Refuse runs drawing more random variates (default :data:`DEFAULT_MAX_VARIATES`).
+    kernel : {"auto", "numba", "numpy-twin"}
+        ``auto``: the NumPy twin for small jobs, the compiled kernel for large ones
+        (:func:`choose_kernel`); the result's ``kernel`` says which ran.
 
     Returns
     -------
@@ -498,6 +584,7 @@ def simulate(mech, rounds: int, seed=0, *, data="gaussian", mode: str = "exact",
     ex = Executor.coerce(executor)
     params = build_params(mech, data=data, mode=mode, tau=tau, p_member=p_member,
                           unif_pmf=unif_pmf)
+    params = replace(params, kernel=choose_kernel(params, rounds, kernel))
     _check_finite_setup(params)
     _check_budget(params, rounds, chunk_size, ex.parallelism, max_variates, keep_scores=True)
     root = as_seed_sequence(seed)
@@ -543,7 +630,7 @@ def simulate(mech, rounds: int, seed=0, *, data="gaussian", mode: str = "exact",
                         seed=root.entropy if isinstance(root.entropy, int) else None,
                         mode=params.mode, data=params.data_spec, chunk_size=chunk_size,
                         seconds=seconds, backend=backend,
-                        kernel="numpy-twin" if use_twins() else "numba",
+                        kernel=params.kernel,
                         info={"variates_per_round": params.variates_per_round(),
                               "chunks": len(tasks), "executor_note": ran["note"],
                               "tasks_per_dask_task": ran["tasks_per_dask_task"]})
@@ -627,7 +714,8 @@ def simulate_streaming(mech, rounds: int, seed=0, *, fprs=(0.1, 0.01, 0.001), bi
                        collect_limit: int = 2_000_000, data="gaussian", mode: str = "exact",
                        tau=None, p_member: float = 0.5, unif_pmf=None, chunk_size: int = 16384,
                        executor=None, progress: bool = False,
-                       max_variates: float | None = None, max_passes: int = 8) -> dict:
+                       max_variates: float | None = None, max_passes: int = 8,
+                       kernel: str = "auto") -> dict:
     r"""Play ``rounds`` SeMI games in bounded memory: per-class score histograms, exact TPR.
 
     Memory does not grow with ``rounds``: each chunk is reduced to per-class histograms of the
@@ -659,8 +747,8 @@ def simulate_streaming(mech, rounds: int, seed=0, *, fprs=(0.1, 0.01, 0.001), bi
     Parameters
     ----------
     mech, rounds, seed, data, mode, tau, p_member, unif_pmf, chunk_size, executor, progress,
-    max_variates
-        As in :func:`simulate`.
+    max_variates, kernel
+        As in :func:`simulate` (the kernel is chosen from one pass's work).
     fprs : sequence of float in (0, 1)
         Target false-positive rates.
     bins : int
@@ -689,6 +777,7 @@ def simulate_streaming(mech, rounds: int, seed=0, *, fprs=(0.1, 0.01, 0.001), bi
         raise ValueError(f"fprs must be values in (0, 1), got {fprs!r}")
     params = build_params(mech, data=data, mode=mode, tau=tau, p_member=p_member,
                           unif_pmf=unif_pmf)
+    params = replace(params, kernel=choose_kernel(params, rounds, kernel))
     _check_finite_setup(params)
     _check_budget(params, rounds, chunk_size, threads, max_variates, keep_scores=False)
     # collected scores: up to collect_limit per (statistic, FPR level), three levels per FPR
@@ -815,7 +904,7 @@ def simulate_streaming(mech, rounds: int, seed=0, *, fprs=(0.1, 0.01, 0.001), bi
             "mode": params.mode, "data": params.data_spec,
             "chunk_size": chunk_size, "backend": ran.get("backend", ex.name),
             "executor_note": ran.get("note"),
-            "kernel": "numpy-twin" if use_twins() else "numba",
+            "kernel": params.kernel,
             "seconds": time.perf_counter() - t0}
 
 

@@ -13,20 +13,24 @@ re-run this way for the tests that exercise a kernel).
 of the Cython dispatcher) create the empty file ``PATH`` once per process and path: the
 test suite sets it per test to learn, in the compiled pass, which tests reach a kernel
 (also in subprocesses they start), and re-runs just those with the twins.
+
+Numba is imported lazily: by :func:`jit` (so by importing a module that defines a compiled
+kernel) or :func:`numba_module`, never by importing this module. Importing Numba costs about
+0.26 s of CPU and loading cached kernels as much again, which a small job run on the twins
+does not pay (``semi_core.game.engine.choose_kernel``); a dispatcher that may run on the twins
+imports its kernel module only when the compiled kernel is chosen.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 from ._trace import note_kernel_use
 
-__all__ = ["jit", "use_twins", "note_kernel_use"]
+__all__ = ["jit", "use_twins", "note_kernel_use", "numba_available", "numba_module"]
 
-try:  # numba is a core dependency, but keep the twins usable without it
-    import numba as _numba
-except ImportError:  # pragma: no cover - exercised only on broken installs
-    _numba = None
+_NUMBA: dict = {}  # "available": bool (found on the path), "module": the imported module
 
 
 def _install_compile_notice() -> None:
@@ -52,8 +56,39 @@ def _install_compile_notice() -> None:
     ev.register("numba:compile", _Notice())  # for the life of the process
 
 
-if _numba is not None:
-    _install_compile_notice()
+def numba_available() -> bool:
+    """Whether Numba is installed, without importing it (a path lookup, cached).
+
+    Returns
+    -------
+    bool
+        True when ``import numba`` would find the package.
+    """
+    if "available" not in _NUMBA:
+        # numba is a core dependency, but keep the twins usable without it
+        _NUMBA["available"] = importlib.util.find_spec("numba") is not None
+    return _NUMBA["available"]
+
+
+def numba_module():
+    """Import Numba (once) and install the compile notice; None when Numba is missing.
+
+    Returns
+    -------
+    module or None
+        The ``numba`` module.
+    """
+    if "module" not in _NUMBA:
+        mod = None
+        if numba_available():
+            try:
+                import numba as mod
+            except ImportError:  # pragma: no cover - exercised only on broken installs
+                mod = None
+        _NUMBA["module"] = mod
+        if mod is not None:
+            _install_compile_notice()
+    return _NUMBA["module"]
 
 
 def use_twins() -> bool:
@@ -69,7 +104,8 @@ def use_twins() -> bool:
         Whether the NumPy twins run instead of the compiled kernels.
     """
     note_kernel_use()
-    return os.environ.get("SEMI_CORE_FORCE_TWIN", "").strip() not in ("", "0") or _numba is None
+    return (os.environ.get("SEMI_CORE_FORCE_TWIN", "").strip() not in ("", "0")
+            or not numba_available())
 
 
 def jit(fn=None, *, parallel: bool = False, inline: str = "never"):
@@ -86,9 +122,10 @@ def jit(fn=None, *, parallel: bool = False, inline: str = "never"):
     """
 
     def wrap(f):
-        if _numba is None:  # pragma: no cover
+        numba = numba_module()
+        if numba is None:  # pragma: no cover
             return f
-        return _numba.njit(cache=True, fastmath=False, nogil=True, parallel=parallel,
+        return numba.njit(cache=True, fastmath=False, nogil=True, parallel=parallel,
                            inline=inline)(f)
 
     return wrap(fn) if fn is not None else wrap

@@ -167,9 +167,9 @@ def test_numba_thread_setting_invariance(seed_setting):
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        a = simulate(seed_setting, 3000, 5, chunk_size=1000)
+        a = simulate(seed_setting, 3000, 5, chunk_size=1000, kernel="numba")
         numba.set_num_threads(max(1, min(2, numba.config.NUMBA_NUM_THREADS)))
-        b = simulate(seed_setting, 3000, 5, chunk_size=1000)
+        b = simulate(seed_setting, 3000, 5, chunk_size=1000, kernel="numba")
     finally:
         numba.set_num_threads(before)
     np.testing.assert_array_equal(a.stats["final"], b.stats["final"])
@@ -187,7 +187,7 @@ def test_child_seed_is_spawn_child():
 @pytest.mark.twin
 def test_force_twin_env_gives_same_result(seed_setting, monkeypatch):
     kw = dict(tau="uniform", chunk_size=256, data="exponential")
-    a = simulate(seed_setting, 600, 4, **kw)
+    a = simulate(seed_setting, 600, 4, kernel="numba", **kw)  # small: forced compiled
     monkeypatch.setenv("SEMI_CORE_FORCE_TWIN", "1")
     b = simulate(seed_setting, 600, 4, **kw)
     assert b.kernel == "numpy-twin"

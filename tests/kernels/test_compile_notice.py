@@ -28,7 +28,9 @@ def _kernel(module: str):
 
 
 def test_compiling_a_package_kernel_writes_the_notice_once(fresh_notice, capsys):
-    import semi_core.kernels._jit  # noqa: F401 - installs the compile hook
+    from semi_core.kernels._jit import numba_module
+
+    numba_module()  # imports Numba once and installs the compile hook
 
     _kernel("user_code")(1)  # not ours: no notice
     assert _progress.COMPILE_NOTICE not in capsys.readouterr().err
@@ -49,7 +51,7 @@ def test_first_run_compiles_with_notice_second_run_loads_the_cache(tmp_path):
     """A fresh Numba cache (NUMBA_CACHE_DIR) compiles and says so; the next run loads it."""
     code = ("from semi_core.game.engine import simulate\n"
             "from semi_core.mechanisms.empirical_mean import EmpiricalMean\n"
-            "simulate(EmpiricalMean.isotropic(5, 3), 2000, 0)\n")
+            "simulate(EmpiricalMean.isotropic(5, 3), 2000, 0, kernel='numba')\n")
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     env.pop("SEMI_CORE_FORCE_TWIN", None)
     runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,

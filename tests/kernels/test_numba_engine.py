@@ -107,7 +107,7 @@ def test_engine_params_hold_the_one_setup_record():
     from semi_core.kernels._records import SemiChunkSetup
 
     own = {f.name for f in dataclasses.fields(EngineParams)}
-    assert own == {"setup", "data_spec", "mode"} and not own & set(SemiChunkSetup._fields)
+    assert own == {"setup", "data_spec", "mode", "kernel"} and not own & set(SemiChunkSetup._fields)
     p = build_params(MECHS["d4-full"](), data="exponential", tau="uniform")
     assert isinstance(p.setup, SemiChunkSetup)
     assert (p.T, p.d, p.exact) == (p.setup.n_t.size, p.setup.u.shape[1], p.setup.exact)
