@@ -2,7 +2,8 @@
 
 1. **Opacus loop vs batched trainer.** R audit games at one tau (Dirac canary, logistic
    regression pretrained on digits, T = 10, n = 64, C = 1, sigma for eps = 4): (a) the Opacus
-   adapter looped -- per run ``model_fn()``, ``PrivacyEngine.make_private`` and T steps of
+   adapter looped -- per chunk ``model_fn()`` and ``PrivacyEngine.make_private``, per run a
+   reset to theta_0 and the run's noise seed and T steps of
    Opacus' hooks-based per-sample gradients, clipping and noise
    (:class:`semi_core.integrations.opacus.OpacusMechanism`); (b) the batched trainer of
    :class:`semi_core.sgd.dirac.WhiteBoxMechanism` -- all runs of a chunk (128) as replicas,

@@ -146,10 +146,23 @@ def load_digits() -> tuple[np.ndarray, np.ndarray]:
     y : ndarray of int64, shape (1797,)
         Labels in 0..9.
     """
-    from sklearn.datasets import load_digits as _ld
+    import gzip
+    import importlib.util
+    from pathlib import Path
 
-    bunch = _ld()
-    return bunch.data.astype(np.float64) / 16.0, bunch.target.astype(np.int64)
+    # scikit-learn's own file, read as its load_digits reads it (np.loadtxt of the gzipped
+    # CSV, the label in the last column) without importing scikit-learn (~0.7 s CPU)
+    spec = importlib.util.find_spec("sklearn")
+    path = (Path(spec.origin).parent / "datasets" / "data" / "digits.csv.gz"
+            if spec is not None and spec.origin else None)
+    if path is None or not path.is_file():
+        from sklearn.datasets import load_digits as _ld  # names the missing package
+
+        bunch = _ld()
+        return bunch.data.astype(np.float64) / 16.0, bunch.target.astype(np.int64)
+    with gzip.open(path, mode="rt", encoding="utf-8") as f:
+        data = np.loadtxt(f, delimiter=",")
+    return data[:, :-1] / 16.0, data[:, -1].astype(np.int64)
 
 
 @dataclass

@@ -58,3 +58,25 @@ def test_digits_splits_are_disjoint(rng):
     assert len(np.unique(rows, axis=0)) >= len(rows) - 20  # digits has a few duplicate images
     with pytest.raises(ValueError, match="sizes"):
         make_splits(np.zeros((10, 2)), np.zeros(10), sizes=(5, 5, 1, 1), rng=rng)
+
+
+def test_load_digits_equals_scikit_learns_without_importing_it():
+    """The bundled digits are read from scikit-learn's file without importing scikit-learn
+    (a start-up cost of the digits audits) and equal, bit for bit, what its loader gives."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("sklearn")
+    code = ("import sys; from semi_core.sgd.data import load_digits; x, y = load_digits(); "
+            "print(x.shape, y.dtype, 'sklearn' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert " ".join(out) == "(1797, 64) int64 False"
+    from sklearn.datasets import load_digits as sk_load
+
+    from semi_core.sgd.data import load_digits
+
+    x, y = load_digits()
+    bunch = sk_load()
+    assert np.array_equal(x, bunch.data / 16.0) and x.dtype == np.float64
+    assert np.array_equal(y, bunch.target) and y.dtype == np.int64

@@ -1,7 +1,10 @@
 r"""Audit a user's Opacus DP-SGD training: :func:`audit_opacus`.
 
-Every run of the audit calls the user's ``model_fn()``, loads the common :math:`\theta_0`, wraps
-model, ``torch.optim.SGD`` and a data loader with Opacus' ``PrivacyEngine.make_private`` (its
+Every run of the audit starts from the common :math:`\theta_0` in a model of the user's
+``model_fn()`` wrapped, with ``torch.optim.SGD`` and a data loader, by Opacus'
+``PrivacyEngine.make_private`` (once per chunk of runs on fixed batches, each run reset to
+:math:`\theta_0` and its own noise seed -- bit-identical to a wrapping per run; once per run
+under Poisson sampling) (its
 ``GradSampleModule`` per-sample gradients, ``DPOptimizer`` clipping, noise and scaling, and --
 with ``sampler="poisson"`` -- its ``DPDataLoader`` Poisson sampler), trains ``steps`` steps and
 records :math:`\theta_0..\theta_T`. The game is played by the one runner

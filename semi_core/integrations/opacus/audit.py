@@ -37,8 +37,9 @@ def audit_opacus(model_fn, train_dataset, config: OpacusAuditConfig | None = Non
     Parameters
     ----------
     model_fn : callable
-        Returns a fresh ``nn.Module`` (logits); called once per run, its state replaced by the
-        first call's (so :math:`\\theta_0` is common; pretrain inside ``model_fn``).
+        Returns a fresh ``nn.Module`` (logits); called once per chunk of runs (fixed batches)
+        or per run (Poisson), its state replaced by the first call's (so :math:`\\theta_0` is
+        common; pretrain inside ``model_fn``).
     train_dataset : (X, y) or map-style dataset of (x, y)
         Split into a private pool (batches), reference records (gradient statistics) and, for
         ``canary="gradient-mahalanobis"``, canary candidates.

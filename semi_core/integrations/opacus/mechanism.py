@@ -26,6 +26,7 @@ class OpacusMechanism(WhiteBoxMechanism):
     r"""The white-box game of :mod:`semi_core.sgd.dirac` trained by Opacus' real optimizer.
 
     ``release`` trains the chunk's runs one after another through ``PrivacyEngine.make_private``
+    (one wrapping per chunk on fixed batches, each run reset to :math:`\theta_0` and its seed)
     (``GradSampleModule`` per-sample gradients, ``DPOptimizer`` clipping, noise and scaling; with
     ``sampler="poisson"`` its ``DPDataLoader``), on the Crafter's draws (:func:`~semi_core.sgd.
     dirac.draw_runs`: the same batches and slots as the batched trainer given the same ``rng``;

@@ -47,7 +47,7 @@ def time_engines(model_fn, train_dataset, config: OpacusAuditConfig | None = Non
                  opacus_rounds: int | None = None, clock=time.process_time,
                  **options) -> dict:
     """Seconds to train ``rounds`` Dirac games at one ``tau`` through Opacus
-    (:class:`OpacusMechanism`, one ``make_private`` per run) and through the batched trainer
+    (:class:`OpacusMechanism`, one ``make_private`` per chunk) and through the batched trainer
     (:class:`~semi_core.sgd.dirac.WhiteBoxMechanism`), on the same Crafter draws, in chunks of
     ``runs_per_chunk`` runs as the runner plays them; and to score the batched releases with
     :class:`~semi_core.sgd.dirac.WhiteBoxScorer`, chunk by chunk (``semi``: the mode of

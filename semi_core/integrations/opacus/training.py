@@ -64,6 +64,26 @@ def _make_private(ctx: _OpacusContext, loader, seed: int, bug: Bug | None, caugh
     return model, install_bug(opt, bug), loader
 
 
+def _reset_private(model, opt, state0: dict, seed: int) -> None:
+    """Return a private model/optimizer pair that ``_make_private`` built (fixed batches) to
+    the state a fresh ``make_private`` of the run seeded ``seed`` starts from: the parameters
+    and buffers of :math:`\theta_0` (copied in place, so the optimizer's parameters stay
+    the same tensors), no gradient, per-sample gradient or accumulated sum, no pending skipped
+    step, the noise generator re-seeded (as ``torch.Generator().manual_seed(seed)``) and the
+    bug zoo's per-run cache dropped. Opacus' ``DPOptimizer`` and ``torch.optim.SGD`` (no
+    momentum) keep no other state between steps; the accountant's history, which the audit
+    does not read, only grows."""
+    model._module.load_state_dict(state0)
+    for p in model.parameters():
+        p.grad = None
+        p.grad_sample = None
+        p.summed_grad = None
+    opt._step_skip_queue.clear()
+    opt._is_last_step_skipped = False
+    opt.__dict__.pop("_semi_reused_noise", None)  # the noise_reused bug's cache: per run
+    opt.generator.manual_seed(int(seed))
+
+
 def _loader(xb, yb, n: int, seed: int):
     from torch.utils.data import DataLoader, TensorDataset  # lazy: with the Opacus path
 
@@ -74,14 +94,22 @@ def _loader(xb, yb, n: int, seed: int):
 
 def _opacus_train(ctx: _OpacusContext, runs: Runs, bug: Bug | None, caught: list,
                   tm: dict) -> torch.Tensor:
-    """Train every run of ``runs`` through Opacus (one ``make_private`` per run); returns
-    :math:`(\\theta_0..\\theta_T)` per run, ``(m, T+1, d)``."""
+    """Train every run of ``runs`` through Opacus; returns :math:`(\\theta_0..\\theta_T)`
+    per run, ``(m, T+1, d)``.
+
+    Fixed batches: one ``make_private`` per call (chunk), each run starting from
+    :func:`_reset_private` -- the same arithmetic as a ``make_private`` per run, bit for bit
+    (``tests/integrations/test_opacus.py``): with ``poisson_sampling=False`` Opacus' wrapping
+    does not depend on the run (``T`` batches of ``n`` rows each time, the loader replaced by
+    the run's own batches). Poisson sampling: one ``make_private`` per run (its data loader
+    holds the run's records)."""
     setup, cfg = ctx.setup, ctx.setup.cfg
     T, n = cfg.steps, cfg.batch_size
     for key in ("make_private", "steps"):
         tm.setdefault(key, 0.0)
     out = torch.empty(len(runs), T + 1, setup.fm.d, dtype=setup.theta0.dtype)
     loss_fn = nn.CrossEntropyLoss()
+    private = None  # fixed batches: (model, optimizer) of the chunk's one make_private
     for r in range(len(runs)):
         t_a = time.process_time()
         member, seed = runs.member[r], int(runs.seeds[r])
@@ -97,10 +125,16 @@ def _opacus_train(ctx: _OpacusContext, runs: Runs, bug: Bug | None, caught: list
                 cy = setup.canary_y if setup.kind == "input" else setup.pool_y[0]
                 xb = torch.cat([xb, ctx.canary_input.unsqueeze(0)])
                 yb = torch.cat([yb, cy.reshape(1)])
-        model, opt, loader = _make_private(ctx, _loader(xb, yb, n, seed), seed, bug, caught)
         if ctx.sampler == "fixed":  # Opacus leaves fixed batches alone (poisson_sampling=False):
             # slice them directly -- the same tensors the loader would collate row by row
+            if private is None:
+                private = _make_private(ctx, _loader(xb, yb, n, seed), seed, bug, caught)[:2]
+            else:
+                _reset_private(*private, ctx.state0, seed)
+            model, opt = private
             loader = zip(xb.split(n), yb.split(n), strict=True)
+        else:
+            model, opt, loader = _make_private(ctx, _loader(xb, yb, n, seed), seed, bug, caught)
         t_b = time.process_time()
         tm["make_private"] += t_b - t_a
         params = [p for p in model.parameters() if p.requires_grad]
