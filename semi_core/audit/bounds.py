@@ -105,14 +105,6 @@ from semi_core._validation import (
 )
 from semi_core.audit.bands import band_candidates, count_grid, rank_threshold_counts
 from semi_core.audit.joint import batch_joint
-from semi_core.audit.one_run import (
-    check_guesses,
-    check_inclusion_balance,
-    guess_family,
-    one_run_counts,
-    one_run_epsilon_batch,
-)
-from semi_core.audit.one_run_fdp import batch_one_run_fdp
 from semi_core.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
 from semi_core.stats.gdp import gdp_epsilon
 from semi_core.stats.ranking import count_at_or_below, mann_whitney_auc, pooled_threshold_counts
@@ -609,6 +601,13 @@ def audit_batch(member, nonmember, *, delta, failure_prob=0.05, method=DEFAULT_M
 
 def _batch_one_run(member, nonmember, delta, xi, guesses):
     """One-run audit (Steinke et al. 2023) of each row; Bonferroni over the guess family."""
+    from semi_core.audit.one_run import (  # lazy: the games' methods do not need it
+        check_guesses,
+        check_inclusion_balance,
+        guess_family,
+        one_run_counts,
+        one_run_epsilon_batch,
+    )
 
     n1, n0 = member.shape[1], nonmember.shape[1]
     m = n1 + n0
@@ -660,6 +659,8 @@ def _run(member, nonmember, *, delta, xi, method, sides, thresholds, select_frac
         elif method == "joint":
             res = batch_joint(member, nonmember, delta, xi, sides)
         elif method == "one-run-fdp":
+            from semi_core.audit.one_run_fdp import batch_one_run_fdp  # lazy, as one-run
+
             res = batch_one_run_fdp(member, nonmember, delta, xi, guesses, tradeoff)
         else:
             res = _batch_one_run(member, nonmember, delta, xi, guesses)

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from semi_core._io import atomic_output_dir
 from semi_core._json import to_jsonable
 
 __all__ = ["ReportContext", "Section", "SECTION_MODULES", "COMPLETION_MARKERS", "build_report"]
@@ -100,6 +99,7 @@ def build_report(out_dir, *, quick: bool = True, seed: int = 0, sections=None,
     KeyboardInterrupt
         Interrupted: the message counts the sections built, as the progress does.
     """
+    from semi_core._io import atomic_output_dir  # lazy: audit-game imports a section only
     from semi_core._progress import as_reporter
 
     rep = as_reporter(show_progress if progress is None else progress)
