@@ -326,12 +326,15 @@ def handler(args) -> Result:
                    seconds=_SECONDS_PER_ROUND_COORD * args.simulate * args.d,
                    hint="use fewer games (--simulate) or a smaller --d, or a Dask cluster "
                         "(--workers/--scheduler)")
-    # argument-level refusals above; the closed forms import SymPy and SciPy
-    from semi_core.audit.ground_truth import gdp_epsilon
+    # argument-level refusals above; the closed forms are generated NumPy/SciPy code (no
+    # SymPy), the GDP accountant is imported from its home (not through semi_core.audit)
     from semi_core.mechanisms.per_datum import PerDatumMean
     from semi_core.stats import leakage as L
+    from semi_core.stats.gdp import gdp_epsilon
 
-    executor = executor_from_args(args)
+    # the executor runs the games of --simulate only (without it --threads/--workers/--scheduler
+    # were refused above); the closed forms need none, nor the runner's imports
+    executor = executor_from_args(args) if args.simulate else None
     law, dname, cov = _law(args)
     args.d = law.d
     if args.game == "average":
