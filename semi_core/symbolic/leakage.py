@@ -2,7 +2,10 @@ r"""Per-datum membership leakage (``per_datum_leakage`` seed, Azize & Basu): der
 
 Every closed form of the per-datum leakage of the empirical mean is derived here with SymPy and
 registered as a :class:`~semi_core.symbolic._core.Derivation` (names ``pdl_*``); the numeric
-layer (:mod:`semi_core.stats.leakage`) lambdifies them.
+layer (:mod:`semi_core.stats.leakage`) calls them printed as NumPy code in
+:mod:`semi_core.stats._leakage_forms` (no SymPy at run time). After changing a derivation,
+regenerate that module with ``python -m semi_core.symbolic._leakage_codegen`` (a test fails
+until it matches).
 
 Set-up (seed §3-4). Product data, coordinate :math:`j` with mean :math:`\mu_j`, variance
 :math:`\sigma_j^2` and third cumulant :math:`\kappa_{3,j}`; release
