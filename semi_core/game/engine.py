@@ -75,8 +75,8 @@ from semi_core._validation import (
     check_probability,
     memory_limit,
 )
+from semi_core.game._tau import resolve_tau_pmf
 from semi_core.game.backends import Executor
-from semi_core.game.play import resolve_tau_pmf
 from semi_core.game.result import GameResult
 from semi_core.kernels import _twins
 from semi_core.kernels._jit import use_twins

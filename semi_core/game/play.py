@@ -65,6 +65,7 @@ from semi_core._validation import (
     check_tau,
     format_bytes,
 )
+from semi_core.game._tau import resolve_tau_pmf
 from semi_core.game.backends import Executor, Interrupted
 from semi_core.game.result import GameResult
 from semi_core.mechanisms.base import is_mechanism, offered_tests, statistics
@@ -84,31 +85,6 @@ _SCORER_STREAM = 0
 
 
 # --------------------------------------------------------------------------------- Crafter
-def resolve_tau_pmf(T: int, tau) -> np.ndarray:
-    """Insertion-time law :math:`\\nu_\\tau`: None/"uniform" -> uniform, int -> point mass,
-    else a pmf over ``1..T``.
-
-    Parameters
-    ----------
-    T : int
-        Number of steps.
-    tau : None, "uniform", int or array_like
-        The law as given.
-
-    Returns
-    -------
-    ndarray, shape (T,)
-        The pmf.
-    """
-    if tau is None or (isinstance(tau, str) and tau == "uniform"):
-        return np.full(T, 1.0 / T)
-    if np.ndim(tau) == 0:
-        p = np.zeros(T)
-        p[check_tau(tau, T) - 1] = 1.0
-        return p
-    return check_pmf(tau, "tau (insertion-time pmf)", size=T)
-
-
 def crafter(mech, rng: np.random.Generator, rounds: int, *, p_member: float = 0.5,
             tau_pmf=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Seed Alg. 1 for ``rounds`` independent games: returns ``(B, tau, releases)``.

@@ -28,7 +28,6 @@ from __future__ import annotations
 from functools import cached_property
 
 import numpy as np
-from scipy.linalg import solve_triangular
 
 from semi_core._validation import (
     check_batch_size,
@@ -44,6 +43,31 @@ from semi_core.mechanisms.base import GroundTruthUnknown, MechanismBase
 from semi_core.mechanisms.gaussian import GaussianPairLogLR
 
 __all__ = ["EmpiricalMean", "GaussianPairLogLR"]
+
+
+def _forward_solve(L: np.ndarray, b: np.ndarray) -> np.ndarray:
+    r"""Solve :math:`L_t x_t = b_t` for every step by forward substitution (no inverse formed).
+
+    :math:`x_{t,i} = (b_{t,i} - \sum_{j<i} L_{t,ij}x_{t,j})/L_{t,ii}`, vectorised over the steps
+    (the algorithm of LAPACK's triangular solve, without importing ``scipy.linalg``, about 0.1 s
+    of a command's start-up).
+
+    Parameters
+    ----------
+    L : ndarray, shape (T, d, d)
+        Lower-triangular factors with a positive diagonal (Cholesky factors).
+    b : ndarray, shape (T, d)
+        Right-hand sides.
+
+    Returns
+    -------
+    ndarray, shape (T, d)
+        The solutions.
+    """
+    x = np.empty(b.shape, dtype=np.float64)
+    for i in range(b.shape[1]):
+        x[:, i] = (b[:, i] - np.einsum("tj,tj->t", L[:, i, :i], x[:, :i])) / L[:, i, i]
+    return x
 
 
 def _per_step_vectors(value, T: int, d: int | None, name: str) -> np.ndarray:
@@ -122,8 +146,7 @@ class EmpiricalMean(MechanismBase):
         self.d = d
         self.cum_n = np.cumsum(self.n_t)
         self.delta_t = self.target[None, :] - self.mu_t
-        self.u_t = np.stack([solve_triangular(self.chol_t[t], self.delta_t[t], lower=True)
-                             for t in range(self.T)])
+        self.u_t = _forward_solve(self.chol_t, self.delta_t)
         self.m_t = np.einsum("ti,ti->t", self.u_t, self.u_t)
 
     # -- convenience constructors -------------------------------------------------------
@@ -458,7 +481,7 @@ class EmpiricalMean(MechanismBase):
         delta = self.delta_t[tau - 1]
         if self.stationary_cov:
             L = self.chol_t[0]
-            u = solve_triangular(L, delta, lower=True)
+            u = _forward_solve(L[None], delta[None])[0]
             m = float(u @ u)
             c0 = -0.5 * self.d * np.log1p(-1.0 / N) - m / (2.0 * (N - 1.0))
             return QuadraticForm.from_covariance(c0, N / (N - 1.0) * u, L, -N / (2.0 * (N - 1.0)))
@@ -480,5 +503,5 @@ class EmpiricalMean(MechanismBase):
             Squared Mahalanobis distance, >= 0.
         """
         tau = check_tau(tau, self.T)
-        u = solve_triangular(self.chol_t[0], self.delta_t[tau - 1], lower=True)
+        u = _forward_solve(self.chol_t[:1], self.delta_t[tau - 1][None])[0]
         return float(u @ u)

@@ -25,7 +25,8 @@ from semi_core.mechanisms.empirical_mean import EmpiricalMean
 pytestmark = pytest.mark.twin
 
 _CLI = ("import json, sys\nfrom semi_core.cli import main\nrc = main({argv!r})\n"
-        "print(json.dumps({{'rc': rc, 'numba': 'numba' in sys.modules}}))\n")
+        "print(json.dumps({{'rc': rc, 'numba': 'numba' in sys.modules,\n"
+        "                  'linalg': 'scipy.linalg' in sys.modules}}))\n")
 
 
 def _cli(argv, **env):
@@ -41,8 +42,9 @@ def _forced_twin() -> bool:
 
 
 def test_small_simulate_never_imports_numba():
+    """Nor scipy.linalg (0.1 s of start-up): the mechanism whitens by forward substitution."""
     out, child = _cli(["simulate", "--rounds", "2000", "--json"])
-    assert child == {"rc": 0, "numba": False}
+    assert child == {"rc": 0, "numba": False, "linalg": False}
     assert out["kernel"] == "numpy-twin"
 
 
