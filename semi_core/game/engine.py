@@ -46,6 +46,13 @@ number of threads, Dask workers or ``numba.set_num_threads``. Numba ``prange`` i
 not used inside a chunk: a shared generator in a parallel loop would make results depend on
 scheduling; parallelism is over chunks (:mod:`semi_core.game.backends`).
 
+Kernels
+-------
+Small jobs run on the NumPy twin of the chunk kernel (:mod:`semi_core.kernels._twins`) without
+importing Numba, large ones on the compiled kernel; the choice (:func:`choose_kernel`, forced
+by ``kernel=`` or ``SEMI_CORE_FORCE_TWIN=1``) depends on the arguments alone, both draw the
+same stream (statistics equal to rounding), and a result records it (``kernel``).
+
 Seed settings
 -------------
 * The seed (§3.3, Fig. 2) evaluates SeMI-Unif with the *uniform* prior also when the Crafter
@@ -395,18 +402,22 @@ def choose_kernel(params: EngineParams, rounds: int, kernel: str = "auto") -> st
     r"""The kernel a run of ``rounds`` games uses: the NumPy twin for small jobs, else Numba.
 
     A process that runs the compiled kernel first imports Numba and loads its cached kernels,
-    :math:`L \approx 0.5` s of CPU (measured: a fresh process playing one round cost 0.83 s
-    on the twin without Numba and 1.34 s compiled; ``import numpy, scipy.special`` alone
-    0.55 s). The twin costs more per round; its excess over the compiled kernel was measured
+    :math:`L \approx 0.45` to :math:`0.8` s of CPU (measured, best of 7 fresh processes each
+    playing one round at :math:`n = T = 10`: 0.50-0.62 s on the twin, 1.06-1.29 s compiled,
+    against 0.43-0.50 s for ``import numpy, scipy.special``, on a loaded 2-core machine). The
+    twin costs more per round; its excess over the compiled kernel was measured
     (``play_chunk``, one core) as :math:`a + b\,v` per round with :math:`v` the random
     variates of a round (data plus 3 control draws): :math:`a \approx 1.4` us, :math:`b
     \approx 22` ns (1.6 us per round in sufficient mode at :math:`T = 10, d = 1`, 3.6 us exact
     at :math:`n = T = 10`, 9-12 us at :math:`n = 100, T = 5`, 220 us at :math:`n = 1000`). With
     the work :math:`W = R\,(v + a/b) = R\,(v + 64)` (:func:`estimate_resources`), the twin is
-    cheaper while :math:`b\,W < L`, i.e. :math:`W < L/b \approx 2.3\times10^7`; the
-    threshold :data:`TWIN_WORK_LIMIT` is :math:`2\times10^7` (about 120,000 rounds at the
-    seed's :math:`n = T = 10, d = 1`, exact). Below it, ``auto`` runs the twin and Numba is
-    never imported; at or above, the compiled kernel.
+    cheaper while :math:`b\,W < L`, i.e. :math:`W < L/b \approx 2\times10^7` to
+    :math:`3.6\times10^7`; the threshold :data:`TWIN_WORK_LIMIT` is the low end,
+    :math:`2\times10^7` (about 120,000 rounds at the seed's :math:`n = T = 10, d = 1`, exact):
+    below it the twin's excess :math:`bW < 0.44` s stays under :math:`L`; just above it a
+    compiled run may cost up to :math:`L - bW \approx 0.35` s more than the twin would have.
+    Below it, ``auto`` runs the twin and Numba is never imported; at or above, the compiled
+    kernel.
 
     The choice depends on the arguments alone (the game and ``rounds``; not the executor,
     threads, workers or chunk size), so a seed gives one result everywhere. The twin draws the
