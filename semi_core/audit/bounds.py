@@ -103,6 +103,7 @@ from semi_core._validation import (
     check_score_matrix,
     check_scores,
 )
+from semi_core.audit._methods import DEFAULT_METHOD, METHODS  # their one home
 from semi_core.audit.bands import band_candidates, count_grid, rank_threshold_counts
 from semi_core.audit.joint import batch_joint
 from semi_core.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
@@ -123,14 +124,6 @@ __all__ = [
     "assumption_of",
 ]
 
-METHODS = ("band", "joint", "dkw", "cp", "gdp", "one-run", "one-run-fdp")
-#: The default: the tightest distribution-free method whose validity tests pass. ``joint`` is
-#: above jax_privacy's two-sided Clopper-Pearson Bonferroni bound in every cell of
-#: ``python -m benchmarks audit`` (mu in {.5, 1, 2} x {1e3, 1e4} per side x delta in {1e-5, .1})
-#: and at >= 0.97 of the oracle ceiling, with its over-claims within the binomial interval of
-#: its level on every score family there (ties and non-GDP mechanisms included), at about
-#: 3 ms per audit of 1e4 per side; ``band`` is below the peer in every cell.
-DEFAULT_METHOD = "joint"
 #: Methods of :func:`epsilon_lower_bound_from_counts` (one pre-registered test).
 COUNT_METHODS = ("cp", "dkw", "gdp")
 #: Pre-registered rank family of ``method="cp", thresholds="ranks"`` (see module docstring).

@@ -278,7 +278,7 @@ def add_rounds(parser, *, default: int, what: str = "games") -> None:
 def add_method(parser) -> None:
     """``--method``: how the epsilon lower bound is certified (the choices and the default are
     those of :func:`semi_core.audit.epsilon_lower_bound`)."""
-    from semi_core.audit.bounds import DEFAULT_METHOD, METHODS
+    from semi_core.audit._methods import DEFAULT_METHOD, METHODS  # not the bounds: --help
 
     parser.add_argument("--method", choices=METHODS, default=DEFAULT_METHOD,
                         help="certification. Any mechanism, any score law (independent "
