@@ -129,15 +129,17 @@ def _kernels(quick: bool) -> list[dict]:
         count = R * per_round
         normal_sum(rng, 10)  # compile outside the timing
         draws(rng, 10, T)
-        simulate(mech, 100, 0)  # JIT / cache load outside the timing
+        simulate(mech, 100, 0, kernel="numba")  # JIT / cache load outside the timing
         t_np = best_of(np_floor, 5, cpu) / (reps * buf.size)  # seconds per variate
         t_nb = best_of(lambda c=count, g=rng: normal_sum(g, c), 5, cpu) / count
         with _one_blas_thread():  # per-core comparison; also avoids BLAS thread spin-up
             t_ref = best_of(lambda m=mech, r=R_ref: reference_per_round(m, r, 1, tau="uniform"),
                             3, cpu) / R_ref
-        t_ex = best_of(lambda m=mech, r=R: simulate(m, r, 2, tau="uniform", mode="exact"), 5,
+        t_ex = best_of(lambda m=mech, r=R: simulate(m, r, 2, tau="uniform", mode="exact",
+                                                          kernel="numba"), 5,
                        cpu) / R
-        t_su = best_of(lambda m=mech, r=R: simulate(m, r, 3, tau="uniform", mode="sufficient"),
+        t_su = best_of(lambda m=mech, r=R: simulate(m, r, 3, tau="uniform", mode="sufficient",
+                                                          kernel="numba"),
                        5, cpu) / R
         impls = [
             ("(a) numpy standard_normal", None, 1.0 / t_np),

@@ -418,6 +418,8 @@ def choose_kernel(params: EngineParams, rounds: int, kernel: str = "auto") -> st
     compiled run may cost up to :math:`L - bW \approx 0.35` s more than the twin would have.
     Below it, ``auto`` runs the twin and Numba is never imported; at or above, the compiled
     kernel.
+    The rule prices one job per process (a command line); a process that runs many jobs (a
+    sweep, a report) pays :math:`L` once and should pass ``kernel="numba"``.
 
     The choice depends on the arguments alone (the game and ``rounds``; not the executor,
     threads, workers or chunk size), so a seed gives one result everywhere. The twin draws the
