@@ -222,6 +222,38 @@ def _rank(args) -> Result:
     return Result(payload=payload, text="\n".join(lines))
 
 
+def _log_lr_moments(non: np.ndarray, mem: np.ndarray) -> tuple[dict, str | None]:
+    r"""Sample mean and variance of the simulated log-LRs under H0 (``non``) and H1 (``mem``).
+
+    With discrete data (Bernoulli, Poisson) and no noise the released mean can be impossible
+    under one hypothesis, and the exact log-LR is then :math:`-\infty` under H0 (or
+    :math:`+\infty` under H1) in some games: the log-LR's mean is then that infinity (an atom
+    of positive mass) and its variance is undefined (``None``), never a NaN. ``infinite0`` /
+    ``infinite1`` count those games.
+
+    Returns
+    -------
+    tuple
+        The moments and a note naming the infinite games, or ``None`` when there are none.
+    """
+    out, notes = {}, []
+    for tag, x, sign, where in (("0", non, -1.0, "H0"), ("1", mem, 1.0, "H1")):
+        inf = np.isinf(x)
+        k = int(inf.sum())
+        if np.isnan(x).any() or (k and np.any(np.sign(x[inf]) != sign)):
+            raise RuntimeError(f"the simulated log-LRs under {where} contain a NaN or an "
+                               "infinity of the wrong sign: the exact LR could not be computed")
+        if k:
+            out[f"mean{tag}"], out[f"var{tag}"] = sign * np.inf, None
+            notes.append(f"the log-LR is {'-' if sign < 0 else '+'}inf in {k} of {x.size} "
+                         f"games under {where} (the released mean is impossible under the "
+                         "other hypothesis), so its mean is infinite and its variance undefined")
+        else:
+            out[f"mean{tag}"], out[f"var{tag}"] = float(x.mean()), float(x.var())
+        out[f"infinite{tag}"] = k
+    return out, ("; ".join(notes) or None)
+
+
 def _average(args, law, dname, executor) -> Result:
     """``--game average``: the average-datum game (seed Alg. 3/4, App. B)."""
     from semi_core.mechanisms.per_datum import AverageDatumMean
@@ -254,16 +286,19 @@ def _average(args, law, dname, executor) -> Result:
         s = summarize_leakage(res, (args.fpr,))["exact"]
         f = str(args.fpr)
         mem, non = res.scores("exact")
+        moments, note = _log_lr_moments(non, mem)
         payload["simulation"] = {
             "rounds": args.simulate, "power": s["tpr_at_fpr"][f], "power_se": s["tpr_se"][f],
             "power_resolvable": s["tpr_resolvable"][f], "advantage": s["bayes_advantage"],
             "advantage_se": s["bayes_advantage_se"], "auc": s["auc"], "auc_se": s["auc_se"],
-            "log_lr_moments": {"mean0": float(non.mean()), "var0": float(non.var()),
-                               "mean1": float(mem.mean()), "var1": float(mem.var())},
-            "seconds": time.perf_counter() - t0}
+            "log_lr_moments": moments, "seconds": time.perf_counter() - t0}
+        if note:
+            payload["simulation"]["log_lr_moments_note"] = note
         lines.append(f"simulated ({args.simulate} games): power {s['tpr_at_fpr'][f]:.4f} +- "
                      f"{s['tpr_se'][f]:.4f}, advantage {s['bayes_advantage']:.4f} +- "
                      f"{s['bayes_advantage_se']:.4f}")
+        if note:
+            lines.append(f"note: {note}")
     return Result(payload=payload, text="\n".join(lines))
 
 

@@ -186,3 +186,26 @@ def test_cli_average_game_and_inclusion(capsys):
     pc, sh = got["per-coordinate"], got["shared"]
     assert pc["power"] == pytest.approx(pc["paper_approximation"]["power"])   # Eq. 16 holds
     assert sh["power"] > sh["paper_approximation"]["power"] + 0.1             # and not here
+
+
+def test_cli_average_game_infinite_log_lr_is_named_not_nan(capsys):
+    # Bernoulli data, no noise, n = 5: the released mean is often impossible with the target
+    # in, so the exact log-LR is -inf under H0 in some games; its mean is -inf (an atom) and
+    # its variance undefined (null), named in a note, with no NaN and no NumPy warning
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["leakage", "--game", "average", "--d", "10", "--n", "5", "--simulate",
+                     "200", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert "NaN" not in out
+    sim = json.loads(out)["simulation"]
+    mom = sim["log_lr_moments"]
+    assert mom["infinite0"] > 0 and mom["mean0"] == "-inf" and mom["var0"] is None
+    assert mom["infinite1"] == 0 and math.isfinite(mom["mean1"]) and mom["var1"] > 0
+    assert f"-inf in {mom['infinite0']} of" in sim["log_lr_moments_note"]
+    assert main(["leakage", "--game", "average", "--d", "300", "--n", "100", "--simulate",
+                 "200", "--json"]) == 0
+    sim = json.loads(capsys.readouterr().out)["simulation"]
+    assert sim["log_lr_moments"]["infinite0"] == 0 and "log_lr_moments_note" not in sim
