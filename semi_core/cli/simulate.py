@@ -7,6 +7,9 @@ Example::
 
 prints, per test (semi-star, semi-unif, semi-max, final), the TPR at FPR 0.1, 0.01, 0.001 and
 the AUC, each with its Monte Carlo standard error (:mod:`semi_core.stats.empirical`).
+Small runs use the NumPy twin of the engine's kernel (no Numba start-up), large ones the
+compiled kernel (:func:`semi_core.game.engine.choose_kernel`; ``--kernel`` forces one, the JSON's
+``kernel`` records which ran).
 ``--bounded-memory`` keeps only per-class score histograms (bounded memory, any number of rounds; a
 second pass makes the TPR at each FPR exact, :func:`semi_core.game.engine.simulate_summary`).
 """
