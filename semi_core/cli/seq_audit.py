@@ -474,7 +474,8 @@ def handler(args) -> Result:
         mechanism_source(mech, *SEED_PAIR), eps, delta=args.delta,
         failure_prob=args.failure_prob, max_obs=args.max_obs, algorithm=args.algorithm,
         bandwidth=bw, warmup=args.warmup, bound=args.bound, evalue=args.evalue, seed=ss,
-        witness=args.witness, features=args.features, conventions=args.conventions),
+        witness=args.witness, features=args.features, conventions=args.conventions,
+        planned_runs=None if power_runs else args.runs),
         keep=keep, runs=args.runs, seed=args.seed, progress=tick, summary=None).runs
     if bar is not None:
         bar.close()

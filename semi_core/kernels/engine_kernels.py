@@ -57,7 +57,7 @@ import numpy as np
 from semi_core._names import SEMI_TESTS
 
 from ._jit import jit
-from .witness import _exp_neg
+from ._witness_nb import _exp_neg
 
 __all__ = ["semi_chunk", "STAT_NAMES"]
 

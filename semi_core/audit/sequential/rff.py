@@ -52,7 +52,6 @@ import numpy as np
 
 from semi_core._rng import child_seed
 from semi_core._validation import check_int
-from semi_core.kernels.rff_witness import rff_block
 
 __all__ = ["WITNESSES", "RFF_SEED_KEY", "MAX_FEATURES", "DEFAULT_FEATURES", "check_features",
            "rff_frequencies", "rff_base_features", "rff_features", "rff_feature_differences",
@@ -269,5 +268,7 @@ def rff_witness_values(X, Y, bandwidth: float, *, features: int = DEFAULT_FEATUR
     W = rff_frequencies(X.shape[1], features, bandwidth, seed)
     buf = new_rff_state(X.shape[0], W.shape[0])
     if X.shape[0]:
+        from semi_core.kernels.rff_witness import rff_block  # imports Numba
+
         rff_block(rff_base_features(X, W), rff_base_features(Y, W), 0, buf, backend=backend)
     return buf["v"], buf["k"]

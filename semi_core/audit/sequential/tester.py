@@ -53,8 +53,8 @@ import numpy as np
 from semi_core._rng import as_seed_sequence
 from semi_core._table import ResultDisplay, Table
 from semi_core._validation import check_delta, check_int, check_work
-from semi_core.kernels.rff_witness import rff_block
-from semi_core.kernels.witness import new_state, witness_block
+from semi_core.kernels._jit import use_twins
+from semi_core.kernels.witness import choose_witness_backend, new_state, witness_block
 
 from .conventions import (
     NotebookONS,
@@ -639,7 +639,7 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
                     evalue: str = "max", seed=0, block: int = 128, backend: str = "auto",
                     keep_witness: bool = False, witness: str = "exact",
                     features: int = DEFAULT_FEATURES, conventions: str = "paper",
-                    ceiling_pairs: int = 0) -> GridResult:
+                    ceiling_pairs: int = 0, planned_runs: int | None = None) -> GridResult:
     r"""Sequential tests of :math:`H_0(\varepsilon_i):\mathrm{MMD}\le\tau(\varepsilon_i,\delta)` on
     one stream, and the anytime-valid :math:`\varepsilon` lower bound (see :class:`GridResult`).
 
@@ -670,7 +670,10 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
         Pairs drawn per mechanism call (the test still looks at them one at a time).
     backend : {"auto", "numba", "numpy", "python"}
         Witness kernel (see :func:`semi_core.kernels.witness.witness_block`; the RFF witness
-        takes ``auto``, ``numba`` or ``numpy``).
+        takes ``auto``, ``numba`` or ``numpy``). With ``planned_runs``, ``auto`` for the exact
+        witness is :func:`semi_core.kernels.witness.choose_witness_backend`'s size rule (the
+        NumPy twin for small jobs, which then never import Numba); the kernel that ran is in
+        each result's ``diagnostics["kernel"]``.
     keep_witness : bool
         Keep the witness values :math:`v_t` in each result.
     witness : {"exact", "rff"}
@@ -684,6 +687,12 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
         ``"paper"`` (Alg. 1, 3, 4 and Thm 3.1 as printed), ``"notebook"`` (the authors' public
         notebook: its threshold, ONS constants and OGA step/radius) or a comma list of
         ``tau,ons,oga`` (:mod:`.conventions`); ``ons`` needs Alg. 1, ``oga`` the exact witness.
+    planned_runs : int, optional
+        Runs of this configuration the process plays (>= 1): the size rule of
+        ``backend="auto"`` prices the twin's excess over all of them against Numba's one
+        start-up (a command line that plays one configuration passes it). ``None`` (default):
+        no size rule, ``auto`` is the compiled kernel (a process that plays many
+        configurations pays Numba's start-up once).
     ceiling_pairs : int
         With ``n > 0``, after the run ``n`` fresh pairs estimate the test's ceiling at its
         bandwidth (:func:`.ceiling.mechanism_ceiling`: no epsilon above it can be rejected,
@@ -697,6 +706,8 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
     delta, alpha, max_obs, warmup = _check_common(delta, failure_prob, max_obs, algorithm, warmup,
                                                   bound, evalue)
     ceiling_pairs = check_int(ceiling_pairs, "ceiling_pairs", minimum=0)
+    if planned_runs is not None:
+        planned_runs = check_int(planned_runs, "planned_runs", minimum=1)
     if ceiling_pairs and (ceiling_pairs < 4 or source.limit is not None):
         kind = "recorded stream" if source.limit is not None else "sampler"
         raise ValueError("ceiling_pairs must be 0 or >= 4, with a source that draws fresh pairs "
@@ -772,7 +783,12 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
             else:
                 X, Y = np.zeros((max_obs, d)), np.zeros((max_obs, d))
                 buf = new_notebook_witness(max_obs) if "oga" in comps else new_state(max_obs, d)
+                if "oga" not in comps and planned_runs is not None:  # d is known now
+                    backend = choose_witness_backend(max_obs, d, runs=planned_runs,
+                                                     backend=backend)
         if rff:
+            from semi_core.kernels.rff_witness import rff_block  # imports Numba
+
             rff_block(rff_base_features(xb, W), rff_base_features(yb, W), t, buf,
                       backend=backend)
         else:
@@ -790,6 +806,8 @@ def sequential_grid(source: PairSource, epsilons: Sequence[float], *, delta: flo
     v_all = buf["v"][:n_obs] if buf is not None else np.zeros(0)
     diag = witness_diagnostics(bw, (wx, wy) if median else None, (n_unres, n_dist), omk, n_obs,
                                float(np.max(np.abs(v_all))) if v_all.size else 0.0)
+    diag["kernel"] = ("notebook" if "oga" in comps else "numpy" if backend == "auto" and use_twins()
+                      else "numba" if backend == "auto" else backend)
     results, stops = [], []
     for e, tau_i, b in zip(eps, taus, bettors):
         mix = np.asarray(b.mix) if algorithm == 2 else None
