@@ -53,7 +53,7 @@ def robustness_table(rounds: int, seed: int = 0, progress=lambda msg: None) -> d
     rows = {}
     for i, fam in enumerate(FAMILIES):
         progress(f"robustness: {fam}")
-        res = simulate(mech, rounds, seed * 100 + i, data=fam, tau=TAU, mode="exact")
+        res = simulate(mech, rounds, seed * 100 + i, data=fam, tau=TAU, mode="exact", kernel="numba")
         rows[fam] = {}
         for t in TESTS:
             mc = tpr_at_fpr_se(*res.scores(t), FPR)

@@ -137,7 +137,7 @@ def _fig4(ctx, rounds):
         fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), sharey=True)
         for ax, T in zip(axes, (5, 10), strict=True):
             mech = _mech(T)
-            res = simulate(mech, rounds, ctx.seed + T, tau=5 if T >= 5 else T, mode="sufficient")
+            res = simulate(mech, rounds, ctx.seed + T, tau=5 if T >= 5 else T, mode="sufficient", kernel="numba")
             _roc_panel(ax, mech, min(5, T), res, f"({'a' if T == 5 else 'b'}) T = {T}, "
                        f"tau = 5, distance 3, {rounds} games")
             out[T] = _tprs(res)
@@ -175,15 +175,15 @@ def _fig5_6_draw(ctx, rounds, plt, P, E, simulate):
     Ts = (2, 5, 10, 20)
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.3))
     mech5 = _mech(5)
-    res5 = simulate(mech5, rounds, ctx.seed + 55, tau="uniform", mode="sufficient")
+    res5 = simulate(mech5, rounds, ctx.seed + 55, tau="uniform", mode="sufficient", kernel="numba")
     _roc_panel(axes[0], mech5, 3, res5, f"(5a) ROC, T = 5, tau ~ U{{1..5}}, {rounds} games")
     by_dist, by_T = [], []
     for i, x in enumerate(dists):
         ctx.progress(f"uniform tau: distance {x}")
-        r = simulate(_mech(5, x), rounds, ctx.seed + 100 + i, tau="uniform", mode="sufficient")
+        r = simulate(_mech(5, x), rounds, ctx.seed + 100 + i, tau="uniform", mode="sufficient", kernel="numba")
         by_dist.append(_tprs(r))
     for i, T in enumerate(Ts):
-        r = simulate(_mech(T), rounds, ctx.seed + 200 + i, tau="uniform", mode="sufficient")
+        r = simulate(_mech(T), rounds, ctx.seed + 200 + i, tau="uniform", mode="sufficient", kernel="numba")
         by_T.append(_tprs(r))
     for ax, xs, rows, lab, make in ((axes[1], dists, by_dist, "Mahalanobis distance",
                                      lambda x: _mech(5, x)),
@@ -280,7 +280,7 @@ def _fig8(ctx, plt, rounds):
     for d in ds:
         md = _mech(T, 3.0, d=d)
         closed.append(float(E.tpr_at_fpr(md, FPR, "semi-star", tau=tau)))
-        r = simulate(md, rounds, ctx.seed + 800 + d, tau=tau, mode="sufficient")
+        r = simulate(md, rounds, ctx.seed + 800 + d, tau=tau, mode="sufficient", kernel="numba")
         mc.append(_tprs(r)["semi-star"])
     ax = axes[1]
     ax.plot(ds, closed, "C0-", label="SeMI* (closed form, ncx2)")
@@ -330,8 +330,8 @@ def prior_study(rounds: int, seed: int, T: int = 10, dist: float = 3.0) -> dict:
     out = {}
     mech = _mech(T, dist)
     for i, (name, p) in enumerate(priors.items()):
-        a = simulate(mech, rounds, seed + i, tau=p, unif_pmf=p, mode="sufficient")
-        b = simulate(mech, rounds, seed + i, tau=p, mode="sufficient")
+        a = simulate(mech, rounds, seed + i, tau=p, unif_pmf=p, mode="sufficient", kernel="numba")
+        b = simulate(mech, rounds, seed + i, tau=p, mode="sufficient", kernel="numba")
         ta, tb = _tprs(a), _tprs(b)
         out[name] = {"np_test_of_prior": ta["semi-unif"], "uniform_prior_test": tb["semi-unif"],
                      "semi-max": ta["semi-max"], "semi-star (oracle)": ta["semi-star"],

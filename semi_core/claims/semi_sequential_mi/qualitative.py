@@ -102,7 +102,7 @@ def _check_isolation(forms, ctx):
     tau_, n_, m_ = 5, 10, 9.0
     base = _sep_closed(n_, m_)
     for t in (5, 7, 10):
-        res = simulate(_mech(t, 3.0), R, int(rng_seed) + t, tau=tau_, mode="sufficient")
+        res = simulate(_mech(t, 3.0), R, int(rng_seed) + t, tau=tau_, mode="sufficient", kernel="numba")
         for name, pred in (("semi-star", float(f_star(n_, m_, 1)) * base),
                            ("final", float(f_fin(n_, m_, 1, n_ * t)))):
             a, b = res.scores(name)
@@ -155,7 +155,7 @@ def _check_T_scaling(forms, ctx):
 def _unif_mc(ctx, T_, dist, R, salt, tau=None, unif=None):
     seed = int(ctx.rng(salt).integers(2**31))
     return simulate(_mech(T_, dist), R, seed, tau=min(5, T_) if tau is None else tau,
-                    unif_pmf=unif, mode="sufficient")
+                    unif_pmf=unif, mode="sufficient", kernel="numba")
 
 
 def _tpr_mc(res, test, fpr=FPR):
