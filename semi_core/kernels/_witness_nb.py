@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ._jit import jit
-from .witness import _RESCALE_BELOW, _XCUT
+from ._witness_const import _RESCALE_BELOW, _XCUT
 
 __all__: list[str] = []
 

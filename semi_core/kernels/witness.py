@@ -42,6 +42,7 @@ import math
 import numpy as np
 
 from ._jit import use_twins
+from ._witness_const import _RESCALE_BELOW, _XCUT
 
 __all__ = ["witness_block", "witness_block_twin", "witness_block_python", "new_state",
            "witness_values", "choose_witness_backend", "TWIN_EXCESS_LIMIT_S"]
@@ -121,8 +122,6 @@ def choose_witness_backend(max_obs: int, d: int, *, runs: int = 1,
     excess = r * (_TWIN_US_PER_STEP * n + _TWIN_US_PER_PAIR_COORD * d * n * n / 2.0) * 1e-6
     return "numpy" if excess < TWIN_EXCESS_LIMIT_S else "numba"
 
-#: Renormalise the stored coefficients when the running scale falls below this.
-_RESCALE_BELOW = 1e-150
 
 
 def new_state(n_max: int, d: int) -> dict:
@@ -144,9 +143,6 @@ def new_state(n_max: int, d: int) -> dict:
             "v": np.zeros(n_max), "k": np.zeros(n_max)}
 
 
-#: Kernel values exp(-x) for x above this are set to 0 (< 1e-304): exp would otherwise return
-#: denormals, whose arithmetic is ~10x slower (heavy-tailed outputs hit this constantly).
-_XCUT = 700.0
 
 
 def _kexp_np(x):
