@@ -16,9 +16,9 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from typing import TYPE_CHECKING
+
+from semi_core._lazy import lazy_names
 
 #: public name -> the module that defines it, imported on first use (PEP 562): ``import
 #: semi_core.audit.bounds`` (the CLI's light commands) does not pay for the one-run, ROC and
@@ -70,22 +70,6 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     )
 
 
-def __getattr__(name: str):
-    """Import a public name's module on first access (PEP 562) and cache the name here."""
-    home = _HOMES.get(name)
-    if home is not None:
-        value = getattr(importlib.import_module(home), name)
-    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}"):
-        # a submodule the eager package used to import (``semi_core.audit.roc``)
-        value = importlib.import_module(f"{__name__}.{name}")
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
 
 
 __all__ = [
@@ -112,3 +96,5 @@ __all__ = [
     "roc_metrics",
     "tpr_at_fpr",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, globals(), __all__)

@@ -103,7 +103,7 @@ def test_lazy_packages_keep_their_public_names():
             obj = getattr(pkg, name)
             home = pkg._HOMES.get(name)
             if home is not None:
-                mod = importlib.import_module(home if "." in home else f"{pkg.__name__}.{home}")
+                mod = importlib.import_module(home, pkg.__name__)  # relative: ".tester"
                 assert obj is getattr(mod, name), (pkg.__name__, name)
         assert set(pkg.__all__) <= set(dir(pkg))
         with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):

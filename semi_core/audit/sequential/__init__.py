@@ -18,9 +18,9 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from typing import TYPE_CHECKING
+
+from semi_core._lazy import lazy_names
 
 # NumPy only, and eager: ``rbf`` is both a submodule and a function, and the function must win
 from .rbf import median_bandwidth, mmd_gaussian_shift, mmd_v_statistic, rbf
@@ -29,29 +29,29 @@ from .rbf import median_bandwidth, mmd_gaussian_shift, mmd_v_statistic, rbf
 #: one submodule (``seq-audit`` needs :mod:`.tau` and :mod:`.tester`) does not pay for the
 #: others (the batch tester, the ceilings, the stream audits).
 _HOMES = {
-    "batch_mmd_test": "batch",
-    "epsilon_ceiling": "ceiling",
-    "gaussian_shift_ceiling": "ceiling",
-    "mechanism_ceiling": "ceiling",
-    "OnlineNewtonStep": "ons",
-    "WITNESSES": "rff",
-    "rff_witness_values": "rff",
-    "SemiStreamResult": "semi_stream",
-    "semi_stream_audit": "semi_stream",
-    "success_bound": "tau",
-    "tau_auditorium": "tau",
-    "tau_mmd": "tau",
-    "tv_bound": "tau",
-    "GridResult": "tester",
-    "PairSource": "tester",
-    "SequentialResult": "tester",
-    "mechanism_source": "tester",
-    "run_audits": "tester",
-    "sampler_source": "tester",
-    "sequential_grid": "tester",
-    "sequential_test": "tester",
-    "stream_source": "tester",
-    "summarize": "tester",
+    "batch_mmd_test": ".batch",
+    "epsilon_ceiling": ".ceiling",
+    "gaussian_shift_ceiling": ".ceiling",
+    "mechanism_ceiling": ".ceiling",
+    "OnlineNewtonStep": ".ons",
+    "WITNESSES": ".rff",
+    "rff_witness_values": ".rff",
+    "SemiStreamResult": ".semi_stream",
+    "semi_stream_audit": ".semi_stream",
+    "success_bound": ".tau",
+    "tau_auditorium": ".tau",
+    "tau_mmd": ".tau",
+    "tv_bound": ".tau",
+    "GridResult": ".tester",
+    "PairSource": ".tester",
+    "SequentialResult": ".tester",
+    "mechanism_source": ".tester",
+    "run_audits": ".tester",
+    "sampler_source": ".tester",
+    "sequential_grid": ".tester",
+    "sequential_test": ".tester",
+    "stream_source": ".tester",
+    "summarize": ".tester",
 }
 
 if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
@@ -75,22 +75,6 @@ if TYPE_CHECKING:  # the eager imports, for type checkers and IDEs
     )
 
 
-def __getattr__(name: str):
-    """Import a public name's submodule on first access (PEP 562) and cache the name here."""
-    home = _HOMES.get(name)
-    if home is not None:
-        value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}"):
-        # a submodule the eager package used to import (``sequential.tester``)
-        value = importlib.import_module(f"{__name__}.{name}")
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
 
 
 __all__ = [
@@ -101,3 +85,5 @@ __all__ = [
     "semi_stream_audit", "SemiStreamResult", "WITNESSES", "rff_witness_values",
     "epsilon_ceiling", "mechanism_ceiling", "gaussian_shift_ceiling",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, globals(), __all__)
