@@ -15,6 +15,16 @@ side (the band calibration is looked up in the shipped table) and the off-table 
 
 ``python -m benchmarks.bench_cli --before /tmp/before`` also times the same lines with another
 checkout first on ``sys.path`` (the code before a change), in the same run.
+
+Two things keep the ratios fair on a shared, drifting machine:
+
+* **Bytecode.** NumPy and SciPy start from the bytecode ``pip`` compiled at install; an
+  installed semi_core has it too, but an editable checkout run with ``PYTHONDONTWRITEBYTECODE=1``
+  compiles every semi_core module from source at each start (~0.1 s). The benchmark compiles
+  each timed checkout's ``semi_core`` first (``compileall``, as ``pip install`` does;
+  ``--no-compile`` skips it and times the source compile too).
+* **Alternation.** Each command is timed alternately with ``import numpy, scipy.special``
+  (``repeat`` pairs); ``x np+sp`` is best-of command over best-of the floor from the same pairs.
 """
 
 from __future__ import annotations
@@ -162,8 +172,18 @@ def cold_warm_rows(before: str | None, repeat: int, sizes=(10_000, 9_999, 12_345
     return rows
 
 
-def main(quick: bool = False, before: str | None = None) -> list[dict]:
-    repeat = 2 if quick else 5
+def _compile(path: str) -> None:
+    """Byte-compile ``path/semi_core`` in place, as ``pip install`` does for an installed copy."""
+    import compileall
+
+    src = Path(path) / "semi_core"
+    if not compileall.compile_dir(str(src), quiet=1, workers=1):
+        raise RuntimeError(f"could not byte-compile {src}")
+
+
+def main(quick: bool = False, before: str | None = None, compile_sources: bool = True
+         ) -> list[dict]:
+    repeat = 2 if quick else 6
     print(f"\n## CLI start-up (fresh process each, best of {repeat}; CPU = user + sys)")
     print(f"{'line':<36} {'code':<7} {'CPU s':>7} {'wall s':>7} {'MiB':>6} "
           f"{'x pass':>7} {'x np+sp':>8}")
@@ -189,17 +209,32 @@ def main(quick: bool = False, before: str | None = None) -> list[dict]:
             argv=["audit", "--scores", csv2, "--delta", "1e-5", "--json"]))]
     floors = [(label, code) for label, code in lines if not label.startswith("semi-core")]
     cli = [(label, code) for label, code in lines if label.startswith("semi-core")]
-    jobs = [("-", str(ROOT), floors), ("now", str(ROOT), cli)]
+    jobs = [("now", str(ROOT), cli)]
     if before:
         jobs.append(("before", before, cli))
+    if compile_sources:
+        for _, path, _ in jobs:
+            _compile(path)
     rows: list[dict] = []
+    for label, code in floors:
+        cpu, wall, rss = _best(code, str(ROOT), repeat)
+        floor = rows[0]["cpu_s"] if rows else cpu
+        rows.append({"line": label, "code": "-", "cpu_s": cpu, "wall_s": wall, "rss_mib": rss,
+                     "x_floor": cpu / floor, "x_numpy_scipy": 1.0})
+        print(f"{label:<36} {'-':<7} {cpu:>7.3f} {wall:>7.3f} {rss:>6.0f} "
+              f"{rows[-1]['x_floor']:>7.1f} {'':>8}")
+    np_sp_code = dict(floors)["import numpy, scipy.special"]
     for version, path, lines in jobs:
         for label, code in lines:
-            cpu, wall, rss = _best(code, path, repeat)
-            floor = rows[0]["cpu_s"] if rows else cpu
-            np_sp = rows[1]["cpu_s"] if len(rows) > 1 else cpu
+            runs, paired = [], []
+            for _ in range(repeat):  # alternate with the floor: both see the same load
+                paired.append(_run(np_sp_code, path)[0])
+                runs.append(_run(code, path))
+            cpu, wall = min(r[0] for r in runs), min(r[1] for r in runs)
+            rss, np_sp = max(r[2] for r in runs), min(paired)
             row = {"line": label, "code": version, "cpu_s": cpu, "wall_s": wall, "rss_mib": rss,
-                   "x_floor": cpu / floor, "x_numpy_scipy": cpu / np_sp}
+                   "x_floor": cpu / rows[0]["cpu_s"], "numpy_scipy_paired_s": np_sp,
+                   "x_numpy_scipy": cpu / np_sp, "bytecode": compile_sources}
             rows.append(row)
             print(f"{label:<36} {version:<7} {cpu:>7.3f} {wall:>7.3f} {rss:>6.0f} "
                   f"{row['x_floor']:>7.1f} {row['x_numpy_scipy']:>8.2f}")
@@ -212,5 +247,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--before", metavar="DIR", help="another checkout timed in the same run")
+    ap.add_argument("--no-compile", action="store_true",
+                    help="do not byte-compile semi_core first (time its source compile too)")
     a = ap.parse_args()
-    main(quick=a.quick, before=a.before)
+    main(quick=a.quick, before=a.before, compile_sources=not a.no_compile)

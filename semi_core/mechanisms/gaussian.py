@@ -25,7 +25,7 @@ import numpy as np
 from semi_core._validation import check_covariance, check_finite_array
 from semi_core.kernels import quadform_cholsolve
 
-__all__ = ["GaussianPairLogLR"]
+__all__ = ["GaussianPairLogLR", "factor_covariance"]
 
 
 class _Dense:
@@ -45,7 +45,35 @@ class _Structured:
         return np.einsum("ij,ji->i", flat, self.V.solve(flat.T))
 
 
+def factor_covariance(V, name: str = "V", d: int | None = None) -> _Dense:
+    r"""Validate and Cholesky-factor a dense covariance once, for several log-LRs.
+
+    A family of tests :math:`H_1^\tau` vs one :math:`H_0` shares :math:`V_0`; passing this
+    factor as ``V0`` of every :class:`GaussianPairLogLR` validates and factors it once
+    (:math:`V_0 = LL^\top`, :math:`\tfrac12\log\det V_0=\sum_i\log L_{ii}`).
+
+    Parameters
+    ----------
+    V : array_like, shape (d, d)
+        Symmetric positive-definite covariance.
+    name : str
+        Argument name used in error messages.
+    d : int, optional
+        Required dimension.
+
+    Returns
+    -------
+    object
+        The factor (``L``, ``d``, ``half_logdet``), accepted as ``V0`` or ``V1``.
+    """
+    return _Dense(V, name, d)
+
+
 def _factor(V, name: str, d: int | None):
+    if isinstance(V, _Dense):
+        if d is not None and V.d != d:
+            raise ValueError(f"{name} must be {d}x{d}, got a factor of dimension {V.d}")
+        return V
     return _Structured(V) if hasattr(V, "solve") and hasattr(V, "logdet") else _Dense(V, name, d)
 
 
@@ -56,8 +84,9 @@ class GaussianPairLogLR:
     ----------
     m0, m1 : array_like, shape (d,)
         Means under :math:`H_0` and :math:`H_1`.
-    V0, V1 : array_like (d, d) or structured covariance
-        Positive-definite covariances (dense: validated and Cholesky-factored once).
+    V0, V1 : array_like (d, d), structured covariance, or :func:`factor_covariance`
+        Positive-definite covariances (dense: validated and Cholesky-factored once; a
+        :func:`factor_covariance` result is used as is).
     """
 
     def __init__(self, m0, V0, m1, V1):

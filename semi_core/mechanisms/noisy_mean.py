@@ -65,7 +65,7 @@ from semi_core._validation import (
     check_tau,
 )
 from semi_core.mechanisms.base import MechanismBase
-from semi_core.mechanisms.gaussian import GaussianPairLogLR
+from semi_core.mechanisms.gaussian import GaussianPairLogLR, factor_covariance
 from semi_core.stats.gdp import gdp_epsilon
 
 __all__ = ["NoisyMean", "clipped_normal_moments"]
@@ -263,28 +263,44 @@ class NoisyMean(MechanismBase):
         cov : ndarray, shape (T*d, T*d)
             Their covariance.
         """
-        m, V, d = self.clipped_mean, self.clipped_cov, self.d
-        AI = np.kron(self.A, np.eye(d))
-        D = np.kron(np.diag(1.0 / self.n_t), V)
-        mean = np.tile(m, self.T)
-        cov = AI @ D @ AI.T + self.noise ** 2 * np.eye(self.T * d)
+        m, V = self.clipped_mean, self.clipped_cov
+        mean, cov = self._h0_law()
         if tau is not None:
             tau = check_tau(tau, self.T)
             a = self.A[:, tau - 1]
             nt = float(self.n_t[tau - 1])
             mean = mean + np.kron(a, (self.target - m) / nt)
             cov = cov - np.kron(np.outer(a, a), V / nt ** 2)
-        return mean, 0.5 * (cov + cov.T)
+        return np.array(mean), 0.5 * (cov + cov.T)
+
+    def _h0_law(self) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and covariance of the releases under :math:`H_0`, computed once (read-only)."""
+        if "h0" not in self._cache:
+            d = self.d
+            AI = np.kron(self.A, np.eye(d))
+            D = np.kron(np.diag(1.0 / self.n_t), self.clipped_cov)
+            mean = np.tile(self.clipped_mean, self.T)
+            cov = AI @ D @ AI.T + self.noise ** 2 * np.eye(self.T * d)
+            mean.setflags(write=False)
+            cov.setflags(write=False)
+            self._cache["h0"] = (mean, cov)
+        return self._cache["h0"]
 
     def _pair(self, tau: int, rows=None):
-        """The cached two-covariance log-LR of :math:`H_1^\\tau` vs :math:`H_0` on ``rows``."""
+        """The cached two-covariance log-LR of :math:`H_1^\\tau` vs :math:`H_0` on ``rows``.
+
+        :math:`V_0` restricted to ``rows`` is validated and factored once for all ``tau``.
+        """
         key = (tau, rows)
         if key not in self._cache:
-            m0, c0 = self.gaussian_law(None)
-            m1, c1 = self.gaussian_law(tau)
             idx = np.arange(self.T * self.d) if rows is None else np.asarray(rows)
             sub = np.ix_(idx, idx)
-            self._cache[key] = GaussianPairLogLR(m0[idx], c0[sub], m1[idx], c1[sub])
+            h0 = self._cache.get(("h0", rows))
+            if h0 is None:
+                m0, c0 = self.gaussian_law(None)
+                h0 = self._cache[("h0", rows)] = (m0[idx], factor_covariance(c0[sub], "V0"))
+            m1, c1 = self.gaussian_law(tau)
+            self._cache[key] = GaussianPairLogLR(h0[0], h0[1], m1[idx], c1[sub])
         return self._cache[key]
 
     def _flat(self, releases) -> np.ndarray:

@@ -56,6 +56,31 @@ def test_log_lr_matches_scipy_multivariate_normal(rng):
         np.testing.assert_allclose(mech.final_log_lr(rel, tau), ref_f, rtol=1e-9, atol=1e-9)
 
 
+def test_h0_factor_is_shared_and_laws_stay_private(rng):
+    # The H0 covariance is validated and factored once for every tau (same rows), and the
+    # cached H0 law cannot be changed through what gaussian_law returns.
+    from semi_core.mechanisms.gaussian import GaussianPairLogLR, factor_covariance
+
+    mech = NoisyMean(5, 4, noise=0.3, clip=1.0)
+    assert mech._pair(1).f0 is mech._pair(3).f0
+    assert mech._pair(1, rows=(3,)).f0 is mech._pair(2, rows=(3,)).f0
+    assert mech._pair(1, rows=(3,)).f0 is not mech._pair(1).f0
+    m0, c0 = mech.gaussian_law(None)
+    m0 += 1.0
+    c0 *= 2.0
+    m0b, c0b = mech.gaussian_law(None)
+    np.testing.assert_array_equal(m0b, m0 - 1.0)
+    np.testing.assert_array_equal(c0b, c0 / 2.0)
+    # A factor passed as V0 gives the same log-LR as the matrix itself, and is checked.
+    m1, c1 = mech.gaussian_law(2)
+    x = rng.normal(0, 0.5, (6, 4))
+    f0 = factor_covariance(c0b, "V0")
+    np.testing.assert_array_equal(GaussianPairLogLR(m0b, f0, m1, c1)(x),
+                                  GaussianPairLogLR(m0b, c0b, m1, c1)(x))
+    with pytest.raises(ValueError, match="V1 must be 4x4"):
+        GaussianPairLogLR(m0b, f0, m1[:2], factor_covariance(c1[:2, :2]))
+
+
 def test_simulation_matches_gaussian_law_and_kl(rng):
     # Data far inside the clipping ball => exactly Gaussian, the LR is exact. Check the release
     # mean/covariance under H0, and E_H0[log LR] = -KL(P0 || P1) within 4.5 MC SE.
