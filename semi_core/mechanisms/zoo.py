@@ -124,7 +124,43 @@ def _check_dataset(dataset) -> np.ndarray:
     return arr
 
 
-class NoisyCountMean(MechanismBase):
+class CountMeanVariant:
+    """The settings every noisy-count mean mechanism shares: the checked design
+    :math:`\varepsilon`, value noise and variant, the seed's name and whether it is DP
+    (seed eq. 5-7). Used by :class:`NoisyCountMean` and the DP-Auditorium conventions
+    (:class:`~semi_core.audit.sequential.conventions.AuditoriumMean`)."""
+
+    noise: str
+    variant: str
+    epsilon_design: float
+
+    def _set_variant(self, epsilon: float, noise: str, variant: str, scale_text: str = ""
+                     ) -> None:
+        self.epsilon_design = check_positive(epsilon, "epsilon")
+        lo, hi = ZOO_EPSILON_RANGE
+        if not lo <= self.epsilon_design <= hi:
+            raise ValueError(f"epsilon must be in [{lo:g}, {hi:g}]{scale_text}, "
+                             f"got {self.epsilon_design:g}")
+        if noise not in ("laplace", "gaussian"):
+            raise ValueError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
+        if variant not in ("dp", "nondp1", "nondp2"):
+            raise ValueError(f"variant must be 'dp', 'nondp1' or 'nondp2', got {variant!r}")
+        self.noise, self.variant = noise, variant
+
+    @property
+    def name(self) -> str:
+        """The seed's name: ``DPLaplace``, ``NonDPGaussian1``, ..."""
+        kind = "DP" if self.variant == "dp" else "NonDP"
+        num = {"dp": "", "nondp1": "1", "nondp2": "2"}[self.variant]
+        return f"{kind}{self.noise.capitalize()}{num}"
+
+    @property
+    def is_dp(self) -> bool:
+        """Whether the variant is the DP one (``"dp"``)."""
+        return self.variant == "dp"
+
+
+class NoisyCountMean(CountMeanVariant, MechanismBase):
     """Noisy mean with a noisy count (the six mechanisms of seed eq. 5-7; see the module doc).
 
     Parameters
@@ -151,16 +187,8 @@ class NoisyCountMean(MechanismBase):
         if floor not in FLOORS:
             raise ValueError(f"floor must be one of {FLOORS}, got {floor!r}")
         self.floor = floor
-        self.epsilon_design = check_positive(epsilon, "epsilon")
-        lo, hi = ZOO_EPSILON_RANGE
-        if not lo <= self.epsilon_design <= hi:
-            raise ValueError(f"epsilon must be in [{lo:g}, {hi:g}] for the noisy-count mean "
-                             f"mechanisms (noise scale 2/epsilon), got {self.epsilon_design:g}")
-        if noise not in ("laplace", "gaussian"):
-            raise ValueError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
-        if variant not in ("dp", "nondp1", "nondp2"):
-            raise ValueError(f"variant must be 'dp', 'nondp1' or 'nondp2', got {variant!r}")
-        self.noise, self.variant = noise, variant
+        self._set_variant(epsilon, noise, variant, " for the noisy-count mean mechanisms "
+                          "(noise scale 2/epsilon)")
         self.delta_design = check_delta(delta) if noise == "gaussian" else 0.0
         if noise == "laplace":
             self.scale = 2.0 / self.epsilon_design
@@ -212,16 +240,6 @@ class NoisyCountMean(MechanismBase):
     def __call__(self, dataset, rng: np.random.Generator) -> float:
         """One output (the ``mechanism(dataset, rng)`` form)."""
         return float(self.sample(dataset, 1, rng)[0, 0])
-
-    @property
-    def name(self) -> str:
-        kind = "DP" if self.variant == "dp" else "NonDP"
-        num = {"dp": "", "nondp1": "1", "nondp2": "2"}[self.variant]
-        return f"{kind}{self.noise.capitalize()}{num}"
-
-    @property
-    def is_dp(self) -> bool:
-        return self.variant == "dp"
 
     # -------------------------------------------------------------- exact densities
     def _logf(self, u):

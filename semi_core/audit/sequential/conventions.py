@@ -41,6 +41,8 @@ import math
 
 import numpy as np
 
+from semi_core.mechanisms.zoo import CountMeanVariant
+
 __all__ = ["COMPONENTS", "parse_conventions", "tau_notebook", "NotebookONS",
            "new_notebook_witness", "notebook_witness_block", "READINGS", "AuditoriumMean",
            "make_reading_mechanism"]
@@ -193,7 +195,7 @@ def notebook_witness_block(X, Y, t0: int, t1: int, bandwidth: float, st: dict) -
 READINGS = ("count", "scale", "auditorium")
 
 
-class AuditoriumMean:
+class AuditoriumMean(CountMeanVariant):
     r"""The mean mechanisms as DP-Auditorium's ``MeanMechanism`` computes them (the library
     whose setup the seed's §4.1 says it follows), for records in :math:`[0,1]`.
 
@@ -227,18 +229,9 @@ class AuditoriumMean:
 
     def __init__(self, epsilon: float, *, noise: str = "laplace", variant: str = "dp",
                  delta: float = 1e-5):
-        from semi_core._validation import check_delta, check_positive
-        from semi_core.mechanisms.zoo import ZOO_EPSILON_RANGE
+        from semi_core._validation import check_delta
 
-        self.epsilon_design = check_positive(epsilon, "epsilon")
-        lo, hi = ZOO_EPSILON_RANGE
-        if not lo <= self.epsilon_design <= hi:
-            raise ValueError(f"epsilon must be in [{lo:g}, {hi:g}], got {self.epsilon_design:g}")
-        if noise not in ("laplace", "gaussian"):
-            raise ValueError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
-        if variant not in ("dp", "nondp1", "nondp2"):
-            raise ValueError(f"variant must be 'dp', 'nondp1' or 'nondp2', got {variant!r}")
-        self.noise, self.variant = noise, variant
+        self._set_variant(epsilon, noise, variant)
         self.delta_design = 0.0
         self.factor = 1.0
         if noise == "gaussian":
@@ -249,16 +242,6 @@ class AuditoriumMean:
         self.share = 1.0 if variant == "nondp1" else 0.5
         self.count_scale = 1.0 / (self.share * self.epsilon_design)
         self.scale = self.factor / (self.share * self.epsilon_design)
-
-    @property
-    def name(self) -> str:
-        kind = "DP" if self.variant == "dp" else "NonDP"
-        num = {"dp": "", "nondp1": "1", "nondp2": "2"}[self.variant]
-        return f"{kind}{self.noise.capitalize()}{num}"
-
-    @property
-    def is_dp(self) -> bool:
-        return self.variant == "dp"
 
     def sample(self, dataset, size: int, rng: np.random.Generator) -> np.ndarray:
         """``size`` independent outputs on ``dataset``, shape ``(size, 1)``.
