@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ._jit import jit
-from ._witness_const import _RESCALE_BELOW, _XCUT
+from ._witness_const import _RESCALE_BELOW, _XCUT, oga_step
 
 __all__: list[str] = []
 
@@ -101,6 +101,10 @@ def _vexp_neg(q, n, scale):  # pragma: no cover - compiled
         q[i] = _exp_neg(q[i] * scale)
 
 
+#: The scalar OGA step, compiled into each kernel that calls it.
+_oga_step_nb = jit(oga_step, inline="always")
+
+
 @jit
 def _witness_block_nb(X, Y, t0, t1, inv2h2, coef, state, v_out, k_out):  # pragma: no cover
     # Vectorisable layout: the past pairs' coordinates transposed (d, t1), four distance rows
@@ -150,16 +154,9 @@ def _witness_block_nb(X, Y, t0, t1, inv2h2, coef, state, v_out, k_out):  # pragm
         k_out[t] = k
         M += k
         if M > 0.0:
-            rs = math.sqrt(M)
-            g2 = fn2 + 4.0 * v / rs + 4.0 * k / M
-            if g2 < 0.0:  # rounding only: ||g||^2 >= 0 exactly
-                g2 = 0.0
-            gam = 1.0
-            if g2 > 1.0:
-                gam = 1.0 / math.sqrt(g2)
-            coef[t] = (2.0 / rs) / scale
+            step, gam, fn2 = _oga_step_nb(M, v, k, fn2)
+            coef[t] = step / scale
             scale *= gam
-            fn2 = gam * gam * g2
             if scale < _RESCALE_BELOW:
                 for i in range(t + 1):
                     coef[i] *= scale

@@ -24,16 +24,15 @@ vector per pair is ever formed). ``SEMI_CORE_FORCE_TWIN=1`` (or a missing Numba)
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ._jit import jit, use_twins
+from ._witness_const import _RESCALE_BELOW, oga_step
 
 __all__ = ["rff_block", "rff_block_twin"]
 
-#: Renormalise the unscaled witness when the running scale falls below this.
-_RESCALE_BELOW = 1e-150
+#: The scalar OGA step, compiled into the kernel.
+_oga_step_nb = jit(oga_step, inline="always")
 
 
 @jit
@@ -73,21 +72,14 @@ def _rff_block_nb(ZX, ZY, t0, F, state, v_out, k_out):  # pragma: no cover - com
         k_out[t] = k
         M += k
         if M > 0.0:
-            rs = math.sqrt(M)
-            g2 = fn2 + 4.0 * v / rs + 4.0 * k / M
-            if g2 < 0.0:  # rounding only: ||g||^2 >= 0 exactly
-                g2 = 0.0
-            gam = 1.0
-            if g2 > 1.0:
-                gam = 1.0 / math.sqrt(g2)
-            c = (2.0 / rs) / scale
+            step, gam, fn2 = _oga_step_nb(M, v, k, fn2)
+            c = step / scale
             for a in range(m):
                 cx = c * x[a]
                 cy = c * y[a]
                 for b in range(m):
                     F[a, b] += cx * x[b] - cy * y[b]
             scale *= gam
-            fn2 = gam * gam * g2
             if scale < _RESCALE_BELOW:
                 for a in range(m):
                     for b in range(m):
@@ -126,13 +118,10 @@ def rff_block_twin(ZX, ZY, t0, F, state, v_out, k_out) -> None:
         v_out[t], k_out[t] = v, k
         M += k
         if M > 0.0:
-            rs = math.sqrt(M)
-            g2 = max(fn2 + 4.0 * v / rs + 4.0 * k / M, 0.0)
-            gam = 1.0 / math.sqrt(g2) if g2 > 1.0 else 1.0
-            c = (2.0 / rs) / scale
+            step, gam, fn2 = oga_step(M, v, k, fn2)
+            c = step / scale
             F += np.outer(c * x, x) - np.outer(c * y, y)
             scale *= gam
-            fn2 = gam * gam * g2
             if scale < _RESCALE_BELOW:
                 F *= scale
                 scale = 1.0

@@ -42,7 +42,7 @@ import math
 import numpy as np
 
 from ._jit import use_twins
-from ._witness_const import _RESCALE_BELOW, _XCUT
+from ._witness_const import _RESCALE_BELOW, _XCUT, oga_step
 
 __all__ = ["witness_block", "witness_block_twin", "witness_block_python", "new_state",
            "witness_values", "choose_witness_backend", "TWIN_EXCESS_LIMIT_S"]
@@ -189,12 +189,9 @@ def witness_block_twin(X, Y, t0, t1, inv2h2, coef, state, v_out, k_out) -> None:
         v_out[t], k_out[t] = v, k
         M += k
         if M > 0.0:
-            rs = math.sqrt(M)
-            g2 = max(fn2 + 4.0 * v / rs + 4.0 * k / M, 0.0)
-            gam = 1.0 / math.sqrt(g2) if g2 > 1.0 else 1.0
-            coef[t] = (2.0 / rs) / scale
+            step, gam, fn2 = oga_step(M, v, k, fn2)
+            coef[t] = step / scale
             scale *= gam
-            fn2 = gam * gam * g2
             if scale < _RESCALE_BELOW:
                 coef[: t + 1] *= scale
                 scale = 1.0
@@ -245,12 +242,9 @@ def witness_block_python(X, Y, t0, t1, inv2h2, coef, state, v_out, k_out) -> Non
         v_out[t], k_out[t] = v, k
         M += k
         if M > 0.0:
-            rs = math.sqrt(M)
-            g2 = max(fn2 + 4.0 * v / rs + 4.0 * k / M, 0.0)
-            gam = 1.0 / math.sqrt(g2) if g2 > 1.0 else 1.0
-            coef[t] = (2.0 / rs) / scale
+            step, gam, fn2 = oga_step(M, v, k, fn2)
+            coef[t] = step / scale
             scale *= gam
-            fn2 = gam * gam * g2
             if scale < _RESCALE_BELOW:
                 for i in range(t + 1):
                     coef[i] *= scale

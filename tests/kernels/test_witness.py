@@ -116,3 +116,26 @@ def test_force_twin_dispatch(monkeypatch):
                         lambda *a: (called.setdefault("twin", True), orig(*a)))
     w.witness_values([0.0, 1.0], [1.0, 0.0], 1.0)
     assert called.get("twin")
+
+
+def test_oga_step_is_the_projected_gradient_step(rng):
+    # g = f + 2 Delta / sqrt(M) in an explicit feature space (R^5), projected on the unit
+    # ball: the helper's scalars must reproduce ||f_next||^2 and the weight of Delta.
+    from semi_core.kernels._witness_const import oga_step
+
+    for _ in range(200):
+        f = rng.normal(0, 0.5, 5)
+        f *= min(1.0, 1.0 / np.linalg.norm(f))  # a witness in the unit ball
+        delta = rng.normal(0, rng.choice([0.1, 1.0, 5.0]), 5)
+        k = float(delta @ delta)
+        M = k + float(rng.exponential(3.0))
+        step, gam, fn2 = oga_step(M, float(f @ delta), k, float(f @ f))
+        g = f + 2.0 * delta / np.sqrt(M)
+        f_next = g / max(1.0, np.linalg.norm(g))
+        assert step == 2.0 / np.sqrt(M)
+        np.testing.assert_allclose(gam * g, f_next, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(fn2, f_next @ f_next, rtol=1e-12)
+        assert fn2 <= 1.0 + 1e-12
+    # rounding below zero is read as 0, not as a NaN from sqrt of a negative number
+    assert 1.0 + 4.0 * (-0.25 - 1e-16) < 0.0
+    assert oga_step(1.0, -0.25 - 1e-16, 0.0, 1.0) == (2.0, 1.0, 0.0)
