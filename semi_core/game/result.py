@@ -143,7 +143,7 @@ class GameResult:
                 f"tests={list(self.stats)}, tau={tau}, seed={self.seed}{flag})")
 
     def summary(self) -> Table:
-        """Per test: games per class and the mean / standard deviation of the scores in each
+        r"""Per test: games per class and the mean / standard deviation of the scores in each
         class, with the standardised separation :math:`(\bar s_1-\bar s_0)/s_{pooled}`
         (ROC metrics and certified bounds: :func:`semi_core.audit.roc.summarize`,
         :func:`semi_core.audit.games.audit_game_result`).

@@ -125,7 +125,7 @@ def _check_dataset(dataset) -> np.ndarray:
 
 
 class CountMeanVariant:
-    """The settings every noisy-count mean mechanism shares: the checked design
+    r"""The settings every noisy-count mean mechanism shares: the checked design
     :math:`\varepsilon`, value noise and variant, the seed's name and whether it is DP
     (seed eq. 5-7). Used by :class:`NoisyCountMean` and the DP-Auditorium conventions
     (:class:`~semi_core.audit.sequential.conventions.AuditoriumMean`)."""
